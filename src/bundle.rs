@@ -1,0 +1,85 @@
+//! The generated output in memory: the files of the bundle tree and the platform stream.
+
+use crate::diagnostic::Diagnostic;
+use crate::model::Object;
+use crate::render;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// A rendered object: what it is, where it goes, and its data (for output validation).
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub object: Object,
+    pub value: Value,
+    pub yaml: String,
+}
+
+/// Everything `gen` produces for one profile.
+#[derive(Debug, Default, Clone)]
+pub struct Bundle {
+    /// Relative path (always `/`-separated) → content. Sorted, so iteration is deterministic.
+    pub files: BTreeMap<String, String>,
+    /// Rendered objects in apply order.
+    pub objects: Vec<Rendered>,
+}
+
+impl Bundle {
+    /// Render objects; their files are filled by `add_object_files`.
+    pub fn render_objects(objects: Vec<Object>) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
+        let mut out = Vec::with_capacity(objects.len());
+        let mut errors = Vec::new();
+        for object in objects {
+            match render::render_object(&object).and_then(|value| {
+                let yaml = render::to_yaml(&value)?;
+                Ok((value, yaml))
+            }) {
+                Ok((value, yaml)) => out.push(Rendered {
+                    object,
+                    value,
+                    yaml,
+                }),
+                Err(d) => errors.push(d),
+            }
+        }
+        if errors.is_empty() {
+            Ok(out)
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Group rendered objects into their files, each with a header, documents in order.
+    pub fn add_object_files(&mut self, rendered: Vec<Rendered>, header: &str) {
+        let mut order: Vec<String> = Vec::new();
+        let mut docs: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+        for r in &rendered {
+            if !docs.contains_key(&r.object.file) {
+                order.push(r.object.file.clone());
+            }
+            docs.entry(r.object.file.clone()).or_default().push(&r.yaml);
+        }
+        for file in order {
+            let mut text = String::from(header);
+            for doc in &docs[&file] {
+                text.push_str("---\n");
+                text.push_str(doc);
+            }
+            self.files.insert(file, text);
+        }
+        self.objects.extend(rendered);
+    }
+
+    /// The multi-document stream of the objects whose file starts with `prefix`, in apply order.
+    pub fn stream(&self, prefix: &str) -> String {
+        let mut out = String::new();
+        for r in self
+            .objects
+            .iter()
+            .filter(|r| r.object.file.starts_with(prefix))
+        {
+            out.push_str("---\n");
+            out.push_str(&r.yaml);
+        }
+        out
+    }
+}

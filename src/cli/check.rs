@@ -1,0 +1,36 @@
+//! `raykueue check`: every diagnostic of a profile, nothing generated.
+
+use super::{ErrorFormat, exit, print_diagnostics, resolve_profile};
+use crate::compile;
+use clap::Args;
+
+#[derive(Args, Debug)]
+pub struct CheckCommand {
+    /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
+    #[arg(long, short)]
+    profile: String,
+    /// Treat warnings as errors (exit 1 when there are any).
+    #[arg(long)]
+    deny_warnings: bool,
+    /// Diagnostics format.
+    #[arg(long, value_enum, default_value_t)]
+    error_format: ErrorFormat,
+}
+
+impl CheckCommand {
+    pub fn run(self) -> u8 {
+        let resolved = match resolve_profile(&self.profile, self.error_format) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        // `compile` also renders and validates the output: a profile that checks clean
+        // generates.
+        let diags = match compile::compile(&resolved, self.deny_warnings) {
+            Ok(c) => c.warnings,
+            Err(d) => d,
+        };
+        print_diagnostics(&diags, self.error_format);
+        let failing = diags.iter().any(|d| d.is_error() || self.deny_warnings);
+        if failing { exit::INVALID } else { exit::OK }
+    }
+}

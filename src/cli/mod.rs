@@ -1,0 +1,114 @@
+//! The command line: one small file per subcommand. Exit codes follow the SPEC: 0 ok,
+//! 1 invalid profile (or stale tree with `--check`), 2 usage or I/O error.
+
+mod check;
+mod gen_cmd;
+mod schema;
+
+use crate::diagnostic::{self, Diagnostic};
+use crate::resolve::{self, ResolveError, Resolved};
+use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "raykueue",
+    version,
+    about = "Compile a cluster profile into Kueue + KubeRay manifests and AKS scripts",
+    long_about = "raykueue compiles one typed profile (YAML) into Kubernetes manifests for Kueue \
+                  and KubeRay and the az + Helm scripts that provision AKS, checking on the way \
+                  what the cluster would reject or leave pending forever."
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Generate the platform stream (stdout), the bundle tree (--out) or compare (--check).
+    Gen(gen_cmd::GenCommand),
+    /// Validate a profile; diagnostics on stderr.
+    Check(check::CheckCommand),
+    /// Print the profile JSON Schema.
+    Schema(schema::SchemaCommand),
+}
+
+/// How diagnostics are printed.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum ErrorFormat {
+    /// Source excerpts with `file:line:column`.
+    #[default]
+    Human,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Exit codes of every subcommand.
+pub mod exit {
+    pub const OK: u8 = 0;
+    pub const INVALID: u8 = 1;
+    pub const ERROR: u8 = 2;
+}
+
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() {
+                exit::ERROR
+            } else {
+                exit::OK
+            });
+        }
+    };
+    let code = match cli.command {
+        Command::Gen(c) => c.run(),
+        Command::Check(c) => c.run(),
+        Command::Schema(_) => schema::run(),
+    };
+    ExitCode::from(code)
+}
+
+/// Print diagnostics to stderr in the chosen format.
+pub fn print_diagnostics(diags: &[Diagnostic], format: ErrorFormat) {
+    if diags.is_empty() {
+        return;
+    }
+    let text = match format {
+        ErrorFormat::Human => diagnostic::render_human(diags),
+        ErrorFormat::Json => diagnostic::render_json(diags),
+    };
+    let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// Print an I/O or usage error (exit 2).
+pub fn print_error(message: &str, format: ErrorFormat) -> u8 {
+    let d = Diagnostic::error("RK000", message.to_owned());
+    print_diagnostics(&[d], format);
+    exit::ERROR
+}
+
+/// Resolve `--profile`, reporting failures; `Err` carries the exit code.
+pub fn resolve_profile(arg: &str, format: ErrorFormat) -> Result<Resolved, u8> {
+    match resolve::resolve(arg) {
+        Ok(r) => Ok(r),
+        Err(ResolveError::Io(msg)) => Err(print_error(&msg, format)),
+        Err(ResolveError::Invalid(d)) => {
+            print_diagnostics(&[d], format);
+            Err(exit::INVALID)
+        }
+    }
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error worth a panic.
+pub fn write_stdout(text: &str) -> u8 {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => exit::OK,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
+        Err(e) => print_error(&format!("cannot write to stdout: {e}"), ErrorFormat::Human),
+    }
+}

@@ -1,0 +1,18 @@
+//! raykueue: compile one typed cluster profile into Kueue + KubeRay manifests and AKS scripts.
+//!
+//! The modules follow the data: `load` (YAML with positions) → `schema_check` → `rules`
+//! (domain checks) → `model` (the objects) → `render` (templates) → `emit` (stream, tree, check).
+
+pub mod bundle;
+pub mod cli;
+pub mod compile;
+pub mod diagnostic;
+pub mod emit;
+pub mod load;
+pub mod model;
+pub mod profile;
+pub mod render;
+pub mod resolve;
+pub mod rules;
+pub mod schema_check;
+pub mod source;

@@ -1,0 +1,427 @@
+//! Stage 1: bytes → a JSON value plus the source position of every node.
+//!
+//! The profile is parsed with serde-saphyr into a tree whose nodes carry their positions
+//! (`Spanned`), then flattened into a `serde_json::Value` (what the schema check reads) and a
+//! map from JSON pointer to position (how every later diagnostic finds its line). Hostile input
+//! is bounded here: size, depth, node count, alias expansion, duplicate keys, tags.
+
+use crate::diagnostic::Diagnostic;
+use crate::source::{Pos, Source};
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Number, Value};
+use serde_saphyr::Spanned;
+use std::collections::HashMap;
+use std::fmt::{self, Write as _};
+
+/// Profiles are small; anything this large is a mistake or an attack, refused before parsing.
+pub const MAX_PROFILE_BYTES: usize = 8 * 1024 * 1024;
+
+/// The loaded document and where each of its nodes stands in the source.
+#[derive(Debug)]
+pub struct Loaded {
+    pub source: Source,
+    pub value: Value,
+    pub spans: SpanMap,
+}
+
+#[derive(Debug, Default)]
+pub struct SpanMap {
+    /// JSON pointer → (position of the key, position of the value).
+    nodes: HashMap<String, (Option<Pos>, Pos)>,
+}
+
+impl SpanMap {
+    /// The value's position, or the nearest enclosing node's when the pointer names a missing field.
+    pub fn value_pos(&self, pointer: &str) -> Pos {
+        self.lookup(pointer).map(|(_, v)| v).unwrap_or_default()
+    }
+
+    /// The key's position (for unknown-key errors), else the value's.
+    pub fn key_pos(&self, pointer: &str) -> Pos {
+        self.lookup(pointer)
+            .map(|(k, v)| k.unwrap_or(v))
+            .unwrap_or_default()
+    }
+
+    fn lookup(&self, pointer: &str) -> Option<(Option<Pos>, Pos)> {
+        let mut p = pointer;
+        loop {
+            if let Some(found) = self.nodes.get(p) {
+                return Some(*found);
+            }
+            let cut = p.rfind('/')?;
+            p = &p[..cut];
+        }
+    }
+}
+
+/// Turn a JSON pointer into the field path users read: `queues.clusterQueues[0].name`.
+pub fn field_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for raw in pointer.split('/').skip(1) {
+        let seg = raw.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(&seg);
+            out.push(']');
+        } else if !seg.is_empty()
+            && seg
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        } else {
+            let _ = write!(out, "[{seg:?}]");
+        }
+    }
+    out
+}
+
+/// Escape one key for a JSON pointer.
+pub fn pointer_push(base: &str, key: &str) -> String {
+    format!("{base}/{}", key.replace('~', "~0").replace('/', "~1"))
+}
+
+/// Read bytes into a `Source`: UTF-8 only, a leading BOM dropped (so columns match editors).
+pub fn decode(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
+    if bytes.len() > MAX_PROFILE_BYTES {
+        return Err(Diagnostic::error(
+            "RK004",
+            format!(
+                "the profile is larger than {} MiB, the limit for a profile",
+                MAX_PROFILE_BYTES / (1024 * 1024)
+            ),
+        )
+        .at(&Source::new(name, ""), Pos::default())
+        .hint("split the file, or check that the right file was named"));
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Ok(Source::new(name, text)),
+        Err(e) => {
+            let good = &bytes[..e.valid_up_to()];
+            // Valid by construction: `valid_up_to` ends on a character boundary.
+            let text = String::from_utf8_lossy(good).into_owned();
+            let src = Source::new(name, text);
+            let pos = src.pos_at(good.len());
+            Err(Diagnostic::error("RK002", "the profile is not valid UTF-8")
+                .at(&src, pos)
+                .label("invalid byte sequence here")
+                .hint("save the file as UTF-8"))
+        }
+    }
+}
+
+/// Parse a decoded source into a value and its span map.
+pub fn parse(source: &Source) -> Result<Loaded, Vec<Diagnostic>> {
+    if source.text.trim().is_empty()
+        || source
+            .text
+            .lines()
+            .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
+    {
+        return Err(vec![
+            Diagnostic::error("RK006", "the profile is empty")
+                .at(source, Pos::default())
+                .hint("start from a shipped profile: `raykueue gen --profile team` shows what one produces; `profiles/team.yaml` is a complete example"),
+        ]);
+    }
+    let tag_errors = find_tags_and_documents(source);
+    if !tag_errors.is_empty() {
+        return Err(tag_errors);
+    }
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: 1,
+            max_depth: 48,
+            max_nodes: 600_000,
+            max_aliases: 1_000,
+            max_anchors: 1_000,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: 20_000,
+            max_alias_expansions_per_anchor: 100,
+        },
+    };
+    let tree: Spanned<Node> =
+        serde_saphyr::from_str_with_options(&source.text, options).map_err(|e| {
+            let pos = e
+                .location()
+                .map_or_else(Pos::default, |l| to_pos(source, &l));
+            vec![yaml_error(source, pos, &e)]
+        })?;
+    let mut spans = SpanMap::default();
+    let value = flatten(source, tree, String::new(), None, &mut spans);
+    Ok(Loaded {
+        source: source.clone(),
+        value,
+        spans,
+    })
+}
+
+/// The first line of serde-saphyr's message, without its own position prefix and excerpt:
+/// the excerpt is ours to render.
+fn yaml_error(source: &Source, pos: Pos, e: &serde_saphyr::Error) -> Diagnostic {
+    let text = e.to_string();
+    let first = text.lines().next().unwrap_or("invalid YAML");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let msg = match first.find(": ") {
+        Some(i) if first.starts_with("line ") => &first[i + 2..],
+        _ => first,
+    };
+    let (code, hint) = if msg.contains("duplicate mapping key") {
+        (
+            "RK003",
+            "each key may appear once per mapping; remove or merge the repeated one",
+        )
+    } else if msg.contains("budget") || msg.contains("recursion limit") || msg.contains("alias") {
+        (
+            "RK004",
+            "the document is nested too deeply or expands too many aliases; profiles are plain data",
+        )
+    } else if msg.contains("non-finite") {
+        ("RK011", "use a finite number, e.g. `96` or `\"1.5\"`")
+    } else if msg.contains("tab") {
+        (
+            "RK001",
+            "indent with spaces; YAML does not allow tabs for indentation",
+        )
+    } else {
+        ("RK001", "fix the YAML syntax at this place")
+    };
+    let msg = msg
+        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+        .replace("budget breached: ", "limit exceeded: ");
+    Diagnostic::error(code, msg).at(source, pos).hint(hint)
+}
+
+fn to_pos(source: &Source, loc: &serde_saphyr::Location) -> Pos {
+    let span = loc.span();
+    match span.byte_offset() {
+        Some(start) => {
+            let start = start as usize;
+            let mut p = source.pos_at(start);
+            p.len = span.byte_len().unwrap_or(0) as usize;
+            p
+        }
+        None => Pos {
+            line: loc.line() as u32,
+            column: loc.column() as u32,
+            start: 0,
+            len: 0,
+        },
+    }
+}
+
+/// YAML tags (`!!binary`, `!foo`) and extra documents have no meaning in a profile; serde-saphyr
+/// would quietly decode or ignore them, so they are refused here with their position.
+fn find_tags_and_documents(source: &Source) -> Vec<Diagnostic> {
+    use serde_saphyr::granit_parser::{Event, Parser};
+    let mut out = Vec::new();
+    let mut documents = 0;
+    for item in Parser::new_from_str(&source.text) {
+        let Ok((event, span)) = item else {
+            // Syntax errors are reported by the full parse, with its wording.
+            break;
+        };
+        let tag = match &event {
+            Event::Scalar(_, _, _, tag)
+            | Event::SequenceStart(_, _, tag)
+            | Event::MappingStart(_, _, tag) => tag.as_ref(),
+            Event::DocumentStart(..) => {
+                documents += 1;
+                if documents == 2 {
+                    let pos = source.pos_at(span.start.byte_offset().unwrap_or(0));
+                    out.push(
+                        Diagnostic::error("RK001", "a profile is a single YAML document")
+                            .at(source, pos)
+                            .label("second document starts here")
+                            .hint("remove the `---` separator and everything after it, or put it in its own profile"),
+                    );
+                }
+                None
+            }
+            _ => None,
+        };
+        if let Some(tag) = tag {
+            let start = span.start.byte_offset().unwrap_or(0);
+            let mut pos = source.pos_at(start);
+            pos.len = span
+                .end
+                .byte_offset()
+                .map_or(1, |e| e.saturating_sub(start).max(1));
+            out.push(
+                Diagnostic::error(
+                    "RK005",
+                    format!("YAML tag `{tag}` is not allowed in a profile"),
+                )
+                .at(source, pos)
+                .hint("remove the tag; write the value as a plain or quoted string"),
+            );
+        }
+        if out.len() >= 20 {
+            break;
+        }
+    }
+    out
+}
+
+/// A YAML node as serde-saphyr hands it over, each child with its position.
+enum Node {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Seq(Vec<Spanned<Node>>),
+    Map(Vec<(Spanned<String>, Spanned<Node>)>),
+}
+
+impl<'de> Deserialize<'de> for Node {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NodeVisitor)
+    }
+}
+
+struct NodeVisitor;
+
+impl<'de> Visitor<'de> for NodeVisitor {
+    type Value = Node;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a YAML value")
+    }
+    fn visit_unit<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+    fn visit_none<E>(self) -> Result<Node, E> {
+        Ok(Node::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Node, D::Error> {
+        Node::deserialize(d)
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Node, E> {
+        Ok(Node::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Node, E> {
+        Ok(Node::Int(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Node, E> {
+        Ok(Node::UInt(v))
+    }
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Node, E> {
+        Err(E::custom(format!("integer {v} is too large")))
+    }
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Node, E> {
+        Err(E::custom(format!("integer {v} is too large")))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Node, E> {
+        if v.is_finite() {
+            Ok(Node::Float(v))
+        } else {
+            Err(E::custom("non-finite number"))
+        }
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Node, E> {
+        Ok(Node::Str(v.to_owned()))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Node, E> {
+        Ok(Node::Str(v))
+    }
+    fn visit_bytes<E: de::Error>(self, _: &[u8]) -> Result<Node, E> {
+        Err(E::custom("binary values are not allowed in a profile"))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = a.next_element::<Spanned<Node>>()? {
+            items.push(item);
+        }
+        Ok(Node::Seq(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Node, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(key) = a.next_key::<Spanned<String>>()? {
+            let value = a.next_value::<Spanned<Node>>()?;
+            entries.push((key, value));
+        }
+        Ok(Node::Map(entries))
+    }
+}
+
+fn flatten(
+    source: &Source,
+    node: Spanned<Node>,
+    pointer: String,
+    key: Option<Pos>,
+    spans: &mut SpanMap,
+) -> Value {
+    let pos = to_pos(source, &node.referenced);
+    let value = match node.value {
+        Node::Null => Value::Null,
+        Node::Bool(b) => Value::Bool(b),
+        Node::Int(i) => Value::Number(i.into()),
+        Node::UInt(u) => Value::Number(u.into()),
+        Node::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+        Node::Str(s) => Value::String(s),
+        Node::Seq(items) => Value::Array(
+            items
+                .into_iter()
+                .enumerate()
+                .map(|(i, item)| flatten(source, item, format!("{pointer}/{i}"), None, spans))
+                .collect(),
+        ),
+        Node::Map(entries) => {
+            let mut map = Map::new();
+            for (k, v) in entries {
+                let key_pos = to_pos(source, &k.referenced);
+                let child = pointer_push(&pointer, &k.value);
+                let value = flatten(source, v, child, Some(key_pos), spans);
+                map.insert(k.value, value);
+            }
+            Value::Object(map)
+        }
+    };
+    spans.nodes.insert(pointer, (key, pos));
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<Loaded, Vec<Diagnostic>> {
+        parse(&decode("t.yaml", text.as_bytes()).map_err(|d| vec![d])?)
+    }
+
+    #[test]
+    fn keeps_positions_of_keys_and_values() {
+        let l = load("a: 1\nb:\n  c: [x, y]\n").unwrap();
+        assert_eq!(l.spans.value_pos("/b/c/1").line, 3);
+        assert_eq!(l.spans.value_pos("/b/c/1").column, 10);
+        assert_eq!(l.spans.key_pos("/b/c").column, 3);
+        // A missing field points at its parent.
+        assert_eq!(l.spans.value_pos("/b/missing").line, 3);
+    }
+
+    #[test]
+    fn refuses_duplicates_tags_and_second_documents() {
+        assert_eq!(load("a: 1\na: 2\n").unwrap_err()[0].code, "RK003");
+        assert_eq!(load("a: !!binary aGk=\n").unwrap_err()[0].code, "RK005");
+        assert_eq!(load("a: 1\n---\nb: 2\n").unwrap_err()[0].code, "RK001");
+    }
+
+    #[test]
+    fn field_paths_read_like_code() {
+        assert_eq!(
+            field_path("/queues/clusterQueues/0/name"),
+            "queues.clusterQueues[0].name"
+        );
+        assert_eq!(
+            field_path("/labels/kubernetes.io~1arch"),
+            "labels[\"kubernetes.io/arch\"]"
+        );
+    }
+}

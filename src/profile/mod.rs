@@ -1,0 +1,620 @@
+//! The profile format: one typed description of a Ray-on-AKS platform. The JSON Schema
+//! (`raykueue schema`, `profiles/profile.schema.json`) is generated from these types.
+//!
+//! Field names follow the vocabulary of the system they configure (Kueue's `coveredResources`,
+//! `nominalQuota`; AKS's `vmSize`), so that a reader of the seeds or the upstream docs finds
+//! the same words here. Maps are `BTreeMap`: output never depends on input key order.
+
+mod names;
+mod quantity;
+mod workload;
+
+pub use names::*;
+pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
+pub use workload::*;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The only format version so far. Future formats get a new value and a migration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ApiVersion {
+    #[serde(rename = "raykueue.io/v1alpha1")]
+    V1Alpha1,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ProfileKind {
+    Profile,
+}
+
+/// A raykueue profile.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Profile {
+    /// Format version, for migrations: `raykueue.io/v1alpha1`.
+    pub api_version: ApiVersion,
+    pub kind: ProfileKind,
+    /// The profile's name; used in generated comments and GitOps object names.
+    pub name: Dns1123Label,
+    /// Free text for reviewers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Azure infrastructure provisioned by `infra/up.sh`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub azure: Option<Azure>,
+    /// Operators installed with Helm.
+    #[serde(default)]
+    pub operators: Operators,
+    /// The namespace the Ray workloads run in.
+    pub namespace: Dns1123Label,
+    /// The service account Ray pods run as (with workload identity when `azure.identity` is set).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_account: Option<ServiceAccount>,
+    /// Kueue ResourceFlavors.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flavors: Vec<Flavor>,
+    /// Kueue ClusterQueues and LocalQueues.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub queues: Option<Queues>,
+    /// Kueue WorkloadPriorityClasses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub priority_classes: Vec<PriorityClass>,
+    /// Defaults for Ray workloads: image and Ray version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ray: Option<RayDefaults>,
+    /// RayJobs, RayServices and RayClusters admitted through the queues.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub workloads: Vec<Workload>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Azure
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Azure {
+    /// Subscription to use; the CLI's current one when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<Uuid>,
+    /// Azure region, e.g. `eastus2`.
+    pub location: AzureLocation,
+    pub resource_group: ResourceGroupName,
+    pub cluster: AksCluster,
+    /// Node pools; the first `System` pool is created with the cluster, the others are added.
+    #[schemars(length(min = 1, max = 100))]
+    pub node_pools: Vec<NodePool>,
+    /// User-assigned managed identity federated with the service account (workload identity).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
+    /// Storage account for datasets and checkpoints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub storage: Option<Storage>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AksCluster {
+    pub name: ClusterName,
+    /// Kubernetes version (`"1.35"`); AKS's default when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes_version: Option<KubernetesVersion>,
+    /// `--enable-oidc-issuer`; needed by workload identity.
+    #[serde(default)]
+    pub oidc_issuer: bool,
+    /// `--enable-workload-identity`.
+    #[serde(default)]
+    pub workload_identity: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PoolMode {
+    System,
+    #[default]
+    User,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NodePool {
+    pub name: NodePoolName,
+    #[serde(default)]
+    pub mode: PoolMode,
+    pub vm_size: VmSize,
+    /// Fixed node count (`--node-count`). Give either `count` or `autoscale`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 1000))]
+    pub count: Option<u32>,
+    /// Cluster autoscaler range (`--enable-cluster-autoscaler --min-count --max-count`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autoscale: Option<Autoscale>,
+    /// Node labels set by AKS on every node of the pool (`--labels`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub labels: BTreeMap<QualifiedName, LabelValue>,
+    /// Node taints (`--node-taints`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub taints: Vec<Taint>,
+    /// System pool taint `CriticalAddonsOnly=true:NoSchedule`: only system pods run there.
+    #[serde(default)]
+    pub critical_addons_only: bool,
+}
+
+impl NodePool {
+    /// The largest number of nodes the pool can ever have.
+    pub fn max_nodes(&self) -> u32 {
+        match (&self.autoscale, self.count) {
+            (Some(a), _) => a.max,
+            (None, Some(c)) => c,
+            (None, None) => 0,
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Autoscale {
+    #[schemars(range(min = 0, max = 1000))]
+    pub min: u32,
+    #[schemars(range(min = 1, max = 1000))]
+    pub max: u32,
+}
+
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum TaintEffect {
+    NoSchedule,
+    PreferNoSchedule,
+    NoExecute,
+}
+
+impl TaintEffect {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoSchedule => "NoSchedule",
+            Self::PreferNoSchedule => "PreferNoSchedule",
+            Self::NoExecute => "NoExecute",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Taint {
+    pub key: QualifiedName,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<LabelValue>,
+    pub effect: TaintEffect,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Identity {
+    /// Managed identity name (`az identity create`).
+    pub name: AzureIdentityName,
+    /// Federated credential name linking the identity to the service account.
+    pub federated_credential: AzureIdentityName,
+    /// The identity's client ID, once known (`az identity show --query clientId`). When set,
+    /// the ServiceAccount carries it and GitOps can own the object; otherwise `infra/up.sh`
+    /// fills it in after creating the identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_id: Option<Uuid>,
+    /// The Entra tenant ID, once known (`az account show --query tenantId`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tenant_id: Option<Uuid>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Storage {
+    /// Storage account name: globally unique.
+    pub account: StorageAccountName,
+    /// Blob containers to create.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub containers: Vec<ContainerName>,
+    /// Role granted to the managed identity on the account.
+    #[serde(default = "default_storage_role")]
+    pub role: RoleName,
+}
+
+fn default_storage_role() -> RoleName {
+    RoleName("Storage Blob Data Contributor".into())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operators
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Operators {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kueue: Option<KueueOperator>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kuberay: Option<KubeRayOperator>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KueueOperator {
+    /// Chart reference; Kueue publishes an OCI chart.
+    #[serde(default = "default_kueue_chart")]
+    pub chart: ChartRef,
+    /// Pinned chart version (no leading `v`).
+    pub version: ChartVersion,
+    #[serde(default = "default_kueue_namespace")]
+    pub namespace: Dns1123Label,
+    #[serde(default = "default_kueue_release")]
+    pub release: ReleaseName,
+    /// `integrations.frameworks` of the Kueue Configuration.
+    #[schemars(length(min = 1))]
+    pub frameworks: Vec<Framework>,
+    /// Feature gates to set (`controllerManager.featureGates`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub feature_gates: BTreeMap<String, bool>,
+}
+
+fn default_kueue_chart() -> ChartRef {
+    ChartRef("oci://registry.k8s.io/kueue/charts/kueue".into())
+}
+fn default_kueue_namespace() -> Dns1123Label {
+    Dns1123Label("kueue-system".into())
+}
+fn default_kueue_release() -> ReleaseName {
+    ReleaseName("kueue".into())
+}
+
+/// Kueue integration frameworks (the Helm chart's list).
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
+pub enum Framework {
+    #[serde(rename = "batch/job")]
+    BatchJob,
+    #[serde(rename = "kubeflow.org/mpijob")]
+    MpiJob,
+    #[serde(rename = "ray.io/rayjob")]
+    RayJob,
+    #[serde(rename = "ray.io/rayservice")]
+    RayService,
+    #[serde(rename = "ray.io/raycluster")]
+    RayCluster,
+    #[serde(rename = "jobset.x-k8s.io/jobset")]
+    JobSet,
+    #[serde(rename = "workload.codeflare.dev/appwrapper")]
+    AppWrapper,
+    #[serde(rename = "trainer.kubeflow.org/trainjob")]
+    TrainJob,
+    #[serde(rename = "pod")]
+    Pod,
+    #[serde(rename = "deployment")]
+    Deployment,
+    #[serde(rename = "statefulset")]
+    StatefulSet,
+    #[serde(rename = "leaderworkerset.x-k8s.io/leaderworkerset")]
+    LeaderWorkerSet,
+}
+
+impl Framework {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::BatchJob => "batch/job",
+            Self::MpiJob => "kubeflow.org/mpijob",
+            Self::RayJob => "ray.io/rayjob",
+            Self::RayService => "ray.io/rayservice",
+            Self::RayCluster => "ray.io/raycluster",
+            Self::JobSet => "jobset.x-k8s.io/jobset",
+            Self::AppWrapper => "workload.codeflare.dev/appwrapper",
+            Self::TrainJob => "trainer.kubeflow.org/trainjob",
+            Self::Pod => "pod",
+            Self::Deployment => "deployment",
+            Self::StatefulSet => "statefulset",
+            Self::LeaderWorkerSet => "leaderworkerset.x-k8s.io/leaderworkerset",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KubeRayOperator {
+    /// Helm repository URL.
+    #[serde(default = "default_kuberay_repo")]
+    pub repo: ChartRef,
+    #[serde(default = "default_kuberay_chart")]
+    pub chart: ChartRef,
+    pub version: ChartVersion,
+    #[serde(default = "default_kuberay_namespace")]
+    pub namespace: Dns1123Label,
+    #[serde(default = "default_kuberay_chart_release")]
+    pub release: ReleaseName,
+}
+
+fn default_kuberay_repo() -> ChartRef {
+    ChartRef("https://ray-project.github.io/kuberay-helm/".into())
+}
+fn default_kuberay_chart() -> ChartRef {
+    ChartRef("kuberay-operator".into())
+}
+fn default_kuberay_namespace() -> Dns1123Label {
+    Dns1123Label("kuberay-system".into())
+}
+fn default_kuberay_chart_release() -> ReleaseName {
+    ReleaseName("kuberay-operator".into())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes platform objects
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServiceAccount {
+    pub name: Dns1123Subdomain,
+    /// Annotate for Azure workload identity (client-id, tenant-id from `azure.identity`) and
+    /// label workload pods `azure.workload.identity/use: "true"`.
+    #[serde(default)]
+    pub workload_identity: bool,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Flavor {
+    pub name: Dns1123Subdomain,
+    /// Labels Kueue adds to the node selector of admitted pods (at most 8).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    #[schemars(length(max = 8))]
+    pub node_labels: BTreeMap<QualifiedName, LabelValue>,
+    /// Taints of the flavor's nodes that admitted workloads must tolerate (at most 8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 8))]
+    pub node_taints: Vec<Taint>,
+    /// Tolerations Kueue adds to admitted pods (at most 8).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 8))]
+    pub tolerations: Vec<Toleration>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum TolerationOperator {
+    #[default]
+    Equal,
+    Exists,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Toleration {
+    /// Empty with `Exists` tolerates every taint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<QualifiedName>,
+    #[serde(default)]
+    pub operator: TolerationOperator,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<LabelValue>,
+    /// Empty tolerates every effect.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<TaintEffect>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toleration_seconds: Option<i64>,
+}
+
+impl Toleration {
+    /// Whether this toleration lets a pod onto a node with `taint` (Kubernetes' matching rule).
+    pub fn tolerates(&self, taint: &Taint) -> bool {
+        if let Some(effect) = self.effect
+            && effect != taint.effect
+        {
+            return false;
+        }
+        match (&self.key, self.operator) {
+            (None, TolerationOperator::Exists) => true,
+            (Some(k), op) if *k == taint.key => match op {
+                TolerationOperator::Exists => true,
+                TolerationOperator::Equal => {
+                    self.value.as_ref().map_or("", |v| v.as_str())
+                        == taint.value.as_ref().map_or("", |v| v.as_str())
+                }
+            },
+            _ => false,
+        }
+    }
+}
+
+/// Single queue (seed 000 option A) or team queues in a cohort (option B). Exclusive.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum QueueMode {
+    Single,
+    Team,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Queues {
+    pub mode: QueueMode,
+    #[schemars(length(min = 1, max = 1000))]
+    pub cluster_queues: Vec<ClusterQueue>,
+    #[schemars(length(min = 1))]
+    pub local_queues: Vec<LocalQueue>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum QueueingStrategy {
+    #[default]
+    BestEffortFIFO,
+    StrictFIFO,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum StopPolicy {
+    #[default]
+    None,
+    Hold,
+    HoldAndDrain,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClusterQueue {
+    pub name: Dns1123Subdomain,
+    /// The cohort this queue borrows from and lends to (team mode).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_name: Option<Dns1123Subdomain>,
+    #[serde(default)]
+    pub queueing_strategy: QueueingStrategy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preemption: Option<Preemption>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flavor_fungibility: Option<FlavorFungibility>,
+    /// Which namespaces may submit; all (`{}`) when omitted. Always emitted: a ClusterQueue
+    /// without it selects no namespace at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_selector: Option<LabelSelector>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_policy: Option<StopPolicy>,
+    /// Fair-sharing weight (only used when fair sharing is on in the Kueue configuration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fair_sharing_weight: Option<Quantity>,
+    #[schemars(length(min = 1, max = 16))]
+    pub resource_groups: Vec<ResourceGroup>,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LabelSelector {
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub match_labels: BTreeMap<QualifiedName, LabelValue>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum ReclaimWithinCohort {
+    #[default]
+    Never,
+    LowerPriority,
+    Any,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum WithinClusterQueue {
+    #[default]
+    Never,
+    LowerPriority,
+    LowerOrNewerEqualPriority,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum BorrowWithinCohortPolicy {
+    #[default]
+    Never,
+    LowerPriority,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Preemption {
+    #[serde(default)]
+    pub reclaim_within_cohort: ReclaimWithinCohort,
+    #[serde(default)]
+    pub within_cluster_queue: WithinClusterQueue,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub borrow_within_cohort: Option<BorrowWithinCohort>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BorrowWithinCohort {
+    pub policy: BorrowWithinCohortPolicy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_priority_threshold: Option<i32>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum FungibilityPolicy {
+    MayStopSearch,
+    TryNextFlavor,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum FungibilityPreference {
+    BorrowingOverPreemption,
+    PreemptionOverBorrowing,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlavorFungibility {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_can_borrow: Option<FungibilityPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when_can_preempt: Option<FungibilityPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preference: Option<FungibilityPreference>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceGroup {
+    /// Resources this group covers, e.g. `[cpu, memory]`; every flavor lists them in this order.
+    #[schemars(length(min = 1, max = 64))]
+    pub covered_resources: Vec<QualifiedName>,
+    #[schemars(length(min = 1, max = 64))]
+    pub flavors: Vec<FlavorQuota>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FlavorQuota {
+    /// A ResourceFlavor from `flavors`.
+    pub name: Dns1123Subdomain,
+    #[schemars(length(min = 1, max = 64))]
+    pub resources: Vec<ResourceQuota>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ResourceQuota {
+    pub name: QualifiedName,
+    pub nominal_quota: Quantity,
+    /// How much more this queue may borrow from its cohort (cohort only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub borrowing_limit: Option<Quantity>,
+    /// How much of its nominal quota this queue may lend (cohort only; ≤ nominal).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lending_limit: Option<Quantity>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LocalQueue {
+    /// The queue name workloads put in `kueue.x-k8s.io/queue-name`.
+    pub name: Dns1123Label,
+    /// Defaults to the profile's namespace.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<Dns1123Label>,
+    pub cluster_queue: Dns1123Subdomain,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PriorityClass {
+    pub name: Dns1123Subdomain,
+    pub value: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 2048))]
+    pub description: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RayDefaults {
+    /// Default image for every workload.
+    pub image: Image,
+    /// Ray version inside the image (`rayVersion`); derived from the image tag when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<RayVersion>,
+}
+
+/// The JSON Schema of the profile format, as committed in `profiles/profile.schema.json`.
+pub fn json_schema() -> serde_json::Value {
+    let schema = schemars::schema_for!(Profile);
+    serde_json::to_value(schema).unwrap_or_default()
+}

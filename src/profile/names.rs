@@ -1,0 +1,237 @@
+//! Name types: each a string with the pattern and length the target system enforces, so that a
+//! bad name is refused by the schema check with its position, before anything is generated.
+
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
+
+macro_rules! name_type {
+    ($(#[$doc:meta])* $name:ident, $pattern:expr, $min:expr, $max:expr, $what:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[serde(transparent)]
+        pub struct $name(pub String);
+
+        impl $name {
+            pub const PATTERN: &'static str = $pattern;
+            pub const DESCRIPTION: &'static str = $what;
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl std::ops::Deref for $name {
+            type Target = str;
+            fn deref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
+                stringify!($name).into()
+            }
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
+                    "type": "string",
+                    "pattern": $pattern,
+                    "minLength": $min,
+                    "maxLength": $max,
+                    "description": $what,
+                })
+            }
+        }
+    };
+}
+
+name_type!(
+    /// Kubernetes DNS-1123 label (namespaces, LocalQueues, ConfigMap keys).
+    Dns1123Label,
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    1,
+    63,
+    "a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
+);
+name_type!(
+    /// Kubernetes DNS-1123 subdomain (ResourceFlavors, ClusterQueues, cohorts, priority classes).
+    Dns1123Subdomain,
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    1,
+    253,
+    "a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
+);
+name_type!(
+    /// DNS-1035 label: what KubeRay requires of RayCluster/RayJob/RayService names.
+    Dns1035Label,
+    "^[a-z]([-a-z0-9]*[a-z0-9])?$",
+    1,
+    63,
+    "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter and ending with a letter or digit"
+);
+name_type!(
+    /// AKS node pool name (Linux): 1–12 lowercase alphanumerics, starting with a letter.
+    NodePoolName,
+    "^[a-z][a-z0-9]{0,11}$",
+    1,
+    12,
+    "an AKS node pool name: 1 to 12 lowercase letters and digits, starting with a letter"
+);
+name_type!(
+    /// Azure resource group name.
+    ResourceGroupName,
+    "^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$",
+    1,
+    90,
+    "an Azure resource group name: 1 to 90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.'"
+);
+name_type!(
+    /// AKS managed cluster name.
+    ClusterName,
+    "^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$",
+    1,
+    63,
+    "an AKS cluster name: 1 to 63 letters, digits, '_' and '-', starting and ending with a letter or digit"
+);
+name_type!(
+    /// Azure storage account name (globally unique).
+    StorageAccountName,
+    "^[a-z0-9]{3,24}$",
+    3,
+    24,
+    "an Azure storage account name: 3 to 24 lowercase letters and digits, unique across Azure"
+);
+name_type!(
+    /// Blob container name.
+    ContainerName,
+    "^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$",
+    3,
+    63,
+    "a blob container name: 3 to 63 lowercase letters, digits and single '-', starting and ending with a letter or digit"
+);
+name_type!(
+    /// Azure managed identity or federated credential name.
+    AzureIdentityName,
+    "^[A-Za-z0-9][A-Za-z0-9_-]{2,119}$",
+    3,
+    120,
+    "an Azure identity name: 3 to 120 letters, digits, '_' and '-', starting with a letter or digit"
+);
+name_type!(
+    /// Azure region name as the CLI spells it (`eastus2`).
+    AzureLocation,
+    "^[a-z][a-z0-9]*$",
+    2,
+    40,
+    "an Azure region as the CLI spells it, e.g. eastus2"
+);
+name_type!(
+    /// Azure VM size (`Standard_ND96amsr_A100_v4`).
+    VmSize,
+    "^Standard_[A-Za-z0-9_]+$",
+    10,
+    64,
+    "an Azure VM size, e.g. Standard_NC6s_v3"
+);
+name_type!(
+    /// Kubernetes label or annotation key, or resource name (`nvidia.com/gpu`).
+    QualifiedName,
+    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
+    1,
+    316,
+    "a Kubernetes qualified name: an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' and '.'"
+);
+name_type!(
+    /// Kubernetes label value (may be empty).
+    LabelValue,
+    "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$",
+    0,
+    63,
+    "a Kubernetes label value: up to 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+);
+name_type!(
+    /// Semantic version of a Helm chart, without a leading `v` (`0.19.2`).
+    ChartVersion,
+    "^[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?$",
+    5,
+    64,
+    "a chart version such as 0.19.2 (no leading 'v', pinned: no ranges)"
+);
+name_type!(
+    /// Kubernetes minor or patch version for AKS (`1.35` or `1.35.1`).
+    KubernetesVersion,
+    "^1\\.[0-9]{1,3}(\\.[0-9]{1,3})?$",
+    3,
+    16,
+    "a Kubernetes version such as \"1.35\" (quote it: YAML reads 1.30 as the number 1.3)"
+);
+name_type!(
+    /// Container image reference (`registry/repo:tag` or with a digest).
+    Image,
+    "^[a-z0-9]+([._/:@-][A-Za-z0-9_.-]+)*$",
+    1,
+    512,
+    "a container image reference such as rayproject/ray:2.57.0-gpu"
+);
+name_type!(
+    /// Ray version (`2.55.1`).
+    RayVersion,
+    "^[0-9]+\\.[0-9]+\\.[0-9]+$",
+    5,
+    32,
+    "a Ray version such as \"2.55.1\""
+);
+name_type!(
+    /// Helm release name.
+    ReleaseName,
+    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    1,
+    53,
+    "a Helm release name: at most 53 lowercase letters, digits and '-'"
+);
+name_type!(
+    /// Helm chart reference: an `oci://` or `https://` URL, or a chart name.
+    ChartRef,
+    "^(oci://|https://)?[A-Za-z0-9][A-Za-z0-9._/-]*$",
+    1,
+    512,
+    "a Helm chart reference: oci://registry/path/chart, https://repo/url or a chart name"
+);
+name_type!(
+    /// Azure role name (`Storage Blob Data Contributor`).
+    RoleName,
+    "^[A-Za-z][A-Za-z0-9 ._-]*$",
+    1,
+    128,
+    "an Azure built-in role name such as \"Storage Blob Data Contributor\""
+);
+name_type!(
+    /// Path relative to the profile (a script to pack into a ConfigMap).
+    RelativePath,
+    "^[A-Za-z0-9_][A-Za-z0-9_./-]*$",
+    1,
+    255,
+    "a path relative to the profile file, without '..'"
+);
+name_type!(
+    /// Environment variable name.
+    EnvName,
+    "^[A-Za-z_][A-Za-z0-9_]*$",
+    1,
+    128,
+    "an environment variable name: letters, digits and '_', not starting with a digit"
+);
+name_type!(
+    /// A UUID (Azure client and tenant IDs).
+    Uuid,
+    "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$",
+    36,
+    36,
+    "a UUID such as 00000000-0000-0000-0000-000000000000"
+);

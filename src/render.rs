@@ -1,0 +1,164 @@
+//! Stage 5: objects → text. Templates are embedded minijinja files; every value they print is
+//! escaped for its target by construction (JSON scalars in YAML, single-quoted words in shell).
+//! Each rendered YAML document is parsed back and written out canonically, so the output's
+//! layout depends on nothing but the data.
+
+use crate::diagnostic::Diagnostic;
+use crate::model::Object;
+use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value as JValue};
+use serde_json::{Map, Value};
+use std::sync::OnceLock;
+
+fn env() -> &'static Environment<'static> {
+    static ENV: OnceLock<Environment<'static>> = OnceLock::new();
+    ENV.get_or_init(|| {
+        let mut env = Environment::new();
+        env.set_undefined_behavior(UndefinedBehavior::Strict);
+        env.set_auto_escape_callback(|name| {
+            if name.ends_with(".yaml.j2") || name.ends_with(".yml.j2") {
+                AutoEscape::Json
+            } else if name.ends_with(".sh.j2") {
+                AutoEscape::Custom("shell".into())
+            } else {
+                AutoEscape::None
+            }
+        });
+        env.set_formatter(|out, state, value| {
+            if matches!(state.auto_escape(), AutoEscape::Custom(n) if n == "shell") {
+                write_shell(out, value)
+            } else {
+                minijinja::escape_formatter(out, state, value)
+            }
+        });
+        env.add_filter("shell_words", shell_words);
+        minijinja_embed::load_templates!(&mut env);
+        env
+    })
+}
+
+/// Shell templates print every value single-quoted: no value can become a second word,
+/// a command substitution or a new command. `| safe` opts out for trusted template text.
+fn write_shell(out: &mut minijinja::Output, value: &JValue) -> Result<(), minijinja::Error> {
+    if value.is_safe() {
+        return write!(out, "{value}").map_err(minijinja::Error::from);
+    }
+    let text = if value.is_none() || value.is_undefined() {
+        String::new()
+    } else {
+        value.to_string()
+    };
+    write!(out, "{}", shell_quote(&text)).map_err(minijinja::Error::from)
+}
+
+/// POSIX single-quoting: `'` becomes `'\''`; everything else, newlines included, is literal.
+pub fn shell_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', r"'\''"))
+}
+
+/// A list as separate quoted words (`--labels {{ labels | shell_words }}`).
+fn shell_words(value: &JValue) -> Result<JValue, minijinja::Error> {
+    let words: Vec<String> = value
+        .try_iter()?
+        .map(|v| shell_quote(&v.to_string()))
+        .collect();
+    Ok(JValue::from_safe_string(words.join(" ")))
+}
+
+/// Render a text template (scripts, values files) with a context.
+pub fn render_text(template: &str, context: &Value) -> Result<String, Diagnostic> {
+    env()
+        .get_template(template)
+        .and_then(|t| t.render(JValue::from(minijinja::value::Serde(context))))
+        .map_err(|e| internal(&format!("template {template}"), &e))
+}
+
+/// Render one object and read it back as data.
+pub fn render_object(obj: &Object) -> Result<Value, Diagnostic> {
+    let text = render_text(obj.template, &obj.context)?;
+    let value: Value = serde_saphyr::from_str(&text).map_err(|e| {
+        Diagnostic::error(
+            "RK900",
+            format!(
+                "internal error: template {} produced invalid YAML for {}: {}",
+                obj.template,
+                obj.display_name(),
+                e.to_string().lines().next().unwrap_or_default()
+            ),
+        )
+    })?;
+    Ok(canonical(value))
+}
+
+fn internal(what: &str, e: &minijinja::Error) -> Diagnostic {
+    Diagnostic::error("RK900", format!("internal error rendering {what}: {e:#}"))
+        .hint("this is a bug in raykueue; please report it with the profile")
+}
+
+/// Kubernetes' conventional key order at the top and in `metadata`; elsewhere the template's.
+fn canonical(value: Value) -> Value {
+    const TOP: &[&str] = &["apiVersion", "kind", "metadata", "spec"];
+    const META: &[&str] = &["name", "namespace", "labels", "annotations"];
+    let Value::Object(mut top) = value else {
+        return value;
+    };
+    if let Some(Value::Object(meta)) = top.remove("metadata") {
+        top.insert("metadata".into(), Value::Object(reorder(meta, META)));
+    }
+    Value::Object(reorder(top, TOP))
+}
+
+fn reorder(mut map: Map<String, Value>, first: &[&str]) -> Map<String, Value> {
+    let mut out = Map::new();
+    for k in first {
+        if let Some(v) = map.remove(*k) {
+            out.insert((*k).to_owned(), v);
+        }
+    }
+    out.extend(map);
+    out
+}
+
+/// One document as YAML text, ending in exactly one newline.
+pub fn to_yaml(value: &Value) -> Result<String, Diagnostic> {
+    let mut text = serde_saphyr::to_string(value)
+        .map_err(|e| Diagnostic::error("RK900", format!("internal error writing YAML: {e}")))?;
+    while text.ends_with("\n\n") {
+        text.pop();
+    }
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shell_quote_keeps_every_value_one_inert_word() {
+        assert_eq!(shell_quote("x; rm -rf ~"), "'x; rm -rf ~'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote("$(id)"), "'$(id)'");
+    }
+
+    #[test]
+    fn yaml_templates_escape_values_as_json() {
+        let obj = Object::new(
+            "LocalQueue",
+            "x",
+            Some("ray"),
+            "platform/localqueue.yaml.j2",
+            "f",
+            &serde_json::json!({
+                "metadata": {"name": "a\nkind: Secret", "namespace": "---"},
+                "clusterQueue": "q: {}",
+            }),
+        );
+        let v = render_object(&obj).unwrap();
+        assert_eq!(v["kind"], "LocalQueue");
+        assert_eq!(v["metadata"]["name"], "a\nkind: Secret");
+        assert_eq!(v["metadata"]["namespace"], "---");
+        assert_eq!(v["spec"]["clusterQueue"], "q: {}");
+    }
+}

@@ -1,0 +1,96 @@
+//! Stage 3: domain rules over the whole profile — what Kueue, KubeRay and AKS would reject or
+//! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
+//! reports at the profile line it is about.
+
+mod queues;
+
+use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
+use crate::load::{Loaded, field_path};
+use crate::profile::Profile;
+
+/// One rule's identity, for documentation and `--explain`-style listings.
+#[derive(Debug, Clone, Copy)]
+pub struct RuleInfo {
+    pub code: &'static str,
+    pub severity: Severity,
+    pub title: &'static str,
+}
+
+/// What a rule sees, and how it reports.
+pub struct Ctx<'a> {
+    pub profile: &'a Profile,
+    loaded: &'a Loaded,
+    out: Vec<Diagnostic>,
+}
+
+impl Ctx<'_> {
+    /// Report `info`'s finding at the profile node `pointer` (a JSON pointer into the profile).
+    pub fn report(
+        &mut self,
+        info: &RuleInfo,
+        pointer: &str,
+        message: String,
+        hint: Option<String>,
+    ) {
+        let mut d = match info.severity {
+            Severity::Error => Diagnostic::error(info.code, message),
+            Severity::Warning => Diagnostic::warning(info.code, message),
+        }
+        .at(&self.loaded.source, self.loaded.spans.value_pos(pointer))
+        .path(field_path(pointer));
+        if let Some(h) = hint {
+            d = d.hint(h);
+        }
+        self.out.push(d);
+    }
+
+    /// Report a name that names nothing, with a did-you-mean from the names that exist.
+    pub fn unknown_name<'n>(
+        &mut self,
+        info: &RuleInfo,
+        pointer: &str,
+        what: &str,
+        name: &str,
+        known: impl IntoIterator<Item = &'n str> + Clone,
+    ) {
+        let hint = if let Some(s) = did_you_mean(name, known.clone()) {
+            format!("did you mean `{s}`?")
+        } else {
+            let all: Vec<&str> = known.into_iter().collect();
+            if all.is_empty() {
+                format!("the profile defines no {what}")
+            } else {
+                format!("defined: {}", all.join(", "))
+            }
+        };
+        self.report(
+            info,
+            pointer,
+            format!("`{name}` names no {what}"),
+            Some(hint),
+        );
+    }
+}
+
+type Check = fn(&mut Ctx<'_>);
+
+/// Every rule group, in reporting order.
+const CHECKS: &[Check] = &[queues::check];
+
+/// All rules, for the README and tests.
+pub fn all_rules() -> Vec<RuleInfo> {
+    queues::RULES.to_vec()
+}
+
+/// Run every rule over the profile.
+pub fn check(profile: &Profile, loaded: &Loaded) -> Vec<Diagnostic> {
+    let mut ctx = Ctx {
+        profile,
+        loaded,
+        out: Vec::new(),
+    };
+    for c in CHECKS {
+        c(&mut ctx);
+    }
+    ctx.out
+}

@@ -1,0 +1,325 @@
+//! Stage 2: the loaded value against the profile's JSON Schema (generated from the types),
+//! then into the typed `Profile`. Every error is collected and placed at its line.
+
+use crate::diagnostic::{Diagnostic, did_you_mean};
+use crate::load::{Loaded, field_path, pointer_push};
+use crate::profile::{self, Profile};
+use jsonschema::error::{TypeKind, ValidationErrorKind};
+use serde_json::Value;
+use std::sync::OnceLock;
+
+/// The compiled profile schema, built once per process.
+fn validator() -> &'static jsonschema::Validator {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    V.get_or_init(|| {
+        jsonschema::options()
+            .should_validate_formats(false)
+            .build(schema())
+            // The schema is generated from our own types; failing to compile it is a bug
+            // that every test would catch.
+            .expect("the generated profile schema compiles")
+    })
+}
+
+/// The profile JSON Schema, with `null` removed from optional fields: an optional field is
+/// omitted, never `null`, so editors and errors speak of the real type.
+pub fn schema() -> &'static Value {
+    static S: OnceLock<Value> = OnceLock::new();
+    S.get_or_init(|| {
+        let mut s = profile::json_schema();
+        strip_null(&mut s);
+        s
+    })
+}
+
+fn strip_null(v: &mut Value) {
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::Array(types)) = map.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.remove(0);
+                    map.insert("type".into(), only);
+                }
+            }
+            if let Some(Value::Array(any)) = map.get("anyOf") {
+                let kept: Vec<Value> = any
+                    .iter()
+                    .filter(|s| s.get("type").and_then(Value::as_str) != Some("null"))
+                    .cloned()
+                    .collect();
+                if kept.len() == 1 && any.len() == 2 {
+                    map.remove("anyOf");
+                    if let Value::Object(inner) = &kept[0] {
+                        for (k, val) in inner {
+                            map.entry(k.clone()).or_insert_with(|| val.clone());
+                        }
+                    }
+                }
+            }
+            map.values_mut().for_each(strip_null);
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_null),
+        _ => {}
+    }
+}
+
+/// Check the loaded document and build the typed profile, or report every problem found.
+pub fn check(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    for err in validator().iter_errors(&loaded.value) {
+        report(loaded, &err, &mut diags);
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let de = loaded.value.clone();
+    serde_path_to_error::deserialize::<_, Profile>(de).map_err(|e| {
+        let pointer = path_to_pointer(e.path());
+        let msg = e.inner().to_string();
+        vec![
+            Diagnostic::error("RK012", msg)
+                .at(&loaded.source, loaded.spans.value_pos(&pointer))
+                .path(field_path(&pointer)),
+        ]
+    })
+}
+
+fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut p = String::new();
+    for seg in path {
+        match seg {
+            Segment::Seq { index } => p = format!("{p}/{index}"),
+            Segment::Map { key } => p = pointer_push(&p, key),
+            Segment::Enum { variant } => p = pointer_push(&p, variant),
+            Segment::Unknown => {}
+        }
+    }
+    p
+}
+
+fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<Diagnostic>) {
+    let pointer = err.instance_path().as_str().to_owned();
+    let schema_ptr = err.schema_path().as_str().to_owned();
+    let instance: &Value = err.instance();
+    let src = &loaded.source;
+    let at_value = loaded.spans.value_pos(&pointer);
+    let path = field_path(&pointer);
+    let subschema = parent_schema(&schema_ptr);
+    let what = subschema
+        .and_then(|s| s.get("description"))
+        .and_then(Value::as_str)
+        .map(first_sentence);
+    let d = match err.kind() {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let allowed: Vec<&str> = subschema
+                .and_then(|s| s.get("properties"))
+                .and_then(Value::as_object)
+                .map(|m| m.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            for key in unexpected {
+                let child = pointer_push(&pointer, key);
+                let mut d = Diagnostic::error("RK010", format!("unknown key `{key}`"))
+                    .at(src, loaded.spans.key_pos(&child))
+                    .path(field_path(&child))
+                    .label("not a field here");
+                d = match did_you_mean(key, allowed.iter().copied()) {
+                    Some(s) => d.hint(format!("did you mean `{s}`?")),
+                    None => d.hint(format!("the keys allowed here are: {}", allowed.join(", "))),
+                };
+                out.push(d);
+            }
+            return;
+        }
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            Diagnostic::error("RK013", format!("missing required key `{name}`"))
+                .at(src, loaded.spans.key_pos(&pointer))
+                .path(path)
+                .hint(format!("add `{name}:` here"))
+        }
+        ValidationErrorKind::Type { kind } => {
+            let expected = type_name(kind);
+            let found = json_type(instance);
+            let raw = raw_text(loaded, &pointer);
+            let mut d = Diagnostic::error("RK011", format!("expected {expected}, found {found}"))
+                .at(src, at_value)
+                .path(path)
+                .label(format!("this is {found}"));
+            if expected.contains("string") && matches!(instance, Value::Bool(_) | Value::Number(_))
+            {
+                d = d.hint(format!(
+                    "YAML reads `{raw}` as {found}; quote it to keep the text: \"{raw}\""
+                ));
+            } else if let Some(w) = &what {
+                d = d.hint(format!("expected {w}"));
+            }
+            d
+        }
+        ValidationErrorKind::Enum { options } => {
+            let opts: Vec<&str> = options
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let got = scalar_text(instance);
+            let d = Diagnostic::error(
+                "RK012",
+                format!("`{got}` is not one of: {}", opts.join(", ")),
+            )
+            .at(src, at_value)
+            .path(path);
+            match did_you_mean(&got, opts.iter().copied()) {
+                Some(s) => d.hint(format!("did you mean `{s}`?")),
+                None => d,
+            }
+        }
+        ValidationErrorKind::Constant { expected_value } => Diagnostic::error(
+            "RK012",
+            format!("must be `{}`", scalar_text(expected_value)),
+        )
+        .at(src, at_value)
+        .path(path),
+        ValidationErrorKind::Pattern { .. } | ValidationErrorKind::AnyOf { .. } => {
+            let got = scalar_text(instance);
+            let desc = what.unwrap_or_else(|| "a valid value".into());
+            let mut d = Diagnostic::error("RK012", format!("`{got}` is not {desc}"))
+                .at(src, at_value)
+                .path(path);
+            if desc.contains("quantity") && got.ends_with('B') {
+                d = d.hint("Kubernetes quantities use binary suffixes such as Gi or Mi (768Gi), or decimal ones such as G or M (768G); there is no `B`");
+            } else if desc.contains("quantity") && got.starts_with('-') {
+                d = d.hint("quotas and requests cannot be negative");
+            } else if desc.starts_with("a DNS") && got.chars().any(|c| c.is_ascii_uppercase()) {
+                d = d.hint(format!("use lowercase: `{}`", got.to_lowercase()));
+            }
+            d
+        }
+        ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
+            let got = scalar_text(instance);
+            let n = got.chars().count();
+            let bound = if matches!(err.kind(), ValidationErrorKind::MinLength { .. }) {
+                "at least"
+            } else {
+                "at most"
+            };
+            let mut d = Diagnostic::error(
+                "RK012",
+                format!("`{got}` has {n} characters; {bound} {limit} are allowed"),
+            )
+            .at(src, at_value)
+            .path(path);
+            if let Some(w) = what {
+                d = d.hint(format!("expected {w}"));
+            }
+            d
+        }
+        ValidationErrorKind::Minimum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit } => {
+            Diagnostic::error("RK012", format!("{instance} is below the minimum {limit}"))
+                .at(src, at_value)
+                .path(path)
+        }
+        ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMaximum { limit } => {
+            Diagnostic::error("RK012", format!("{instance} is above the maximum {limit}"))
+                .at(src, at_value)
+                .path(path)
+        }
+        ValidationErrorKind::MinItems { limit } => {
+            Diagnostic::error("RK012", format!("needs at least {limit} item(s)"))
+                .at(src, at_value)
+                .path(path)
+        }
+        ValidationErrorKind::MaxItems { limit } | ValidationErrorKind::MaxProperties { limit } => {
+            Diagnostic::error("RK012", format!("allows at most {limit} entries"))
+                .at(src, at_value)
+                .path(path)
+        }
+        ValidationErrorKind::PropertyNames { .. } => {
+            Diagnostic::error("RK012", "a key here is not a valid name".to_string())
+                .at(src, at_value)
+                .path(path)
+                .hint(what.map_or_else(String::new, |w| format!("keys must be {w}")))
+        }
+        _ => Diagnostic::error("RK012", err.to_string())
+            .at(src, at_value)
+            .path(path),
+    };
+    out.push(d);
+}
+
+/// The subschema that holds the failing keyword (schema paths end in the keyword).
+fn parent_schema(schema_ptr: &str) -> Option<&'static Value> {
+    let cut = schema_ptr.rfind('/')?;
+    schema().pointer(&schema_ptr[..cut]).or_else(|| {
+        // Keywords under `anyOf/N` describe their parent's type.
+        let up = schema_ptr[..cut].rfind('/')?;
+        schema().pointer(&schema_ptr[..up])
+    })
+}
+
+fn first_sentence(s: &str) -> String {
+    s.split_terminator(['\n'])
+        .next()
+        .unwrap_or(s)
+        .trim_end_matches('.')
+        .to_owned()
+}
+
+fn type_name(kind: &TypeKind) -> String {
+    match kind {
+        TypeKind::Single(t) => article(&t.to_string()),
+        TypeKind::Multiple(ts) => ts
+            .iter()
+            .map(|t| article(&t.to_string()))
+            .collect::<Vec<_>>()
+            .join(" or "),
+    }
+}
+
+fn article(t: &str) -> String {
+    match t {
+        "object" => "a mapping".into(),
+        "array" => "a list".into(),
+        "integer" => "an integer".into(),
+        "null" => "nothing".into(),
+        other => format!("a {other}"),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "nothing (null)",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a decimal number",
+        Value::Number(_) => "an integer",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "a mapping",
+    }
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// The scalar as written in the file (`2.50`, `NO`), for hints about YAML retyping.
+fn raw_text(loaded: &Loaded, pointer: &str) -> String {
+    let pos = loaded.spans.value_pos(pointer);
+    loaded
+        .source
+        .text
+        .get(pos.start..pos.start + pos.len)
+        .map_or_else(|| "the value".into(), str::to_owned)
+}
+
+/// The schema as committed in `profiles/profile.schema.json` (pretty, newline-terminated).
+pub fn schema_text() -> String {
+    let mut s = serde_json::to_string_pretty(schema()).unwrap_or_default();
+    s.push('\n');
+    s
+}

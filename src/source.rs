@@ -1,0 +1,64 @@
+//! A profile's text and name, kept together so every diagnostic can quote the line it is about.
+
+use std::sync::Arc;
+
+/// One loaded source file. Cheap to clone: diagnostics carry a handle to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Source {
+    /// What the user named: a path as given, or `<shipped>/team.yaml` for embedded profiles.
+    pub name: Arc<str>,
+    pub text: Arc<str>,
+}
+
+/// A place in a source: 1-based line and column (in characters) plus the byte range.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct Pos {
+    pub line: u32,
+    pub column: u32,
+    pub start: usize,
+    pub len: usize,
+}
+
+impl Source {
+    pub fn new(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> Self {
+        Self {
+            name: name.into(),
+            text: text.into(),
+        }
+    }
+
+    /// The position of a byte offset (clamped to the text), for errors found before parsing.
+    pub fn pos_at(&self, offset: usize) -> Pos {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..floor_char_boundary(&self.text, offset)];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let column = before[line_start..].chars().count() + 1;
+        Pos {
+            line: line as u32,
+            column: column as u32,
+            start: offset,
+            len: 0,
+        }
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions_count_lines_and_characters() {
+        let s = Source::new("x", "a: 1\nbé: 2\n");
+        assert_eq!((s.pos_at(0).line, s.pos_at(0).column), (1, 1));
+        let at = s.text.find(": 2").unwrap();
+        assert_eq!((s.pos_at(at).line, s.pos_at(at).column), (2, 3));
+    }
+}
