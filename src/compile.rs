@@ -69,13 +69,14 @@ fn build(profile: &Profile) -> Result<Bundle, Vec<Diagnostic>> {
         .keys()
         .filter_map(|f| f.strip_prefix("platform/").map(str::to_owned))
         .collect();
-    let kustomization = crate::render::render_text(
+    let kustomization = crate::render::render_yaml_file(
         "platform/kustomization.yaml.j2",
-        &serde_json::json!({ "header": header, "resources": files }),
+        &serde_json::json!({ "resources": files }),
     )
     .map_err(|d| vec![d])?;
-    bundle
-        .files
-        .insert("platform/kustomization.yaml".into(), kustomization);
+    bundle.files.insert(
+        "platform/kustomization.yaml".into(),
+        format!("{header}{kustomization}"),
+    );
     Ok(bundle)
 }

@@ -125,7 +125,7 @@ pub fn parse(source: &Source) -> Result<Loaded, Vec<Diagnostic>> {
     {
         return Err(vec![
             Diagnostic::error("RK006", "the profile is empty")
-                .at(source, Pos::default())
+                .at(source, source.pos_at(0))
                 .hint("start from a shipped profile: `raykueue gen --profile team` shows what one produces; `profiles/team.yaml` is a complete example"),
         ]);
     }

@@ -89,6 +89,19 @@ pub fn render_object(obj: &Object) -> Result<Value, Diagnostic> {
     Ok(canonical(value))
 }
 
+/// Render a YAML template that is not a Kubernetes object (kustomization, values files) and
+/// write it canonically.
+pub fn render_yaml_file(template: &str, context: &Value) -> Result<String, Diagnostic> {
+    let text = render_text(template, context)?;
+    let value: Value = serde_saphyr::from_str(&text).map_err(|e| {
+        Diagnostic::error(
+            "RK900",
+            format!("internal error: template {template} produced invalid YAML: {e}"),
+        )
+    })?;
+    to_yaml(&canonical(value))
+}
+
 fn internal(what: &str, e: &minijinja::Error) -> Diagnostic {
     Diagnostic::error("RK900", format!("internal error rendering {what}: {e:#}"))
         .hint("this is a bug in raykueue; please report it with the profile")
@@ -101,7 +114,7 @@ fn canonical(value: Value) -> Value {
     let Value::Object(mut top) = value else {
         return value;
     };
-    if let Some(Value::Object(meta)) = top.remove("metadata") {
+    if let Some(Value::Object(meta)) = top.shift_remove("metadata") {
         top.insert("metadata".into(), Value::Object(reorder(meta, META)));
     }
     Value::Object(reorder(top, TOP))
@@ -110,7 +123,7 @@ fn canonical(value: Value) -> Value {
 fn reorder(mut map: Map<String, Value>, first: &[&str]) -> Map<String, Value> {
     let mut out = Map::new();
     for k in first {
-        if let Some(v) = map.remove(*k) {
+        if let Some(v) = map.shift_remove(*k) {
             out.insert((*k).to_owned(), v);
         }
     }

@@ -200,8 +200,11 @@ pub fn check(ctx: &mut Ctx<'_>) {
                     );
                 }
                 let listed: Vec<&str> = fq.resources.iter().map(|r| r.name.as_str()).collect();
-                let covered: Vec<&str> =
-                    group.covered_resources.iter().map(std::ops::Deref::deref).collect::<Vec<&str>>();
+                let covered: Vec<&str> = group
+                    .covered_resources
+                    .iter()
+                    .map(std::ops::Deref::deref)
+                    .collect::<Vec<&str>>();
                 if listed != covered {
                     ctx.report(
                         &COVERED_RESOURCES,

@@ -1,0 +1,187 @@
+//! The command-line contract of the SPEC: commands, streams, exit codes.
+
+use crate::common::{SHIPPED, raykueue, raykueue_in, stderr, stdout};
+
+/// Parse a multi-document YAML stream into its documents.
+pub fn parse_stream(text: &str) -> Vec<serde_json::Value> {
+    serde_saphyr::from_multiple::<serde_json::Value>(text)
+        .expect("the stream is valid multi-document YAML")
+        .into_iter()
+        .filter(|d| !d.is_null())
+        .collect()
+}
+
+#[test]
+fn gen_prints_a_multi_document_stream_namespace_first() {
+    for p in SHIPPED {
+        let out = raykueue(&["gen", "--profile", p]);
+        assert_eq!(out.status.code(), Some(0), "{p}: {}", stderr(&out));
+        let docs = parse_stream(&stdout(&out));
+        assert!(!docs.is_empty(), "{p}");
+        assert_eq!(docs[0]["kind"], "Namespace", "{p}");
+        for d in &docs {
+            assert!(
+                d["apiVersion"].is_string()
+                    && d["kind"].is_string()
+                    && d["metadata"]["name"].is_string()
+            );
+        }
+        // Nothing but diagnostics on stderr, and the shipped profiles have no errors.
+        assert!(!stderr(&out).contains("error"), "{p}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn stream_equals_the_platform_files_of_the_bundle() {
+    let out = raykueue(&["gen", "--profile", "team"]);
+    let stream = parse_stream(&stdout(&out));
+    let dir = tempfile::tempdir().unwrap();
+    let o = raykueue(&[
+        "gen",
+        "--profile",
+        "team",
+        "--out",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let mut from_files = Vec::new();
+    let mut files: Vec<_> = std::fs::read_dir(dir.path().join("platform"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap() != "kustomization.yaml")
+        .collect();
+    files.sort();
+    for f in files {
+        from_files.extend(parse_stream(&std::fs::read_to_string(f).unwrap()));
+    }
+    assert_eq!(stream, from_files);
+}
+
+#[test]
+fn shipped_profiles_resolve_from_any_directory() {
+    let elsewhere = tempfile::tempdir().unwrap();
+    let here = raykueue(&["gen", "--profile", "team"]);
+    let there = raykueue_in(elsewhere.path(), &["gen", "--profile", "team"]);
+    assert_eq!(there.status.code(), Some(0), "{}", stderr(&there));
+    assert_eq!(here.stdout, there.stdout);
+}
+
+#[test]
+fn check_passes_shipped_profiles_and_fails_bad_ones() {
+    for p in SHIPPED {
+        let out = raykueue(&["check", "--profile", p]);
+        assert_eq!(out.status.code(), Some(0), "{p}: {}", stderr(&out));
+        assert!(out.stdout.is_empty(), "check writes nothing to stdout");
+    }
+    let out = raykueue(&[
+        "check",
+        "--profile",
+        "tests/fixtures/bad/unknown-key/profile.yaml",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn json_error_format_is_one_object_per_line() {
+    let out = raykueue(&[
+        "check",
+        "--profile",
+        "tests/fixtures/bad/unknown-key/profile.yaml",
+        "--error-format",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = stderr(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("each line is JSON"))
+        .collect();
+    assert!(!lines.is_empty());
+    assert_eq!(lines[0]["severity"], "error");
+    assert_eq!(lines[0]["code"], "RK010");
+    assert!(lines[0]["line"].as_u64().unwrap() > 0);
+    assert!(lines[0]["file"].as_str().unwrap().ends_with("profile.yaml"));
+}
+
+#[test]
+fn schema_command_prints_the_committed_schema() {
+    let out = raykueue(&["schema"]);
+    assert_eq!(out.status.code(), Some(0));
+    let committed =
+        std::fs::read_to_string(crate::common::repo().join("profiles/profile.schema.json"))
+            .unwrap();
+    assert_eq!(
+        stdout(&out),
+        committed,
+        "profiles/profile.schema.json is stale: run `cargo run -- schema > profiles/profile.schema.json`"
+    );
+    let v: serde_json::Value = serde_json::from_str(&committed).unwrap();
+    assert!(v["properties"]["queues"].is_object());
+}
+
+#[test]
+fn shipped_profiles_point_editors_at_the_schema() {
+    for p in SHIPPED {
+        let text =
+            std::fs::read_to_string(crate::common::repo().join(format!("profiles/{p}.yaml")))
+                .unwrap();
+        assert!(
+            text.starts_with("# yaml-language-server: $schema=profile.schema.json\n"),
+            "{p}"
+        );
+    }
+}
+
+#[test]
+fn usage_and_io_errors_exit_2() {
+    assert_eq!(raykueue(&["gen"]).status.code(), Some(2));
+    assert_eq!(
+        raykueue(&["gen", "--profile", "no-such-profile"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        raykueue(&["gen", "--profile", "missing/file.yaml"])
+            .status
+            .code(),
+        Some(2)
+    );
+    let out = raykueue(&["gen", "--profile", "tema"]);
+    assert!(
+        stderr(&out).contains("did you mean the shipped profile `team`?"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        raykueue(&["gen", "--profile", "team", "--check", "/nonexistent/dir"])
+            .status
+            .code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_bad_profile_writes_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("deploy");
+    let out = raykueue(&[
+        "gen",
+        "--profile",
+        "tests/fixtures/bad/wrong-type/profile.yaml",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert!(
+        !out_dir.exists(),
+        "nothing is written for an invalid profile"
+    );
+    let out = raykueue(&[
+        "gen",
+        "--profile",
+        "tests/fixtures/bad/wrong-type/profile.yaml",
+    ]);
+    assert!(out.stdout.is_empty());
+}

@@ -1,0 +1,66 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub const SHIPPED: &[&str] = &["single", "team", "kuberay-gpu"];
+
+pub fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The real binary, run from the repository root unless `cwd` says otherwise.
+pub fn raykueue(args: &[&str]) -> Output {
+    raykueue_in(&repo(), args)
+}
+
+pub fn raykueue_in(cwd: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_raykueue"))
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .expect("the raykueue binary runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// The whole bundle of a profile as one text, a `# file:` header before each file.
+pub fn bundle_text(profile: &str) -> String {
+    let resolved = raykueue::resolve::resolve(profile).expect("profile resolves");
+    let compiled = raykueue::compile::compile(&resolved, false).expect("profile compiles");
+    let mut out = String::new();
+    for (name, content) in &compiled.bundle.files {
+        out.push_str(&format!("# file: {name}\n{content}"));
+        if !content.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Every file below `dir`, relative path → bytes.
+pub fn read_tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    fn walk(base: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
+        for e in std::fs::read_dir(dir).expect("readable dir") {
+            let p = e.expect("entry").path();
+            if p.is_dir() {
+                walk(base, &p, out);
+            } else {
+                let rel = p.strip_prefix(base).expect("below base");
+                out.insert(
+                    rel.to_string_lossy().replace('\\', "/"),
+                    std::fs::read(&p).expect("readable file"),
+                );
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}

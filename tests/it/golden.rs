@@ -1,0 +1,117 @@
+//! Golden bundles: every file of every shipped profile, snapshotted in `golden/` and reviewed
+//! by hand against the SPEC (`cargo insta review`).
+
+use crate::common::{SHIPPED, bundle_text};
+
+#[test]
+fn shipped_profiles_match_their_golden_bundles() {
+    for profile in SHIPPED {
+        insta::with_settings!({
+            snapshot_path => "../../golden",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(*profile, bundle_text(profile));
+        });
+    }
+}
+
+/// The SPEC's values, asserted directly so a wrongly accepted snapshot cannot hide them.
+#[test]
+fn team_stream_carries_the_spec_values() {
+    let out = crate::common::raykueue(&["gen", "--profile", "team"]);
+    assert_eq!(out.status.code(), Some(0));
+    let docs: Vec<serde_json::Value> = crate::cli::parse_stream(&crate::common::stdout(&out));
+    let cqs: Vec<&serde_json::Value> = docs
+        .iter()
+        .filter(|d| d["kind"] == "ClusterQueue")
+        .collect();
+    assert_eq!(cqs.len(), 2);
+    for cq in cqs {
+        assert_eq!(cq["apiVersion"], "kueue.x-k8s.io/v1beta2");
+        let spec = &cq["spec"];
+        assert_eq!(spec["cohortName"], "shared-cohort");
+        assert_eq!(spec["namespaceSelector"], serde_json::json!({}));
+        assert_eq!(spec["queueingStrategy"], "BestEffortFIFO");
+        assert_eq!(spec["preemption"]["withinClusterQueue"], "LowerPriority");
+        assert_eq!(spec["preemption"]["reclaimWithinCohort"], "Any");
+        let rg = &spec["resourceGroups"];
+        assert_eq!(
+            rg[0]["coveredResources"],
+            serde_json::json!(["cpu", "memory"])
+        );
+        assert_eq!(rg[0]["flavors"][0]["name"], "default");
+        assert_eq!(rg[0]["flavors"][0]["resources"][0]["nominalQuota"], "48");
+        assert_eq!(rg[0]["flavors"][0]["resources"][0]["borrowingLimit"], "48");
+        assert_eq!(rg[0]["flavors"][0]["resources"][1]["nominalQuota"], "768Gi");
+        assert_eq!(
+            rg[0]["flavors"][0]["resources"][1]["borrowingLimit"],
+            "768Gi"
+        );
+        assert_eq!(
+            rg[1]["coveredResources"],
+            serde_json::json!(["nvidia.com/gpu"])
+        );
+        assert_eq!(rg[1]["flavors"][0]["name"], "gpu");
+        assert_eq!(rg[1]["flavors"][0]["resources"][0]["nominalQuota"], "4");
+        assert_eq!(rg[1]["flavors"][0]["resources"][0]["borrowingLimit"], "4");
+    }
+    let lqs: Vec<(String, String)> = docs
+        .iter()
+        .filter(|d| d["kind"] == "LocalQueue")
+        .map(|d| {
+            assert_eq!(d["metadata"]["namespace"], "ray");
+            (
+                d["metadata"]["name"].as_str().unwrap().to_owned(),
+                d["spec"]["clusterQueue"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lqs,
+        [
+            ("team-a".into(), "team-a-cq".into()),
+            ("team-b".into(), "team-b-cq".into())
+        ]
+    );
+}
+
+#[test]
+fn single_stream_carries_the_spec_values() {
+    let out = crate::common::raykueue(&["gen", "--profile", "single"]);
+    assert_eq!(out.status.code(), Some(0));
+    let docs = crate::cli::parse_stream(&crate::common::stdout(&out));
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "Namespace",
+            "ServiceAccount",
+            "ResourceFlavor",
+            "ResourceFlavor",
+            "ClusterQueue",
+            "LocalQueue"
+        ]
+    );
+    let sa = &docs[1];
+    assert_eq!(sa["metadata"]["name"], "ray-workload");
+    assert!(sa["metadata"]["annotations"]["azure.workload.identity/client-id"].is_string());
+    assert!(sa["metadata"]["annotations"]["azure.workload.identity/tenant-id"].is_string());
+    assert_eq!(docs[2]["metadata"]["name"], "default");
+    assert_eq!(docs[2]["spec"], serde_json::json!({}));
+    assert_eq!(
+        docs[3]["spec"]["nodeLabels"],
+        serde_json::json!({"accelerator": "nvidia"})
+    );
+    let cq = &docs[4];
+    assert_eq!(cq["metadata"]["name"], "cluster-queue");
+    assert!(cq["spec"].get("cohortName").is_none());
+    assert!(cq["spec"].get("preemption").is_none());
+    assert_eq!(cq["spec"]["namespaceSelector"], serde_json::json!({}));
+    let rg = &cq["spec"]["resourceGroups"];
+    assert_eq!(rg[0]["flavors"][0]["resources"][0]["nominalQuota"], "96");
+    assert_eq!(rg[0]["flavors"][0]["resources"][1]["nominalQuota"], "768Gi");
+    assert_eq!(rg[1]["flavors"][0]["resources"][0]["nominalQuota"], "8");
+    assert_eq!(docs[5]["metadata"]["name"], "default");
+    assert_eq!(docs[5]["spec"]["clusterQueue"], "cluster-queue");
+}

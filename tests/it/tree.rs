@@ -1,0 +1,177 @@
+//! `gen --out` and `gen --check` on real directories.
+
+use crate::common::{raykueue, read_tree, stderr, stdout};
+use std::fs;
+
+fn gen_out(profile: &str, dir: &std::path::Path) -> std::process::Output {
+    raykueue(&["gen", "--profile", profile, "--out", dir.to_str().unwrap()])
+}
+
+#[test]
+fn check_is_clean_on_a_fresh_tree_and_reports_a_modified_file() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(gen_out("team", dir.path()).status.code(), Some(0));
+    let before = read_tree(dir.path());
+    let clean = raykueue(&[
+        "gen",
+        "--profile",
+        "team",
+        "--check",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    assert!(clean.stdout.is_empty());
+
+    let cq = dir.path().join("platform/20-clusterqueues.yaml");
+    let edited = fs::read_to_string(&cq).unwrap().replacen(
+        "nominalQuota: \"48\"",
+        "nominalQuota: \"47\"",
+        1,
+    );
+    fs::write(&cq, edited).unwrap();
+    let stale = raykueue(&[
+        "gen",
+        "--profile",
+        "team",
+        "--check",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(stale.status.code(), Some(1));
+    let diff = stdout(&stale);
+    assert!(
+        diff.contains("--- a/platform/20-clusterqueues.yaml"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("-        nominalQuota: \"47\"")
+            && diff.contains("+        nominalQuota: \"48\""),
+        "{diff}"
+    );
+    // --check writes nothing.
+    let mut after = read_tree(dir.path());
+    after.insert(
+        "platform/20-clusterqueues.yaml".into(),
+        before["platform/20-clusterqueues.yaml"].clone(),
+    );
+    assert_eq!(before, after);
+}
+
+#[test]
+fn check_reports_missing_files() {
+    let dir = tempfile::tempdir().unwrap();
+    gen_out("team", dir.path());
+    fs::remove_file(dir.path().join("platform/30-localqueues.yaml")).unwrap();
+    let out = raykueue(&[
+        "gen",
+        "--profile",
+        "team",
+        "--check",
+        dir.path().to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stdout(&out).contains("+++ b/platform/30-localqueues.yaml"));
+    assert!(stderr(&out).contains("1 missing"), "{}", stderr(&out));
+}
+
+#[test]
+fn regenerating_removes_what_is_no_longer_produced_and_keeps_foreign_files() {
+    let dir = tempfile::tempdir().unwrap();
+    // A profile with a priority class, then the same profile without it.
+    let text = fs::read_to_string(crate::common::repo().join("profiles/single.yaml")).unwrap();
+    let with_pc = format!("{text}\npriorityClasses:\n  - name: high\n    value: 1000\n");
+    let profile = dir.path().join("p.yaml");
+    fs::write(&profile, &with_pc).unwrap();
+    let out_dir = dir.path().join("deploy");
+    assert_eq!(
+        gen_out(profile.to_str().unwrap(), &out_dir).status.code(),
+        Some(0)
+    );
+    assert!(
+        out_dir
+            .join("platform/15-workloadpriorityclasses.yaml")
+            .exists()
+    );
+    fs::write(out_dir.join("platform/README.md"), "ours").unwrap();
+    fs::write(out_dir.join("notes.txt"), "ours too").unwrap();
+
+    fs::write(&profile, &text).unwrap();
+    let check = raykueue(&[
+        "gen",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--check",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(check.status.code(), Some(1));
+    assert!(stderr(&check).contains("1 orphaned"), "{}", stderr(&check));
+    assert!(stdout(&check).contains("--- a/platform/15-workloadpriorityclasses.yaml"));
+
+    assert_eq!(
+        gen_out(profile.to_str().unwrap(), &out_dir).status.code(),
+        Some(0)
+    );
+    assert!(
+        !out_dir
+            .join("platform/15-workloadpriorityclasses.yaml")
+            .exists()
+    );
+    assert_eq!(
+        fs::read_to_string(out_dir.join("platform/README.md")).unwrap(),
+        "ours"
+    );
+    assert_eq!(
+        fs::read_to_string(out_dir.join("notes.txt")).unwrap(),
+        "ours too"
+    );
+    let again = raykueue(&[
+        "gen",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--check",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+}
+
+#[test]
+fn an_io_failure_mid_write_leaves_the_tree_as_it_was() {
+    let dir = tempfile::tempdir().unwrap();
+    let single = raykueue::resolve::resolve("single").unwrap();
+    let team = raykueue::resolve::resolve("team").unwrap();
+    let a = raykueue::compile::compile(&single, false).unwrap().bundle;
+    let b = raykueue::compile::compile(&team, false).unwrap().bundle;
+    raykueue::emit::write_tree(&a, dir.path()).unwrap();
+    fs::write(dir.path().join("foreign.txt"), "x").unwrap();
+    let before = read_tree(dir.path());
+    // Fail at every possible step of the second write: the tree must always stay as it was.
+    let mut step = 0;
+    loop {
+        let mut n = 0;
+        let result = raykueue::emit::write_tree_with(&b, dir.path(), &mut |_| {
+            n += 1;
+            if n > step {
+                Err(std::io::Error::other("injected failure"))
+            } else {
+                Ok(())
+            }
+        });
+        if result.is_ok() {
+            break;
+        }
+        assert_eq!(
+            read_tree(dir.path()),
+            before,
+            "failure injected after {step} steps"
+        );
+        step += 1;
+        // Undo the successful final write, if any, is not needed: we only loop on failures.
+    }
+    assert!(step > 2, "the write has several steps to fail at");
+    // The last (successful) write produced the team bundle and kept the foreign file.
+    assert_eq!(
+        fs::read_to_string(dir.path().join("foreign.txt")).unwrap(),
+        "x"
+    );
+    let check = raykueue::emit::check_tree(&b, dir.path()).unwrap();
+    assert!(check.is_clean(), "{}", check.diff);
+}
