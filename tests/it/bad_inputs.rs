@@ -3,7 +3,6 @@
 //! `expect` file names the codes its diagnostics must include.
 
 use crate::common::{raykueue, stderr};
-use std::path::Path;
 
 #[test]
 fn every_bad_input_is_refused_with_a_located_diagnostic() {
@@ -28,7 +27,7 @@ fn every_bad_input_is_refused_with_a_located_diagnostic() {
             "{rel} took {:?}",
             started.elapsed()
         );
-        let expect = Path::new(path).with_file_name("expect");
+        let expect = std::path::Path::new(path).with_file_name("expect");
         if let Ok(codes) = std::fs::read_to_string(&expect) {
             for code in codes.split_whitespace() {
                 assert!(

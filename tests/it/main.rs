@@ -1,6 +1,9 @@
 //! One integration-test binary (fast links): CLI contract, golden bundles, bad-input corpus,
 //! determinism, bundle trees.
 
+// Tests may unwrap: a failure is a test failure with its message.
+#![allow(clippy::unwrap_used, clippy::format_push_string)]
+
 mod bad_inputs;
 mod cli;
 mod common;
