@@ -7,7 +7,7 @@ use crate::load::{self, Loaded};
 use crate::model;
 use crate::profile::Profile;
 use crate::resolve::Resolved;
-use crate::{rules, schema_check};
+use crate::{overlay, rules, schema_check};
 
 /// A compiled profile: the bundle plus the warnings found on the way.
 #[derive(Debug)]
@@ -20,8 +20,10 @@ pub struct Compiled {
 /// Load, schema-check and rule-check a profile. Returns the profile and every diagnostic
 /// (warnings included); the profile is `None` when the input could not be typed at all.
 pub fn check(resolved: &Resolved) -> (Option<(Loaded, Profile)>, Vec<Diagnostic>) {
-    let loaded = match load::parse(&resolved.source) {
-        Ok(l) => l,
+    let loaded = match load::parse_tree(&resolved.source)
+        .and_then(|tree| overlay::expand(tree, resolved.base_dir.as_deref()))
+    {
+        Ok(tree) => load::flatten(tree),
         Err(d) => return (None, d),
     };
     let profile = match schema_check::check(&loaded) {

@@ -10,6 +10,7 @@ pub mod diagnostic;
 pub mod emit;
 pub mod load;
 pub mod model;
+pub mod overlay;
 pub mod profile;
 pub mod render;
 pub mod resolve;

@@ -16,6 +16,17 @@ fn shipped_profiles_match_their_golden_bundles() {
     }
 }
 
+#[test]
+fn example_overlay_matches_its_golden_bundle() {
+    insta::with_settings!({
+        snapshot_path => "../../golden",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!("examples-prod", bundle_text("profiles/examples/prod.yaml"));
+    });
+}
+
 /// The SPEC's values, asserted directly so a wrongly accepted snapshot cannot hide them.
 #[test]
 fn team_stream_carries_the_spec_values() {
