@@ -16,4 +16,5 @@ pub mod render;
 pub mod resolve;
 pub mod rules;
 pub mod schema_check;
+pub mod semantic_diff;
 pub mod source;

@@ -8,6 +8,7 @@ mod bad_inputs;
 mod cli;
 mod common;
 mod determinism;
+mod diff;
 mod golden;
 mod overlay;
 mod tree;
