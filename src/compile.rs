@@ -80,5 +80,8 @@ fn build(profile: &Profile) -> Result<Bundle, Vec<Diagnostic>> {
         "platform/kustomization.yaml".into(),
         format!("{header}{kustomization}"),
     );
+    let summary = crate::render::render_text("SUMMARY.md.j2", &model::summary_context(profile))
+        .map_err(|d| vec![d])?;
+    bundle.files.insert("SUMMARY.md".into(), summary);
     Ok(bundle)
 }

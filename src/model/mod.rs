@@ -2,8 +2,10 @@
 //! carries the typed context the template reads; nothing here is YAML text.
 
 mod platform;
+mod summary;
 
 pub use platform::platform_objects;
+pub use summary::summary_context;
 
 use serde::Serialize;
 

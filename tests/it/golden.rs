@@ -126,3 +126,15 @@ fn single_stream_carries_the_spec_values() {
     assert_eq!(docs[5]["metadata"]["name"], "default");
     assert_eq!(docs[5]["spec"]["clusterQueue"], "cluster-queue");
 }
+
+#[test]
+fn the_reviewer_summary_adds_up_the_cohort() {
+    let resolved = raykueue::resolve::resolve("team").unwrap();
+    let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
+    let summary = &bundle.files["SUMMARY.md"];
+    assert!(summary.contains("## ClusterQueue `team-a-cq`"), "{summary}");
+    assert!(summary.contains("| gpu | nvidia.com/gpu | 4 | 4 | all |"), "{summary}");
+    // The cohort's total is the seed's 8 GPUs that team A may use alone.
+    assert!(summary.contains("| gpu | nvidia.com/gpu | 8 |"), "{summary}");
+    assert!(summary.contains("| RayJob | llm-training | team-b | – |"), "{summary}");
+}
