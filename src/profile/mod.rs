@@ -365,7 +365,7 @@ pub struct Flavor {
     pub name: Dns1123Subdomain,
     /// Labels Kueue adds to the node selector of admitted pods (at most 8).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(length(max = 8))]
+    #[schemars(extend("maxProperties" = 8))]
     pub node_labels: BTreeMap<QualifiedName, LabelValue>,
     /// Taints of the flavor's nodes that admitted workloads must tolerate (at most 8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

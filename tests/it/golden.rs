@@ -133,8 +133,17 @@ fn the_reviewer_summary_adds_up_the_cohort() {
     let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
     let summary = &bundle.files["SUMMARY.md"];
     assert!(summary.contains("## ClusterQueue `team-a-cq`"), "{summary}");
-    assert!(summary.contains("| gpu | nvidia.com/gpu | 4 | 4 | all |"), "{summary}");
+    assert!(
+        summary.contains("| gpu | nvidia.com/gpu | 4 | 4 | all |"),
+        "{summary}"
+    );
     // The cohort's total is the seed's 8 GPUs that team A may use alone.
-    assert!(summary.contains("| gpu | nvidia.com/gpu | 8 |"), "{summary}");
-    assert!(summary.contains("| RayJob | llm-training | team-b | – |"), "{summary}");
+    assert!(
+        summary.contains("| gpu | nvidia.com/gpu | 8 |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| RayJob | llm-training | team-b | – |"),
+        "{summary}"
+    );
 }

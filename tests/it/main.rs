@@ -10,5 +10,6 @@ mod common;
 mod determinism;
 mod diff;
 mod golden;
+mod hostile;
 mod overlay;
 mod tree;
