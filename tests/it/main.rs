@@ -12,4 +12,5 @@ mod diff;
 mod golden;
 mod hostile;
 mod overlay;
+mod properties;
 mod tree;
