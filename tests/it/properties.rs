@@ -77,37 +77,35 @@ enum Edit {
 }
 
 fn apply(text: &str, edits: &[Edit]) -> Vec<u8> {
-    let mut t = text.as_bytes().to_vec();
+    let mut bytes = text.as_bytes().to_vec();
     for e in edits {
         match *e {
             Edit::Insert(at, tok) => {
-                let at = at % (t.len() + 1);
-                t.splice(at..at, tok.bytes());
+                let at = at % (bytes.len() + 1);
+                bytes.splice(at..at, tok.bytes());
             }
             Edit::Delete(at, len) => {
-                if !t.is_empty() {
-                    let at = at % t.len();
-                    let end = (at + len % 40).min(t.len());
-                    t.drain(at..end);
+                if !bytes.is_empty() {
+                    let at = at % bytes.len();
+                    let end = (at + len % 40).min(bytes.len());
+                    bytes.drain(at..end);
                 }
             }
-            Edit::DuplicateLine(n) | Edit::SwapLines(n, _) => {
-                let s = String::from_utf8_lossy(&t).into_owned();
-                let mut lines: Vec<&str> = s.split('\n').collect();
-                if !lines.is_empty() {
-                    let i = n % lines.len();
-                    if let Edit::SwapLines(_, m) = *e {
-                        let j = m % lines.len();
-                        lines.swap(i, j);
-                    } else {
-                        lines.insert(i, lines[i]);
-                    }
+            Edit::DuplicateLine(line) | Edit::SwapLines(line, _) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let mut lines: Vec<&str> = text.split('\n').collect();
+                let first = line % lines.len();
+                if let Edit::SwapLines(_, other) = *e {
+                    let second = other % lines.len();
+                    lines.swap(first, second);
+                } else {
+                    lines.insert(first, lines[first]);
                 }
-                t = lines.join("\n").into_bytes();
+                bytes = lines.join("\n").into_bytes();
             }
         }
     }
-    t
+    bytes
 }
 
 fn edit() -> impl Strategy<Value = Edit> {
