@@ -18,3 +18,4 @@ pub mod rules;
 pub mod schema_check;
 pub mod semantic_diff;
 pub mod source;
+pub mod synthetic;

@@ -189,3 +189,20 @@ fn shuffle(v: &Value, seed: u64) -> Value {
         other => other.clone(),
     }
 }
+
+#[test]
+fn synthetic_profiles_compile_at_every_size() {
+    for n in [2, 100] {
+        let text = raykueue::synthetic::teams_profile(n);
+        let compiled = compile_text(text.as_bytes()).unwrap_or_else(|d| {
+            panic!("{}", raykueue::diagnostic::render_human(&d));
+        });
+        let cqs = compiled
+            .bundle
+            .objects
+            .iter()
+            .filter(|r| r.object.kind == "ClusterQueue")
+            .count();
+        assert_eq!(cqs, n);
+    }
+}
