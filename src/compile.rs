@@ -8,6 +8,7 @@ use crate::model;
 use crate::profile::Profile;
 use crate::resolve::Resolved;
 use crate::{rules, schema_check};
+use std::path::Path;
 
 /// A compiled profile: the bundle plus the warnings found on the way.
 #[derive(Debug)]
@@ -28,7 +29,7 @@ pub fn check(resolved: &Resolved) -> (Option<(Loaded, Profile)>, Vec<Diagnostic>
         Ok(p) => p,
         Err(d) => return (None, d),
     };
-    let mut diags = rules::check(&profile, &loaded);
+    let mut diags = rules::check(&profile, &loaded, resolved.base_dir.as_deref());
     diagnostic::normalize(&mut diags);
     (Some((loaded, profile)), diags)
 }
@@ -43,7 +44,7 @@ pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec
     if blocking {
         return Err(diags);
     }
-    let bundle = build(&profile)?;
+    let bundle = build(&profile, resolved.base_dir.as_deref())?;
     Ok(Compiled {
         profile,
         warnings: diags,
@@ -59,7 +60,7 @@ pub fn header(profile: &Profile) -> String {
     )
 }
 
-fn build(profile: &Profile) -> Result<Bundle, Vec<Diagnostic>> {
+fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagnostic>> {
     let mut bundle = Bundle::default();
     let header = header(profile);
     let platform = Bundle::render_objects(model::platform_objects(profile))?;
@@ -78,5 +79,57 @@ fn build(profile: &Profile) -> Result<Bundle, Vec<Diagnostic>> {
         "platform/kustomization.yaml".into(),
         format!("{header}{kustomization}"),
     );
+    add_workloads(&mut bundle, profile, base_dir, &header)?;
     Ok(bundle)
+}
+
+/// `workloads/<name>/` per workload, each with a kustomization listing its files in apply order
+/// (`kubectl apply -k workloads/<name>` submits one), and `workloads/kustomization.yaml` listing
+/// the folders (`kubectl apply -k workloads` submits all).
+fn add_workloads(
+    bundle: &mut Bundle,
+    profile: &Profile,
+    base_dir: Option<&Path>,
+    header: &str,
+) -> Result<(), Vec<Diagnostic>> {
+    if profile.workloads.is_empty() {
+        return Ok(());
+    }
+    let rendered = Bundle::render_objects(model::workload_objects(profile, base_dir)?)?;
+    let mut folders: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &rendered {
+        let Some((folder, file)) = r.object.file.rsplit_once('/') else {
+            continue;
+        };
+        match folders.last_mut() {
+            Some((f, files)) if f == folder => {
+                if !files.iter().any(|x| x == file) {
+                    files.push(file.to_owned());
+                }
+            }
+            _ => folders.push((folder.to_owned(), vec![file.to_owned()])),
+        }
+    }
+    bundle.add_object_files(rendered, header);
+    let kustomization = |resources: &[String]| {
+        crate::render::render_yaml_file(
+            "platform/kustomization.yaml.j2",
+            &serde_json::json!({ "resources": resources }),
+        )
+        .map(|k| format!("{header}{k}"))
+        .map_err(|d| vec![d])
+    };
+    let mut names = Vec::new();
+    for (folder, files) in &folders {
+        bundle.files.insert(
+            format!("{folder}/kustomization.yaml"),
+            kustomization(files)?,
+        );
+        names.push(folder.trim_start_matches("workloads/").to_owned());
+    }
+    bundle.files.insert(
+        "workloads/kustomization.yaml".into(),
+        kustomization(&names)?,
+    );
+    Ok(())
 }

@@ -15,4 +15,5 @@ pub mod render;
 pub mod resolve;
 pub mod rules;
 pub mod schema_check;
+pub mod scripts;
 pub mod source;

@@ -2,8 +2,10 @@
 //! carries the typed context the template reads; nothing here is YAML text.
 
 mod platform;
+pub mod workloads;
 
 pub use platform::platform_objects;
+pub use workloads::workload_objects;
 
 use serde::Serialize;
 
