@@ -79,57 +79,6 @@ fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagn
         "platform/kustomization.yaml".into(),
         format!("{header}{kustomization}"),
     );
-    add_workloads(&mut bundle, profile, base_dir, &header)?;
+    model::workloads::add_to_bundle(&mut bundle, profile, base_dir, &header)?;
     Ok(bundle)
-}
-
-/// `workloads/<name>/` per workload, each with a kustomization listing its files in apply order
-/// (`kubectl apply -k workloads/<name>` submits one), and `workloads/kustomization.yaml` listing
-/// the folders (`kubectl apply -k workloads` submits all).
-fn add_workloads(
-    bundle: &mut Bundle,
-    profile: &Profile,
-    base_dir: Option<&Path>,
-    header: &str,
-) -> Result<(), Vec<Diagnostic>> {
-    if profile.workloads.is_empty() {
-        return Ok(());
-    }
-    let rendered = Bundle::render_objects(model::workload_objects(profile, base_dir)?)?;
-    let mut folders: Vec<(String, Vec<String>)> = Vec::new();
-    for r in &rendered {
-        let Some((folder, file)) = r.object.file.rsplit_once('/') else {
-            continue;
-        };
-        match folders.last_mut() {
-            Some((f, files)) if f == folder => {
-                if !files.iter().any(|x| x == file) {
-                    files.push(file.to_owned());
-                }
-            }
-            _ => folders.push((folder.to_owned(), vec![file.to_owned()])),
-        }
-    }
-    bundle.add_object_files(rendered, header);
-    let kustomization = |resources: &[String]| {
-        crate::render::render_yaml_file(
-            "platform/kustomization.yaml.j2",
-            &serde_json::json!({ "resources": resources }),
-        )
-        .map(|k| format!("{header}{k}"))
-        .map_err(|d| vec![d])
-    };
-    let mut names = Vec::new();
-    for (folder, files) in &folders {
-        bundle.files.insert(
-            format!("{folder}/kustomization.yaml"),
-            kustomization(files)?,
-        );
-        names.push(folder.trim_start_matches("workloads/").to_owned());
-    }
-    bundle.files.insert(
-        "workloads/kustomization.yaml".into(),
-        kustomization(&names)?,
-    );
-    Ok(())
 }
