@@ -16,6 +16,7 @@ pub mod render;
 pub mod resolve;
 pub mod rules;
 pub mod schema_check;
+pub mod scripts;
 pub mod semantic_diff;
 pub mod source;
 pub mod synthetic;

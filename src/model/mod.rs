@@ -3,9 +3,11 @@
 
 mod platform;
 mod summary;
+pub mod workloads;
 
 pub use platform::platform_objects;
 pub use summary::summary_context;
+pub use workloads::workload_objects;
 
 use serde::Serialize;
 

@@ -3,10 +3,12 @@
 //! reports at the profile line it is about.
 
 mod queues;
+mod workloads;
 
 use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
 use crate::load::{Loaded, field_path};
 use crate::profile::Profile;
+use std::path::Path;
 
 /// One rule's identity, for documentation and `--explain`-style listings.
 #[derive(Debug, Clone, Copy)]
@@ -19,6 +21,8 @@ pub struct RuleInfo {
 /// What a rule sees, and how it reports.
 pub struct Ctx<'a> {
     pub profile: &'a Profile,
+    /// The profile's folder, where `scripts` are read from (`None` for shipped profiles).
+    pub base_dir: Option<&'a Path>,
     loaded: &'a Loaded,
     out: Vec<Diagnostic>,
 }
@@ -74,17 +78,20 @@ impl Ctx<'_> {
 type Check = fn(&mut Ctx<'_>);
 
 /// Every rule group, in reporting order.
-const CHECKS: &[Check] = &[queues::check];
+const CHECKS: &[Check] = &[queues::check, workloads::check];
 
 /// All rules, for the README and tests.
 pub fn all_rules() -> Vec<RuleInfo> {
-    queues::RULES.to_vec()
+    let mut all = queues::RULES.to_vec();
+    all.extend_from_slice(workloads::RULES);
+    all
 }
 
 /// Run every rule over the profile.
-pub fn check(profile: &Profile, loaded: &Loaded) -> Vec<Diagnostic> {
+pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec<Diagnostic> {
     let mut ctx = Ctx {
         profile,
+        base_dir,
         loaded,
         out: Vec::new(),
     };

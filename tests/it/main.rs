@@ -1,5 +1,5 @@
 //! One integration-test binary (fast links): CLI contract, golden bundles, bad-input corpus,
-//! determinism, bundle trees.
+//! determinism, bundle trees, Ray workloads.
 
 // Tests may unwrap: a failure is a test failure with its message.
 #![allow(clippy::unwrap_used, clippy::format_push_string)]
@@ -14,3 +14,4 @@ mod hostile;
 mod overlay;
 mod properties;
 mod tree;
+mod workloads;
