@@ -78,5 +78,8 @@ fn build(profile: &Profile) -> Result<Bundle, Vec<Diagnostic>> {
         "platform/kustomization.yaml".into(),
         format!("{header}{kustomization}"),
     );
+    bundle
+        .files
+        .extend(model::infra_files(profile).map_err(|d| vec![d])?);
     Ok(bundle)
 }

@@ -1,8 +1,10 @@
 //! Stage 4: the profile as the objects to generate. Each `Object` names its template and
 //! carries the typed context the template reads; nothing here is YAML text.
 
+pub mod infra;
 mod platform;
 
+pub use infra::infra_files;
 pub use platform::platform_objects;
 
 use serde::Serialize;
