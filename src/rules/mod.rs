@@ -2,6 +2,7 @@
 //! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
 //! reports at the profile line it is about.
 
+mod infra;
 mod queues;
 
 use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
@@ -75,11 +76,13 @@ impl Ctx<'_> {
 type Check = fn(&mut Ctx<'_>);
 
 /// Every rule group, in reporting order.
-const CHECKS: &[Check] = &[queues::check];
+const CHECKS: &[Check] = &[queues::check, infra::check];
 
 /// All rules, for the README and tests.
 pub fn all_rules() -> Vec<RuleInfo> {
-    queues::RULES.to_vec()
+    let mut all = queues::RULES.to_vec();
+    all.extend_from_slice(infra::RULES);
+    all
 }
 
 /// Run every rule over the profile.
