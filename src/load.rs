@@ -16,42 +16,112 @@ use std::fmt::{self, Write as _};
 /// Profiles are small; anything this large is a mistake or an attack, refused before parsing.
 pub const MAX_PROFILE_BYTES: usize = 8 * 1024 * 1024;
 
-/// The loaded document and where each of its nodes stands in the source.
+/// The loaded document (after overlays) and where each of its nodes stands.
 #[derive(Debug)]
 pub struct Loaded {
+    /// The file the user named (the top of an `extends` chain).
     pub source: Source,
     pub value: Value,
     pub spans: SpanMap,
 }
 
+/// A YAML node with its place: what overlays merge, before it is flattened into JSON.
+#[derive(Debug, Clone)]
+pub struct Tree {
+    pub source: Source,
+    /// Position of the mapping key that holds this node, if any.
+    pub key: Option<Pos>,
+    pub pos: Pos,
+    pub kind: TreeKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum TreeKind {
+    /// null, boolean, number or string.
+    Scalar(Value),
+    Seq(Vec<Tree>),
+    Map(Vec<(String, Tree)>),
+}
+
+impl TreeKind {
+    /// `a mapping`, `a list`, `a string`... for messages.
+    pub fn describe(&self) -> &'static str {
+        match self {
+            TreeKind::Map(_) => "a mapping",
+            TreeKind::Seq(_) => "a list",
+            TreeKind::Scalar(Value::String(_)) => "a string",
+            TreeKind::Scalar(Value::Null) => "nothing (null)",
+            TreeKind::Scalar(Value::Bool(_)) => "a boolean",
+            TreeKind::Scalar(_) => "a number",
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct SpanMap {
-    /// JSON pointer → (position of the key, position of the value).
-    nodes: HashMap<String, (Option<Pos>, Pos)>,
+    /// JSON pointer → (file, position of the key, position of the value).
+    nodes: HashMap<String, (Source, Option<Pos>, Pos)>,
 }
 
 impl SpanMap {
-    /// The value's position, or the nearest enclosing node's when the pointer names a missing field.
-    pub fn value_pos(&self, pointer: &str) -> Pos {
-        self.lookup(pointer).map(|(_, v)| v).unwrap_or_default()
+    /// The value's place, or the nearest enclosing node's when the pointer names a missing field.
+    pub fn value_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
+        self.lookup(pointer).map(|(s, _, v)| (s, *v))
     }
 
-    /// The key's position (for unknown-key errors), else the value's.
-    pub fn key_pos(&self, pointer: &str) -> Pos {
-        self.lookup(pointer)
-            .map(|(k, v)| k.unwrap_or(v))
+    /// The key's place (for unknown-key errors), else the value's.
+    pub fn key_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
+        self.lookup(pointer).map(|(s, k, v)| (s, k.unwrap_or(*v)))
+    }
+
+    /// The value's position in its file.
+    pub fn value_pos(&self, pointer: &str) -> Pos {
+        self.value_place(pointer)
+            .map(|(_, p)| p)
             .unwrap_or_default()
     }
 
-    fn lookup(&self, pointer: &str) -> Option<(Option<Pos>, Pos)> {
+    /// The key's position in its file.
+    pub fn key_pos(&self, pointer: &str) -> Pos {
+        self.key_place(pointer).map(|(_, p)| p).unwrap_or_default()
+    }
+
+    fn lookup(&self, pointer: &str) -> Option<&(Source, Option<Pos>, Pos)> {
         let mut p = pointer;
         loop {
             if let Some(found) = self.nodes.get(p) {
-                return Some(*found);
+                return Some(found);
             }
             let cut = p.rfind('/')?;
             p = &p[..cut];
         }
+    }
+}
+
+impl Loaded {
+    /// A diagnostic placed at the value `pointer` names (in whichever file it came from).
+    pub fn at_value(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
+        if d.place.is_some() {
+            return d;
+        }
+        match self.spans.value_place(pointer) {
+            Some((src, pos)) => d.at(src, pos),
+            None => d.at(&self.source, self.source.pos_at(0)),
+        }
+    }
+
+    /// A diagnostic placed at the key of `pointer`.
+    pub fn at_key(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
+        match self.spans.key_place(pointer) {
+            Some((src, pos)) => d.at(src, pos),
+            None => d.at(&self.source, self.source.pos_at(0)),
+        }
+    }
+
+    /// The scalar as written in its file (`2.50`, `NO`), for hints about YAML retyping.
+    pub fn raw_text(&self, pointer: &str) -> Option<&str> {
+        let (src, pos) = self.spans.value_place(pointer)?;
+        src.text.get(pos.start..pos.start + pos.len)
     }
 }
 
@@ -100,7 +170,26 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(Source::new(name, text)),
+        Ok(text) => {
+            let src = Source::new(name, text);
+            // YAML allows no C0 control characters but tab, LF and CR; the parser reports them
+            // without a useful position, so find them here.
+            if let Some(i) =
+                text.find(|c: char| (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{7f}')
+            {
+                let c = text[i..].chars().next().unwrap_or_default();
+                let mut pos = src.pos_at(i);
+                pos.len = c.len_utf8();
+                return Err(Diagnostic::error(
+                    "RK001",
+                    format!("control character U+{:04X} is not allowed in YAML", c as u32),
+                )
+                .at(&src, pos)
+                .label("here")
+                .hint("remove it; write it as an escape (\"\\x00\") inside a double-quoted string if it is really meant"));
+            }
+            Ok(src)
+        }
         Err(e) => {
             let good = &bytes[..e.valid_up_to()];
             // Valid by construction: `valid_up_to` ends on a character boundary.
@@ -115,8 +204,13 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
     }
 }
 
-/// Parse a decoded source into a value and its span map.
+/// Parse a decoded source into a value and its span map (no overlays).
 pub fn parse(source: &Source) -> Result<Loaded, Vec<Diagnostic>> {
+    Ok(flatten(parse_tree(source)?))
+}
+
+/// Parse a decoded source into a tree of placed nodes.
+pub fn parse_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
     if source.text.trim().is_empty()
         || source
             .text
@@ -146,20 +240,14 @@ pub fn parse(source: &Source) -> Result<Loaded, Vec<Diagnostic>> {
             max_alias_expansions_per_anchor: 100,
         },
     };
-    let tree: Spanned<Node> =
+    let node: Spanned<Node> =
         serde_saphyr::from_str_with_options(&source.text, options).map_err(|e| {
             let pos = e
                 .location()
                 .map_or_else(Pos::default, |l| to_pos(source, &l));
             vec![yaml_error(source, pos, &e)]
         })?;
-    let mut spans = SpanMap::default();
-    let value = flatten(source, tree, String::new(), None, &mut spans);
-    Ok(Loaded {
-        source: source.clone(),
-        value,
-        spans,
-    })
+    Ok(to_tree(source, node, None))
 }
 
 /// The first line of serde-saphyr's message, without its own position prefix and excerpt:
@@ -192,27 +280,44 @@ fn yaml_error(source: &Source, pos: Pos, e: &serde_saphyr::Error) -> Diagnostic 
     } else {
         ("RK001", "fix the YAML syntax at this place")
     };
-    let msg = msg
-        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
-        .replace("budget breached: ", "limit exceeded: ");
+    let msg = if msg.contains("Depth {") || msg.contains("recursion limit") {
+        "the profile is nested too deeply (more than 48 levels)".to_owned()
+    } else if msg.contains("Nodes {") {
+        "the profile has too many nodes (more than 600000)".to_owned()
+    } else if let Some(rest) = msg.strip_prefix("non-finite float ") {
+        format!(
+            "{} is not a finite number",
+            rest.split(" rejected").next().unwrap_or(rest)
+        )
+    } else {
+        msg.replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+            .replace("budget breached: ", "limit exceeded: ")
+    };
     Diagnostic::error(code, msg).at(source, pos).hint(hint)
 }
 
 fn to_pos(source: &Source, loc: &serde_saphyr::Location) -> Pos {
     let span = loc.span();
-    match span.byte_offset() {
-        Some(start) => {
-            let start = start as usize;
-            let mut p = source.pos_at(start);
-            p.len = span.byte_len().unwrap_or(0) as usize;
-            p
+    if let Some(start) = span.byte_offset() {
+        let mut p = source.pos_at(start as usize);
+        p.len = span.byte_len().unwrap_or(0) as usize;
+        p
+    } else {
+        // No byte offset (some parser errors): find the line and column in the text.
+        {
+            let (line, column) = (loc.line() as usize, loc.column() as usize);
+            let line_start: usize = source
+                .text
+                .split_inclusive('\n')
+                .take(line.saturating_sub(1))
+                .map(str::len)
+                .sum();
+            let offset = source.text[line_start.min(source.text.len())..]
+                .char_indices()
+                .nth(column.saturating_sub(1))
+                .map_or(source.text.len(), |(i, _)| line_start + i);
+            source.pos_at(offset)
         }
-        None => Pos {
-            line: loc.line() as u32,
-            column: loc.column() as u32,
-            start: 0,
-            len: 0,
-        },
     }
 }
 
@@ -351,40 +456,74 @@ impl<'de> Visitor<'de> for NodeVisitor {
     }
 }
 
-fn flatten(
-    source: &Source,
-    node: Spanned<Node>,
-    pointer: String,
-    key: Option<Pos>,
-    spans: &mut SpanMap,
-) -> Value {
+fn to_tree(source: &Source, node: Spanned<Node>, key: Option<Pos>) -> Tree {
     let pos = to_pos(source, &node.referenced);
-    let value = match node.value {
-        Node::Null => Value::Null,
-        Node::Bool(b) => Value::Bool(b),
-        Node::Int(i) => Value::Number(i.into()),
-        Node::UInt(u) => Value::Number(u.into()),
-        Node::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
-        Node::Str(s) => Value::String(s),
-        Node::Seq(items) => Value::Array(
+    let kind = match node.value {
+        Node::Null => TreeKind::Scalar(Value::Null),
+        Node::Bool(b) => TreeKind::Scalar(Value::Bool(b)),
+        Node::Int(i) => TreeKind::Scalar(Value::Number(i.into())),
+        Node::UInt(u) => TreeKind::Scalar(Value::Number(u.into())),
+        Node::Float(f) => TreeKind::Scalar(Number::from_f64(f).map_or(Value::Null, Value::Number)),
+        Node::Str(s) => TreeKind::Scalar(Value::String(s)),
+        Node::Seq(items) => TreeKind::Seq(
+            items
+                .into_iter()
+                .map(|item| to_tree(source, item, None))
+                .collect(),
+        ),
+        Node::Map(entries) => TreeKind::Map(
+            entries
+                .into_iter()
+                .map(|(k, v)| {
+                    let key_pos = to_pos(source, &k.referenced);
+                    (k.value, to_tree(source, v, Some(key_pos)))
+                })
+                .collect(),
+        ),
+    };
+    Tree {
+        source: source.clone(),
+        key,
+        pos,
+        kind,
+    }
+}
+
+/// A tree as the JSON value the schema check reads, plus where each node came from.
+pub fn flatten(tree: Tree) -> Loaded {
+    let source = tree.source.clone();
+    let mut spans = SpanMap::default();
+    let value = flatten_into(tree, String::new(), &mut spans);
+    Loaded {
+        source,
+        value,
+        spans,
+    }
+}
+
+fn flatten_into(tree: Tree, pointer: String, spans: &mut SpanMap) -> Value {
+    let value = match tree.kind {
+        TreeKind::Scalar(v) => v,
+        TreeKind::Seq(items) => Value::Array(
             items
                 .into_iter()
                 .enumerate()
-                .map(|(i, item)| flatten(source, item, format!("{pointer}/{i}"), None, spans))
+                .map(|(i, item)| flatten_into(item, format!("{pointer}/{i}"), spans))
                 .collect(),
         ),
-        Node::Map(entries) => {
+        TreeKind::Map(entries) => {
             let mut map = Map::new();
             for (k, v) in entries {
-                let key_pos = to_pos(source, &k.referenced);
-                let child = pointer_push(&pointer, &k.value);
-                let value = flatten(source, v, child, Some(key_pos), spans);
-                map.insert(k.value, value);
+                let child = pointer_push(&pointer, &k);
+                let value = flatten_into(v, child, spans);
+                map.insert(k, value);
             }
             Value::Object(map)
         }
     };
-    spans.nodes.insert(pointer, (key, pos));
+    spans
+        .nodes
+        .insert(pointer, (tree.source, tree.key, tree.pos));
     value
 }
 

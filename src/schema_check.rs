@@ -78,8 +78,8 @@ pub fn check(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
         let pointer = path_to_pointer(e.path());
         let msg = e.inner().to_string();
         vec![
-            Diagnostic::error("RK012", msg)
-                .at(&loaded.source, loaded.spans.value_pos(&pointer))
+            loaded
+                .at_value(Diagnostic::error("RK012", msg), &pointer)
                 .path(field_path(&pointer)),
         ]
     })
@@ -103,8 +103,6 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
     let pointer = err.instance_path().as_str().to_owned();
     let schema_ptr = err.schema_path().as_str().to_owned();
     let instance: &Value = err.instance();
-    let src = &loaded.source;
-    let at_value = loaded.spans.value_pos(&pointer);
     let path = field_path(&pointer);
     let subschema = parent_schema(&schema_ptr);
     let what = subschema
@@ -120,8 +118,11 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
                 .unwrap_or_default();
             for key in unexpected {
                 let child = pointer_push(&pointer, key);
-                let mut d = Diagnostic::error("RK010", format!("unknown key `{key}`"))
-                    .at(src, loaded.spans.key_pos(&child))
+                let mut d = loaded
+                    .at_key(
+                        Diagnostic::error("RK010", format!("unknown key `{key}`")),
+                        &child,
+                    )
                     .path(field_path(&child))
                     .label("not a field here");
                 d = match did_you_mean(key, allowed.iter().copied()) {
@@ -134,20 +135,25 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
         }
         ValidationErrorKind::Required { property } => {
             let name = property.as_str().unwrap_or_default();
-            Diagnostic::error("RK013", format!("missing required key `{name}`"))
-                .at(src, loaded.spans.key_pos(&pointer))
+            loaded
+                .at_key(
+                    Diagnostic::error("RK013", format!("missing required key `{name}`")),
+                    &pointer,
+                )
                 .path(path)
                 .hint(format!("add `{name}:` here"))
         }
         ValidationErrorKind::Type { kind } => {
             let expected = type_name(kind);
             let found = json_type(instance);
-            let raw = raw_text(loaded, &pointer);
+            let raw = loaded.raw_text(&pointer).unwrap_or("the value").to_owned();
             let mut d = Diagnostic::error("RK011", format!("expected {expected}, found {found}"))
-                .at(src, at_value)
                 .path(path)
                 .label(format!("this is {found}"));
-            if expected.contains("string") && matches!(instance, Value::Bool(_) | Value::Number(_))
+            if pointer.is_empty() {
+                d = d.hint("a profile is a YAML mapping that starts with `apiVersion: raykueue.io/v1alpha1` and `kind: Profile`");
+            } else if expected.contains("string")
+                && matches!(instance, Value::Bool(_) | Value::Number(_))
             {
                 d = d.hint(format!(
                     "YAML reads `{raw}` as {found}; quote it to keep the text: \"{raw}\""
@@ -167,7 +173,6 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
                 "RK012",
                 format!("`{got}` is not one of: {}", opts.join(", ")),
             )
-            .at(src, at_value)
             .path(path);
             match did_you_mean(&got, opts.iter().copied()) {
                 Some(s) => d.hint(format!("did you mean `{s}`?")),
@@ -178,14 +183,11 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
             "RK012",
             format!("must be `{}`", scalar_text(expected_value)),
         )
-        .at(src, at_value)
         .path(path),
         ValidationErrorKind::Pattern { .. } | ValidationErrorKind::AnyOf { .. } => {
             let got = scalar_text(instance);
             let desc = what.unwrap_or_else(|| "a valid value".into());
-            let mut d = Diagnostic::error("RK012", format!("`{got}` is not {desc}"))
-                .at(src, at_value)
-                .path(path);
+            let mut d = Diagnostic::error("RK012", format!("`{got}` is not {desc}")).path(path);
             if desc.contains("quantity") && got.ends_with('B') {
                 d = d.hint("Kubernetes quantities use binary suffixes such as Gi or Mi (768Gi), or decimal ones such as G or M (768G); there is no `B`");
             } else if desc.contains("quantity") && got.starts_with('-') {
@@ -197,7 +199,12 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
         }
         ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
             let got = scalar_text(instance);
-            let n = got.chars().count();
+            let n = instance.as_str().map_or(0, |s| s.chars().count());
+            if n == 0 {
+                let d = Diagnostic::error("RK012", "an empty value is not allowed here").path(path);
+                out.push(loaded.at_value(d, &pointer));
+                return;
+            }
             let bound = if matches!(err.kind(), ValidationErrorKind::MinLength { .. }) {
                 "at least"
             } else {
@@ -207,7 +214,6 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
                 "RK012",
                 format!("`{got}` has {n} characters; {bound} {limit} are allowed"),
             )
-            .at(src, at_value)
             .path(path);
             if let Some(w) = what {
                 d = d.hint(format!("expected {w}"));
@@ -216,37 +222,32 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
         }
         ValidationErrorKind::Minimum { limit }
         | ValidationErrorKind::ExclusiveMinimum { limit } => {
-            Diagnostic::error("RK012", format!("{instance} is below the minimum {limit}"))
-                .at(src, at_value)
-                .path(path)
+            let raw = loaded
+                .raw_text(&pointer)
+                .map_or_else(|| instance.to_string(), str::to_owned);
+            Diagnostic::error("RK012", format!("`{raw}` is below the minimum {limit}")).path(path)
         }
         ValidationErrorKind::Maximum { limit }
         | ValidationErrorKind::ExclusiveMaximum { limit } => {
-            Diagnostic::error("RK012", format!("{instance} is above the maximum {limit}"))
-                .at(src, at_value)
-                .path(path)
+            let raw = loaded
+                .raw_text(&pointer)
+                .map_or_else(|| instance.to_string(), str::to_owned);
+            Diagnostic::error("RK012", format!("`{raw}` is above the maximum {limit}")).path(path)
         }
         ValidationErrorKind::MinItems { limit } => {
-            Diagnostic::error("RK012", format!("needs at least {limit} item(s)"))
-                .at(src, at_value)
-                .path(path)
+            Diagnostic::error("RK012", format!("needs at least {limit} item(s)")).path(path)
         }
         ValidationErrorKind::MaxItems { limit } | ValidationErrorKind::MaxProperties { limit } => {
-            Diagnostic::error("RK012", format!("allows at most {limit} entries"))
-                .at(src, at_value)
-                .path(path)
+            Diagnostic::error("RK012", format!("allows at most {limit} entries")).path(path)
         }
         ValidationErrorKind::PropertyNames { .. } => {
             Diagnostic::error("RK012", "a key here is not a valid name".to_string())
-                .at(src, at_value)
                 .path(path)
                 .hint(what.map_or_else(String::new, |w| format!("keys must be {w}")))
         }
-        _ => Diagnostic::error("RK012", err.to_string())
-            .at(src, at_value)
-            .path(path),
+        _ => Diagnostic::error("RK012", err.to_string()).path(path),
     };
-    out.push(d);
+    out.push(loaded.at_value(d, &pointer));
 }
 
 /// The subschema that holds the failing keyword (schema paths end in the keyword).
@@ -300,21 +301,14 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
+/// A value as shown inside a message: control characters (a newline in a name) escaped, so the
+/// message stays one line and shows what is really there.
 fn scalar_text(v: &Value) -> String {
     match v {
+        Value::String(s) if s.chars().any(char::is_control) => s.escape_debug().to_string(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }
-}
-
-/// The scalar as written in the file (`2.50`, `NO`), for hints about YAML retyping.
-fn raw_text(loaded: &Loaded, pointer: &str) -> String {
-    let pos = loaded.spans.value_pos(pointer);
-    loaded
-        .source
-        .text
-        .get(pos.start..pos.start + pos.len)
-        .map_or_else(|| "the value".into(), str::to_owned)
 }
 
 /// The schema as committed in `profiles/profile.schema.json` (pretty, newline-terminated).

@@ -29,7 +29,6 @@ const CRITICAL_ADDONS_ONLY: &str = "CriticalAddonsOnly=true:NoSchedule";
 /// Everything the three script templates read.
 #[derive(Serialize)]
 struct Context {
-    profile: String,
     azure: Option<AzureCtx>,
     kueue: Option<KueueCtx>,
     kuberay: Option<KubeRayCtx>,
@@ -155,7 +154,7 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
         (FILE_VERIFY, "infra/verify.sh.j2"),
         (FILE_DOWN, "infra/down.sh.j2"),
     ] {
-        out.push((file.to_owned(), script(template, &ctx)?));
+        out.push((file.to_owned(), render::render_text(template, &ctx)?));
     }
     let yaml_header = header(p);
     if let Some(k) = &p.operators.kueue {
@@ -167,16 +166,6 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
         out.push((FILE_KUBERAY_VALUES.into(), format!("{yaml_header}{values}")));
     }
     Ok(out)
-}
-
-/// Render a script, ending in exactly one newline. The text is not otherwise touched: a value
-/// inside quotes stays byte for byte what the profile says.
-fn script(template: &str, ctx: &Value) -> Result<String, Diagnostic> {
-    let mut text = render::render_text(template, ctx)?;
-    let end = text.trim_end_matches('\n').len();
-    text.truncate(end);
-    text.push('\n');
-    Ok(text)
 }
 
 fn context(p: &Profile) -> Context {
@@ -192,7 +181,6 @@ fn context(p: &Profile) -> Context {
         _ => None,
     };
     Context {
-        profile: p.name.to_string(),
         azure: p.azure.as_ref().map(|a| azure(p, a)),
         kueue: p.operators.kueue.as_ref().map(kueue),
         kuberay: p.operators.kuberay.as_ref().map(kuberay),

@@ -3,9 +3,11 @@
 
 pub mod infra;
 mod platform;
+mod summary;
 
 pub use infra::infra_files;
 pub use platform::platform_objects;
+pub use summary::summary_context;
 
 use serde::Serialize;
 

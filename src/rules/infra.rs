@@ -3,7 +3,7 @@
 //! Codes RK450–RK459.
 
 use super::{Ctx, RuleInfo};
-use crate::diagnostic::Severity::Error;
+use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::PoolMode;
 
 pub const TAINT_WITHOUT_VALUE: RuleInfo = RuleInfo {
@@ -28,8 +28,8 @@ pub const IDENTITY_WITHOUT_AZURE: RuleInfo = RuleInfo {
 };
 pub const IDENTITY_WITHOUT_SERVICE_ACCOUNT: RuleInfo = RuleInfo {
     code: "RK454",
-    severity: Error,
-    title: "azure.identity needs a serviceAccount to federate with",
+    severity: Warning,
+    title: "azure.identity without a serviceAccount: up.sh creates the identity but no federated credential",
 };
 
 pub const RULES: &[RuleInfo] = &[
@@ -61,7 +61,7 @@ pub fn check(ctx: &mut Ctx<'_>) {
         ctx.report(
             &IDENTITY_WITHOUT_SERVICE_ACCOUNT,
             "/azure/identity",
-            "the managed identity has no service account to federate with, so up.sh could create no federated credential".into(),
+            "the managed identity has no service account to federate with: up.sh creates it, but no federated credential".into(),
             Some("add serviceAccount: {name: ..., workloadIdentity: true}".into()),
         );
     }

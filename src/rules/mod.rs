@@ -33,12 +33,11 @@ impl Ctx<'_> {
         message: String,
         hint: Option<String>,
     ) {
-        let mut d = match info.severity {
+        let d = match info.severity {
             Severity::Error => Diagnostic::error(info.code, message),
             Severity::Warning => Diagnostic::warning(info.code, message),
-        }
-        .at(&self.loaded.source, self.loaded.spans.value_pos(pointer))
-        .path(field_path(pointer));
+        };
+        let mut d = self.loaded.at_value(d, pointer).path(field_path(pointer));
         if let Some(h) = hint {
             d = d.hint(h);
         }

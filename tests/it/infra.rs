@@ -509,6 +509,29 @@ fn pinned_identity_ids_are_checked_against_azure() {
 }
 
 #[test]
+fn an_identity_without_service_account_warns_and_gets_no_federated_credential() {
+    let mut p = shipped("single");
+    p.as_object_mut().unwrap().remove("serviceAccount");
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_profile(dir.path(), &p);
+    let check = raykueue(&["check", "--profile", path.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(0));
+    assert!(
+        stderr(&check).contains("warning[RK454]"),
+        "{}",
+        stderr(&check)
+    );
+    let (_keep, sb) = sandbox_for(&p);
+    let (out, calls) = sb.run("up.sh", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(called(
+        &calls,
+        "az identity create --name ray-workload-identity"
+    ));
+    assert!(!sb.transcript(&calls).contains("federated-credential"));
+}
+
+#[test]
 fn a_profile_without_azure_gets_scripts_without_az() {
     let mut p = shipped("team");
     p.as_object_mut().unwrap().remove("azure");
@@ -650,7 +673,6 @@ const EVIL: &[&str] = &[
 
 /// Every field that reaches a script, with a JSON pointer into the `single` profile.
 const SCRIPT_FIELDS: &[&str] = &[
-    "/name",
     "/azure/location",
     "/azure/resourceGroup",
     "/azure/cluster/name",
