@@ -85,5 +85,8 @@ fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagn
         .map_err(|d| vec![d])?;
     bundle.files.insert("SUMMARY.md".into(), summary);
     model::workloads::add_to_bundle(&mut bundle, profile, base_dir, &header)?;
+    bundle
+        .files
+        .extend(model::infra_files(profile).map_err(|d| vec![d])?);
     Ok(bundle)
 }

@@ -2,6 +2,7 @@
 //! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
 //! reports at the profile line it is about.
 
+mod infra;
 mod queues;
 mod workloads;
 
@@ -78,12 +79,13 @@ impl Ctx<'_> {
 type Check = fn(&mut Ctx<'_>);
 
 /// Every rule group, in reporting order.
-const CHECKS: &[Check] = &[queues::check, workloads::check];
+const CHECKS: &[Check] = &[queues::check, workloads::check, infra::check];
 
 /// All rules, for the README and tests.
 pub fn all_rules() -> Vec<RuleInfo> {
     let mut all = queues::RULES.to_vec();
     all.extend_from_slice(workloads::RULES);
+    all.extend_from_slice(infra::RULES);
     all
 }
 

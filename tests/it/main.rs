@@ -11,6 +11,7 @@ mod determinism;
 mod diff;
 mod golden;
 mod hostile;
+mod infra;
 mod overlay;
 mod properties;
 mod tree;
