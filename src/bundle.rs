@@ -69,6 +69,37 @@ impl Bundle {
         self.objects.extend(rendered);
     }
 
+    /// Add `<dir>/kustomization.yaml` listing `resources` (paths relative to `dir`) in order:
+    /// `kubectl apply -k`, Argo CD and Flux directory sources read it.
+    pub fn add_kustomization(
+        &mut self,
+        dir: &str,
+        resources: &[String],
+        header: &str,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let text = render::render_yaml_file(
+            "platform/kustomization.yaml.j2",
+            &serde_json::json!({ "resources": resources }),
+        )
+        .map_err(|d| vec![d])?;
+        self.files.insert(
+            format!("{dir}/kustomization.yaml"),
+            format!("{header}{text}"),
+        );
+        Ok(())
+    }
+
+    /// The files directly in `dir` (not in sub-folders), relative to it, sorted.
+    pub fn files_in(&self, dir: &str) -> Vec<String> {
+        let prefix = format!("{dir}/");
+        self.files
+            .keys()
+            .filter_map(|f| f.strip_prefix(&prefix))
+            .filter(|f| !f.contains('/') && *f != "kustomization.yaml")
+            .map(str::to_owned)
+            .collect()
+    }
+
     /// The multi-document stream of the objects whose file starts with `prefix`, in apply order.
     pub fn stream(&self, prefix: &str) -> String {
         let mut out = String::new();

@@ -67,20 +67,7 @@ fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagn
     let header = header(profile);
     let platform = Bundle::render_objects(model::platform_objects(profile))?;
     bundle.add_object_files(platform, &header);
-    let files: Vec<String> = bundle
-        .files
-        .keys()
-        .filter_map(|f| f.strip_prefix("platform/").map(str::to_owned))
-        .collect();
-    let kustomization = crate::render::render_yaml_file(
-        "platform/kustomization.yaml.j2",
-        &serde_json::json!({ "resources": files }),
-    )
-    .map_err(|d| vec![d])?;
-    bundle.files.insert(
-        "platform/kustomization.yaml".into(),
-        format!("{header}{kustomization}"),
-    );
+    bundle.add_kustomization("platform", &bundle.files_in("platform"), &header)?;
     let summary = crate::render::render_text("SUMMARY.md.j2", &model::summary_context(profile))
         .map_err(|d| vec![d])?;
     bundle.files.insert("SUMMARY.md".into(), summary);
@@ -88,5 +75,15 @@ fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagn
     bundle
         .files
         .extend(model::infra_files(profile).map_err(|d| vec![d])?);
+    let gitops = model::gitops_objects(profile).map_err(|d| vec![d])?;
+    if !gitops.is_empty() {
+        bundle.add_object_files(Bundle::render_objects(gitops)?, &header);
+        for dir in ["gitops/argocd", "gitops/flux", "gitops/flux/operators"] {
+            let files = bundle.files_in(dir);
+            if !files.is_empty() {
+                bundle.add_kustomization(dir, &files, &header)?;
+            }
+        }
+    }
     Ok(bundle)
 }

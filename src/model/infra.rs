@@ -388,7 +388,8 @@ fn platform(p: &Profile) -> PlatformCtx {
 
 /// Helm values for Kueue. `managerConfig.controllerManagerConfigYaml` replaces the chart's whole
 /// Configuration, so it repeats the chart's defaults and sets `integrations.frameworks`.
-fn kueue_values(k: &KueueOperator) -> Result<Value, Diagnostic> {
+/// The Kueue chart values (also embedded in the Argo CD and Flux objects).
+pub fn kueue_values(k: &KueueOperator) -> Result<Value, Diagnostic> {
     let frameworks: Vec<&str> = k
         .frameworks
         .iter()

@@ -1,11 +1,13 @@
 //! Stage 4: the profile as the objects to generate. Each `Object` names its template and
 //! carries the typed context the template reads; nothing here is YAML text.
 
+mod gitops;
 pub mod infra;
 mod platform;
 mod summary;
 pub mod workloads;
 
+pub use gitops::gitops_objects;
 pub use infra::infra_files;
 pub use platform::platform_objects;
 pub use summary::summary_context;

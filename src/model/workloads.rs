@@ -62,27 +62,12 @@ pub fn add_to_bundle(
         }
     }
     bundle.add_object_files(rendered, header);
-    let kustomization = |resources: &[String]| {
-        crate::render::render_yaml_file(
-            "platform/kustomization.yaml.j2",
-            &serde_json::json!({ "resources": resources }),
-        )
-        .map(|k| format!("{header}{k}"))
-        .map_err(|d| vec![d])
-    };
     let mut names = Vec::new();
     for (folder, files) in &folders {
-        bundle.files.insert(
-            format!("{folder}/kustomization.yaml"),
-            kustomization(files)?,
-        );
+        bundle.add_kustomization(folder, files, header)?;
         names.push(folder.trim_start_matches("workloads/").to_owned());
     }
-    bundle.files.insert(
-        "workloads/kustomization.yaml".into(),
-        kustomization(&names)?,
-    );
-    Ok(())
+    bundle.add_kustomization("workloads", &names, header)
 }
 
 /// All workload objects of a profile, in apply order: per workload its ConfigMap, then the Ray

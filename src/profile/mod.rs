@@ -71,6 +71,72 @@ pub struct Profile {
     /// RayJobs, RayServices and RayClusters admitted through the queues.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workloads: Vec<Workload>,
+    /// Argo CD and/or Flux objects that sync the committed bundle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gitops: Option<GitOps>,
+}
+
+/// Where the committed bundle lives, and which GitOps tool syncs it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GitOps {
+    /// Git repository that holds the output of `raykueue gen --out` (Argo CD's spelling).
+    #[serde(rename = "repoURL")]
+    pub repo_url: GitUrl,
+    /// Branch or tag to sync.
+    #[serde(default = "default_revision")]
+    pub revision: GitRevision,
+    /// Folder of the bundle in the repository (the `--out` directory).
+    #[serde(default = "default_gitops_path")]
+    pub path: RelativePath,
+    /// Argo CD Applications (app of apps with sync waves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argocd: Option<ArgoCd>,
+    /// Flux sources, HelmReleases and Kustomizations with `dependsOn`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub flux: Option<Flux>,
+}
+
+fn default_revision() -> GitRevision {
+    GitRevision("main".into())
+}
+fn default_gitops_path() -> RelativePath {
+    RelativePath("deploy".into())
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArgoCd {
+    /// Namespace Argo CD runs in (its Applications live there).
+    #[serde(default = "default_argocd_namespace")]
+    pub namespace: Dns1123Label,
+    #[serde(default = "default_argocd_project")]
+    pub project: Dns1123Subdomain,
+}
+
+fn default_argocd_namespace() -> Dns1123Label {
+    Dns1123Label("argocd".into())
+}
+fn default_argocd_project() -> Dns1123Subdomain {
+    Dns1123Subdomain("default".into())
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Flux {
+    /// Namespace of the Flux objects.
+    #[serde(default = "default_flux_namespace")]
+    pub namespace: Dns1123Label,
+    /// Reconciliation interval (a Go duration such as `10m`).
+    #[serde(default = "default_flux_interval")]
+    pub interval: GoDuration,
+}
+
+fn default_flux_namespace() -> Dns1123Label {
+    Dns1123Label("flux-system".into())
+}
+fn default_flux_interval() -> GoDuration {
+    GoDuration("10m".into())
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -235,3 +235,27 @@ name_type!(
     36,
     "a UUID such as 00000000-0000-0000-0000-000000000000"
 );
+name_type!(
+    /// A Git repository URL (https, ssh).
+    GitUrl,
+    "^(https://|ssh://|git@)[A-Za-z0-9._~:/@%+-]+$",
+    8,
+    512,
+    "a Git repository URL such as https://github.com/org/platform.git"
+);
+name_type!(
+    /// A Git branch or tag.
+    GitRevision,
+    "^[A-Za-z0-9._/-]+$",
+    1,
+    255,
+    "a Git branch or tag such as main"
+);
+name_type!(
+    /// A Go duration (`10m`, `1h30m`).
+    GoDuration,
+    "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$",
+    2,
+    32,
+    "a duration such as 10m or 1h"
+);

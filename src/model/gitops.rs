@@ -1,0 +1,313 @@
+//! GitOps wiring for the committed bundle (`gitops:` in the profile).
+//!
+//! Argo CD: an app of apps. `gitops/argocd-root.yaml` (applied once) syncs
+//! `gitops/argocd/`, whose Applications install the operators from their Helm charts (wave -2
+//! KubeRay, -1 Kueue, so the CRDs exist first), then `platform/` (wave 0) and `workloads/`
+//! (wave 1) as directory sources, with `SkipDryRunOnMissingResource=true` because their CRDs
+//! come from the charts, and server-side apply because the Ray CRDs exceed the client-side
+//! annotation limit.
+//!
+//! Flux: `gitops/flux/` holds the sources (GitRepository, HelmRepository for KubeRay,
+//! OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the HelmReleases
+//! in `gitops/flux/operators/`), platform `dependsOn` operators, workloads `dependsOn` platform.
+
+use super::{MANAGED_BY, Object};
+use crate::diagnostic::Diagnostic;
+use crate::profile::{GitOps, Profile};
+use crate::render;
+use serde_json::{Value, json};
+
+pub const ARGO_ROOT: &str = "gitops/argocd-root.yaml";
+const ARGO_REPOS: &str = "gitops/argocd/00-repositories.yaml";
+const ARGO_APPS: &str = "gitops/argocd/10-applications.yaml";
+const FLUX_SOURCES: &str = "gitops/flux/00-sources.yaml";
+const FLUX_KUSTOMIZATIONS: &str = "gitops/flux/10-kustomizations.yaml";
+const FLUX_RELEASES: &str = "gitops/flux/operators/helmreleases.yaml";
+
+/// The in-cluster API server, Argo CD's destination for everything here.
+const IN_CLUSTER: &str = "https://kubernetes.default.svc";
+
+fn meta(name: &str, namespace: &str, wave: Option<i32>) -> Value {
+    let mut m = json!({
+        "name": name,
+        "namespace": namespace,
+        "labels": { MANAGED_BY.0: MANAGED_BY.1 },
+    });
+    if let Some(w) = wave {
+        m["annotations"] = json!({ "argocd.argoproj.io/sync-wave": w.to_string() });
+    }
+    m
+}
+
+/// Kueue's chart is published as OCI: `oci://registry/path/kueue` → (`registry/path`, `kueue`).
+fn split_oci(chart: &str) -> Option<(&str, &str)> {
+    chart.strip_prefix("oci://")?.rsplit_once('/')
+}
+
+/// The operators' Helm values as data (the same values files `infra/` installs with).
+fn values(profile: &Profile) -> Result<(Option<Value>, Option<Value>), Diagnostic> {
+    let parse = |text: String| -> Result<Value, Diagnostic> {
+        serde_saphyr::from_str(&text).map_err(|e| {
+            Diagnostic::error(
+                "RK900",
+                format!("internal error: values file does not parse: {e}"),
+            )
+        })
+    };
+    let kueue = match &profile.operators.kueue {
+        Some(k) => Some(parse(render::render_yaml_file(
+            "infra/kueue-values.yaml.j2",
+            &super::infra::kueue_values(k)?,
+        )?)?),
+        None => None,
+    };
+    let kuberay = match &profile.operators.kuberay {
+        Some(_) => Some(parse(render::render_yaml_file(
+            "infra/kuberay-values.yaml.j2",
+            &json!({}),
+        )?)?),
+        None => None,
+    };
+    Ok((kueue, kuberay))
+}
+
+/// Every GitOps object of the profile (empty without `gitops:`).
+pub fn gitops_objects(profile: &Profile) -> Result<Vec<Object>, Diagnostic> {
+    let Some(g) = &profile.gitops else {
+        return Ok(Vec::new());
+    };
+    let (kueue_values, kuberay_values) = values(profile)?;
+    let mut out = Vec::new();
+    if let Some(argo) = &g.argocd {
+        argocd(
+            profile,
+            g,
+            &argo.namespace,
+            &argo.project,
+            kueue_values.as_ref(),
+            kuberay_values.as_ref(),
+            &mut out,
+        );
+    }
+    if let Some(flux) = &g.flux {
+        flux_objects(
+            profile,
+            g,
+            &flux.namespace,
+            &flux.interval,
+            kueue_values.as_ref(),
+            kuberay_values.as_ref(),
+            &mut out,
+        );
+    }
+    Ok(out)
+}
+
+fn path_in_repo(g: &GitOps, sub: &str) -> String {
+    format!("{}/{sub}", g.path.as_str().trim_end_matches('/'))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn argocd(
+    p: &Profile,
+    g: &GitOps,
+    ns: &str,
+    project: &str,
+    kueue_values: Option<&Value>,
+    kuberay_values: Option<&Value>,
+    out: &mut Vec<Object>,
+) {
+    let name = p.name.as_str();
+    let app = |app_name: String,
+               wave: i32,
+               source: Value,
+               dest_ns: &str,
+               options: &[&str],
+               file: &str| {
+        Object::new(
+            "Application",
+            app_name.clone(),
+            Some(ns),
+            "gitops/argocd-application.yaml.j2",
+            file,
+            &json!({
+                "metadata": meta(&app_name, ns, Some(wave)),
+                "project": project,
+                "source": source,
+                "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
+                "syncOptions": options,
+            }),
+        )
+    };
+    let git = |sub: &str| json!({ "repoURL": g.repo_url, "targetRevision": g.revision, "path": path_in_repo(g, sub) });
+    out.push(app(
+        format!("{name}-root"),
+        0,
+        git("gitops/argocd"),
+        ns,
+        &[],
+        ARGO_ROOT,
+    ));
+    if let (Some(k), Some(v)) = (&p.operators.kuberay, kuberay_values) {
+        out.push(app(
+            format!("{name}-kuberay-operator"),
+            -2,
+            json!({
+                "repoURL": k.repo, "chart": k.chart, "targetRevision": k.version,
+                "helm": { "releaseName": k.release, "valuesObject": v },
+            }),
+            &k.namespace,
+            &["CreateNamespace=true", "ServerSideApply=true"],
+            ARGO_APPS,
+        ));
+    }
+    if let (Some(k), Some(v)) = (&p.operators.kueue, kueue_values) {
+        let (repo, chart) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
+        if k.chart.starts_with("oci://") {
+            // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
+            out.push(Object::new(
+                "Secret",
+                format!("{name}-kueue-chart-repository"),
+                Some(ns),
+                "gitops/argocd-repository.yaml.j2",
+                ARGO_REPOS,
+                &json!({
+                    "metadata": {
+                        "name": format!("{name}-kueue-chart-repository"),
+                        "namespace": ns,
+                        "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
+                    },
+                    "repoName": "kueue",
+                    "url": repo,
+                }),
+            ));
+        }
+        out.push(app(
+            format!("{name}-kueue"),
+            -1,
+            json!({
+                "repoURL": repo, "chart": chart, "targetRevision": k.version,
+                "helm": { "releaseName": k.release, "valuesObject": v },
+            }),
+            &k.namespace,
+            &["CreateNamespace=true", "ServerSideApply=true"],
+            ARGO_APPS,
+        ));
+    }
+    // The CRDs of these objects come from the charts above: skip their dry run until then.
+    let dir_options = ["SkipDryRunOnMissingResource=true", "ServerSideApply=true"];
+    out.push(app(
+        format!("{name}-platform"),
+        0,
+        git("platform"),
+        &p.namespace,
+        &dir_options,
+        ARGO_APPS,
+    ));
+    if !p.workloads.is_empty() {
+        out.push(app(
+            format!("{name}-workloads"),
+            1,
+            git("workloads"),
+            &p.namespace,
+            &dir_options,
+            ARGO_APPS,
+        ));
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn flux_objects(
+    p: &Profile,
+    g: &GitOps,
+    ns: &str,
+    interval: &str,
+    kueue_values: Option<&Value>,
+    kuberay_values: Option<&Value>,
+    out: &mut Vec<Object>,
+) {
+    let name = p.name.as_str();
+    let obj =
+        |kind: &'static str, obj_name: String, template: &'static str, file: &str, ctx: Value| {
+            Object::new(kind, obj_name, Some(ns), template, file, &ctx)
+        };
+    out.push(obj(
+        "GitRepository",
+        name.to_owned(),
+        "gitops/flux-gitrepository.yaml.j2",
+        FLUX_SOURCES,
+        json!({ "metadata": meta(name, ns, None), "interval": interval, "url": g.repo_url, "ref": g.revision }),
+    ));
+    if let (Some(k), Some(v)) = (&p.operators.kuberay, kuberay_values) {
+        out.push(obj(
+            "HelmRepository",
+            "kuberay".into(),
+            "gitops/flux-helmrepository.yaml.j2",
+            FLUX_SOURCES,
+            json!({ "metadata": meta("kuberay", ns, None), "interval": interval, "url": k.repo }),
+        ));
+        out.push(obj(
+            "HelmRelease",
+            k.release.to_string(),
+            "gitops/flux-helmrelease.yaml.j2",
+            FLUX_RELEASES,
+            json!({
+                "metadata": meta(&k.release, ns, None), "interval": interval,
+                "targetNamespace": k.namespace, "releaseName": k.release,
+                "chart": { "spec": { "chart": k.chart, "version": k.version,
+                    "sourceRef": { "kind": "HelmRepository", "name": "kuberay" } } },
+                "values": v,
+            }),
+        ));
+    }
+    if let (Some(k), Some(v)) = (&p.operators.kueue, kueue_values) {
+        out.push(obj(
+            "OCIRepository",
+            "kueue".into(),
+            "gitops/flux-ocirepository.yaml.j2",
+            FLUX_SOURCES,
+            json!({ "metadata": meta("kueue", ns, None), "interval": interval, "url": k.chart, "tag": k.version }),
+        ));
+        out.push(obj(
+            "HelmRelease",
+            k.release.to_string(),
+            "gitops/flux-helmrelease.yaml.j2",
+            FLUX_RELEASES,
+            json!({
+                "metadata": meta(&k.release, ns, None), "interval": interval,
+                "targetNamespace": k.namespace, "releaseName": k.release,
+                "chartRef": { "kind": "OCIRepository", "name": "kueue" },
+                "values": v,
+            }),
+        ));
+    }
+    let kustomization = |suffix: &str, sub: &str, depends: Option<String>| {
+        let obj_name = format!("{name}-{suffix}");
+        obj(
+            "Kustomization",
+            obj_name.clone(),
+            "gitops/flux-kustomization.yaml.j2",
+            FLUX_KUSTOMIZATIONS,
+            json!({
+                "metadata": meta(&obj_name, ns, None), "interval": interval,
+                "path": format!("./{}", path_in_repo(g, sub)), "source": name, "dependsOn": depends,
+            }),
+        )
+    };
+    let has_operators = p.operators.kueue.is_some() || p.operators.kuberay.is_some();
+    if has_operators {
+        out.push(kustomization("operators", "gitops/flux/operators", None));
+    }
+    out.push(kustomization(
+        "platform",
+        "platform",
+        has_operators.then(|| format!("{name}-operators")),
+    ));
+    if !p.workloads.is_empty() {
+        out.push(kustomization(
+            "workloads",
+            "workloads",
+            Some(format!("{name}-platform")),
+        ));
+    }
+}
