@@ -2,6 +2,13 @@
 //! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
 //! reports at the profile line it is about.
 
+mod admission;
+mod azure;
+mod cq_limits;
+mod input;
+pub mod kuberay;
+mod nodes;
+mod pods;
 mod queues;
 
 use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
@@ -74,11 +81,27 @@ impl Ctx<'_> {
 type Check = fn(&mut Ctx<'_>);
 
 /// Every rule group, in reporting order.
-const CHECKS: &[Check] = &[queues::check];
+const CHECKS: &[Check] = &[
+    queues::check,
+    cq_limits::check,
+    admission::check,
+    nodes::check,
+    kuberay::check,
+    azure::check,
+];
 
 /// All rules, for the README and tests.
 pub fn all_rules() -> Vec<RuleInfo> {
-    queues::RULES.to_vec()
+    [
+        input::RULES,
+        queues::RULES,
+        cq_limits::RULES,
+        admission::RULES,
+        nodes::RULES,
+        kuberay::RULES,
+        azure::RULES,
+    ]
+    .concat()
 }
 
 /// Run every rule over the profile.
