@@ -101,10 +101,7 @@ pub fn check(ctx: &mut Ctx<'_>) {
         let Some((c, cq)) = cluster_queue_of(p, w) else {
             continue;
         };
-        let sets: Vec<PodSet<'_>> = pod_sets(i, w)
-            .into_iter()
-            .filter(|s| s.count > 0)
-            .collect();
+        let sets: Vec<PodSet<'_>> = pod_sets(i, w).into_iter().filter(|s| s.count > 0).collect();
         let covers_pods = cq
             .resource_groups
             .iter()
@@ -160,14 +157,14 @@ fn group_fit(
     let Some(cq) = queues.cluster_queues.get(c) else {
         return;
     };
-    let covered: Vec<&str> = group.covered_resources.iter().map(|r| r.as_str()).collect();
+    let covered: Vec<&str> = group
+        .covered_resources
+        .iter()
+        .map(crate::profile::QualifiedName::as_str)
+        .collect();
     let touching: Vec<&PodSet<'_>> = sets
         .iter()
-        .filter(|s| {
-            covered
-                .iter()
-                .any(|r| !demand(s, r, covers_pods).is_zero())
-        })
+        .filter(|s| covered.iter().any(|r| !demand(s, r, covers_pods).is_zero()))
         .collect();
     if touching.is_empty() {
         return;
@@ -175,9 +172,9 @@ fn group_fit(
     let mut any_alone_failed = false;
     for s in &touching {
         let fits_some = group.flavors.iter().any(|f| {
-            covered.iter().all(|r| {
-                demand(s, r, covers_pods) <= capacity(queues, c, &f.name, r).total
-            })
+            covered
+                .iter()
+                .all(|r| demand(s, r, covers_pods) <= capacity(queues, c, &f.name, r).total)
         });
         if fits_some {
             continue;
@@ -232,9 +229,9 @@ fn group_fit(
     };
     let w = first.workload;
     for r in &covered {
-        let total = touching
-            .iter()
-            .fold(Quantity::zero(), |acc, s| acc.plus(demand(s, r, covers_pods)));
+        let total = touching.iter().fold(Quantity::zero(), |acc, s| {
+            acc.plus(demand(s, r, covers_pods))
+        });
         let caps: Vec<(String, Capacity)> = group
             .flavors
             .iter()
@@ -252,9 +249,11 @@ fn group_fit(
             .map(|s| {
                 let name = match s.role {
                     super::pods::Role::Head => "head".to_string(),
-                    super::pods::Role::Worker(j) => {
-                        w.workers.get(j).map_or("?", |g| g.name.as_str()).to_string()
-                    }
+                    super::pods::Role::Worker(j) => w
+                        .workers
+                        .get(j)
+                        .map_or("?", |g| g.name.as_str())
+                        .to_string(),
                     super::pods::Role::Submitter => "submitter".to_string(),
                 };
                 if *r == "pods" {

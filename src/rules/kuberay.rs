@@ -316,7 +316,10 @@ fn names(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                 w.kind.as_str(),
                 w.name
             ),
-            Some(format!("shorten it by {} characters", len - limit)),
+            Some(format!(
+                "shorten it to {limit} characters or fewer ({} too many)",
+                len - limit
+            )),
         );
     }
 }
@@ -344,7 +347,11 @@ fn versions(ctx: &mut Ctx<'_>, i: usize, w: &Workload) {
         (None, None) => {
             // The default image with `ray.version` is fine; anything else needs a version.
             let given_default = w.image.is_none()
-                && ctx.profile.ray.as_ref().is_some_and(|r| r.version.is_some());
+                && ctx
+                    .profile
+                    .ray
+                    .as_ref()
+                    .is_some_and(|r| r.version.is_some());
             if given_default {
                 return;
             }
@@ -368,8 +375,11 @@ fn versions(ctx: &mut Ctx<'_>, i: usize, w: &Workload) {
 fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     for (j, g) in w.workers.iter().enumerate() {
         let gp = format!("{base}/workers/{j}");
-        let (min, max) = (g.min(), g.max());
-        if min > max {
+        // Unset bounds default to `replicas`, so only bounds the profile gives can be broken.
+        let (min, max) = (g.min_replicas, g.max_replicas);
+        if let (Some(min), Some(max)) = (min, max)
+            && min > max
+        {
             ctx.report(
                 &REPLICAS_RANGE,
                 &format!("{gp}/minReplicas"),
@@ -379,7 +389,7 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                 ),
                 Some("make minReplicas ≤ maxReplicas".into()),
             );
-        } else if g.replicas < min {
+        } else if let Some(min) = min.filter(|m| g.replicas < *m) {
             ctx.report(
                 &REPLICAS_RANGE,
                 &format!("{gp}/replicas"),
@@ -387,9 +397,11 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                     "worker group `{}` has replicas {} < minReplicas {min}",
                     g.name, g.replicas
                 ),
-                Some(format!("set replicas between {min} and {max}")),
+                Some(format!(
+                    "set replicas to at least {min}, or lower minReplicas"
+                )),
             );
-        } else if g.replicas > max {
+        } else if let Some(max) = max.filter(|m| g.replicas > *m) {
             ctx.report(
                 &REPLICAS_RANGE,
                 &format!("{gp}/replicas"),
@@ -397,7 +409,9 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                     "worker group `{}` has replicas {} > maxReplicas {max}",
                     g.name, g.replicas
                 ),
-                Some(format!("set replicas between {min} and {max}")),
+                Some(format!(
+                    "set replicas to at most {max}, or raise maxReplicas"
+                )),
             );
         }
     }
@@ -407,15 +421,18 @@ fn submitter(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     if w.submitter.is_none() {
         return;
     }
-    let why = if w.kind != WorkloadKind::RayJob {
-        format!("a {} has no submitter pod; only RayJobs do", w.kind.as_str())
-    } else {
+    let why = if w.kind == WorkloadKind::RayJob {
         match submission_mode(w) {
             SubmissionMode::K8sJobMode => return,
             SubmissionMode::SidecarMode => "in SidecarMode KubeRay forbids submitterPodTemplate (the submitter is a container of the head pod) and marks the RayJob ValidationFailed".into(),
             SubmissionMode::HTTPMode => "in HTTPMode KubeRay submits over HTTP and creates no submitter pod, so these resources would be ignored".into(),
             SubmissionMode::InteractiveMode => "in InteractiveMode the user submits and KubeRay creates no submitter pod, so these resources would be ignored".into(),
         }
+    } else {
+        format!(
+            "a {} has no submitter pod; only RayJobs do",
+            w.kind.as_str()
+        )
     };
     ctx.report(
         &SUBMITTER_WITHOUT_POD,
@@ -448,11 +465,31 @@ mod tests {
         let cases = [
             ("rayproject/ray:2.52.0", Some(false), Some("2.52.0")),
             ("rayproject/ray:2.58.0-py312", Some(false), Some("2.58.0")),
-            ("rayproject/ray:2.57.0-py310-cpu", Some(false), Some("2.57.0")),
-            ("rayproject/ray:2.57.0-py310-cu128", Some(true), Some("2.57.0")),
-            ("docker.io/rayproject/ray:2.57.0", Some(false), Some("2.57.0")),
-            ("rayproject/ray-llm:2.56.0-py312-cu130", Some(true), Some("2.56.0")),
-            ("rayproject/ray-ml:2.49.2.deprecated-py311-gpu", Some(true), Some("2.49.2")),
+            (
+                "rayproject/ray:2.57.0-py310-cpu",
+                Some(false),
+                Some("2.57.0"),
+            ),
+            (
+                "rayproject/ray:2.57.0-py310-cu128",
+                Some(true),
+                Some("2.57.0"),
+            ),
+            (
+                "docker.io/rayproject/ray:2.57.0",
+                Some(false),
+                Some("2.57.0"),
+            ),
+            (
+                "rayproject/ray-llm:2.56.0-py312-cu130",
+                Some(true),
+                Some("2.56.0"),
+            ),
+            (
+                "rayproject/ray-ml:2.49.2.deprecated-py311-gpu",
+                Some(true),
+                Some("2.49.2"),
+            ),
             ("example.com/team/trainer:1.4.0", None, None),
             ("localhost:5000/ray:2.50.1-cpu", Some(false), Some("2.50.1")),
         ];
@@ -467,9 +504,17 @@ mod tests {
     fn pinned_means_a_fixed_tag_or_a_digest() {
         assert!(parse_image("rayproject/ray").unpinned().is_some());
         assert!(parse_image("rayproject/ray:latest").unpinned().is_some());
-        assert!(parse_image("rayproject/ray:nightly-gpu").unpinned().is_some());
+        assert!(
+            parse_image("rayproject/ray:nightly-gpu")
+                .unpinned()
+                .is_some()
+        );
         assert!(parse_image("localhost:5000/ray").unpinned().is_some());
-        assert!(parse_image("rayproject/ray@sha256:abc").unpinned().is_none());
+        assert!(
+            parse_image("rayproject/ray@sha256:abc")
+                .unpinned()
+                .is_none()
+        );
         assert!(
             parse_image("rayproject/ray:latest@sha256:abc")
                 .unpinned()

@@ -219,10 +219,7 @@ fn taint_text(t: &Taint) -> String {
 }
 
 /// A pod's tolerations, with ExtendedResourceToleration's for what it requests.
-fn effective_tolerations(
-    s: &PodSet<'_>,
-    flavors: &[&Flavor],
-) -> (Vec<Toleration>, Vec<String>) {
+fn effective_tolerations(s: &PodSet<'_>, flavors: &[&Flavor]) -> (Vec<Toleration>, Vec<String>) {
     let mut out: Vec<Toleration> = s.tolerations.to_vec();
     for f in flavors {
         out.extend(f.tolerations.iter().cloned());
@@ -433,8 +430,10 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
             continue; // RK142
         }
         let backing = backing_pools(pools, f);
-        if backing.iter().any(|pool| pool.size.is_none()) {
-            continue; // RK201: capacity unknown
+        if backing.is_empty() || backing.iter().any(|pool| pool.size.is_none()) {
+            // No pool it can use: taints are RK143's finding, from the pods' side. A pool of
+            // unknown size: capacity unknown (RK201).
+            continue;
         }
         // (resource) → (total nominal, per-queue parts, pointer of the first quota)
         let mut totals: BTreeMap<String, (Quantity, Vec<String>, String)> = BTreeMap::new();
@@ -483,11 +482,7 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
             if !known || total <= cap {
                 continue;
             }
-            let pools_text = if from.is_empty() {
-                "no node pool both carries its labels and is tolerated by it".to_string()
-            } else {
-                format!("the node pools it can use have {}", from.join(" + "))
-            };
+            let pools_text = format!("the node pools it can use have {}", from.join(" + "));
             ctx.report(
                 &QUOTA_BEYOND_POOLS,
                 &pointer,
@@ -517,9 +512,10 @@ fn flavor_choices<'p>(
     let mut choices: Vec<Vec<&Flavor>> = vec![Vec::new()];
     let Some(cq) = cq else { return choices };
     for group in &cq.resource_groups {
-        let touches = group.covered_resources.iter().any(|r| {
-            r.as_str() == "pods" || !s.request(r).is_zero()
-        });
+        let touches = group
+            .covered_resources
+            .iter()
+            .any(|r| r.as_str() == "pods" || !s.request(r).is_zero());
         if !touches {
             continue;
         }
@@ -656,11 +652,25 @@ fn place(
                     Some("add a GPU node pool (e.g. vmSize Standard_NC24ads_A100_v4), or remove the GPU request".into()),
                 );
             } else {
-                let sel: Vec<String> = best
+                // Name the labels no pool carries at all; else the set no one pool carries.
+                let lonely: Vec<String> = best
                     .selector
                     .iter()
+                    .filter(|(k, v)| !pools.iter().any(|pool| pool.carries(k, v)))
                     .map(|(k, v)| format!("{k}={v}"))
                     .collect();
+                let what = if lonely.is_empty() {
+                    format!(
+                        "no single node pool carries all of {}",
+                        best.selector
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                } else {
+                    format!("no node pool carries {}", lonely.join(", "))
+                };
                 let pointer = if s.node_selector.is_empty() {
                     s.pointer.clone()
                 } else {
@@ -670,9 +680,8 @@ fn place(
                     &NO_POOL_MATCHES,
                     &pointer,
                     format!(
-                        "{} selects nodes with {}{via}, which no node pool carries: its pods stay Pending",
+                        "{} cannot be placed{via}: {what}; its pods stay Pending",
                         s.describe(),
-                        sel.join(", ")
                     ),
                     Some("fix the nodeSelector, or add the labels to the `labels` of the node pool these pods belong on".into()),
                 );
@@ -699,13 +708,18 @@ fn place(
                 })
                 .collect();
             let first = best.blocked.first().and_then(|(_, t)| t.first());
-            let ert = if best.extended.is_empty() {
-                String::new()
-            } else {
+            let ert_relevant = best.blocked.iter().any(|(_, taints)| {
+                taints
+                    .iter()
+                    .any(|t| best.extended.iter().any(|r| r == t.key.as_str()))
+            });
+            let ert = if ert_relevant {
                 format!(
                     "; AKS's ExtendedResourceToleration adds only `{{key: <resource>, operator: Exists, effect: NoSchedule}}` for {}",
                     best.extended.join(", ")
                 )
+            } else {
+                String::new()
             };
             let hint = first.map_or_else(String::new, |t| {
                 let value = t
@@ -720,9 +734,24 @@ fn place(
                     if best.flavors.is_empty() {
                         String::new()
                     } else {
-                        format!(
-                            ", or to the tolerations of flavor `{}` (Kueue adds them to the pods it admits)",
+                        // The flavor that selects the nodes is the natural home of the toleration.
+                        let selecting: Vec<&str> = best
+                            .flavors
+                            .iter()
+                            .filter(|f| {
+                                p.flavors
+                                    .iter()
+                                    .any(|pf| pf.name.as_str() == f.as_str() && !pf.node_labels.is_empty())
+                            })
+                            .map(String::as_str)
+                            .collect();
+                        let named = if selecting.is_empty() {
                             best.flavors.join("`/`")
+                        } else {
+                            selecting.join("`/`")
+                        };
+                        format!(
+                            ", or to the tolerations of flavor `{named}` (Kueue adds them to the pods it admits)"
                         )
                     }
                 )
@@ -750,15 +779,12 @@ fn place(
                 .filter_map(|i| {
                     let pool = pool_by(*i)?;
                     if pool.np.max_nodes() == 0 {
-                        return Some(format!(
-                            "pool {} has at most 0 nodes",
-                            pool.describe()
-                        ));
+                        return Some(format!("pool {} has at most 0 nodes", pool.describe()));
                     }
-                    let (r, q, a) = too_big(pool, s)?;
+                    let (resource, request, alloc) = too_big(pool, s)?;
                     Some(format!(
-                        "`{r}` {q} > {} allocatable on a node of pool {}",
-                        a.human(),
+                        "`{resource}` {request} > {} allocatable on a node of pool {}",
+                        alloc.human(),
                         pool.describe()
                     ))
                 })

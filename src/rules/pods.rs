@@ -45,7 +45,10 @@ impl PodSet<'_> {
             Role::Head => "head".to_string(),
             Role::Worker(j) => format!(
                 "worker group `{}`",
-                self.workload.workers.get(j).map_or("?", |g| g.name.as_str())
+                self.workload
+                    .workers
+                    .get(j)
+                    .map_or("?", |g| g.name.as_str())
             ),
             Role::Submitter => "submitter pod".to_string(),
         };
@@ -143,20 +146,19 @@ pub fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
         });
     }
     if w.kind == WorkloadKind::RayJob && mode == SubmissionMode::K8sJobMode {
-        let (requests, resources_pointer) = match &w.submitter {
-            Some(s) => (
+        let (requests, resources_pointer) = if let Some(s) = &w.submitter {
+            (
                 s.resources
                     .iter()
                     .map(|(k, v)| (k.to_string(), *v))
                     .collect(),
                 format!("{base}/submitter/resources"),
-            ),
-            None => {
-                let mut m = BTreeMap::new();
-                add(&mut m, "cpu", q(SUBMITTER_CPU));
-                add(&mut m, "memory", q(SUBMITTER_MEMORY));
-                (m, format!("{base}/name"))
-            }
+            )
+        } else {
+            let mut m = BTreeMap::new();
+            add(&mut m, "cpu", q(SUBMITTER_CPU));
+            add(&mut m, "memory", q(SUBMITTER_MEMORY));
+            (m, format!("{base}/name"))
         };
         out.push(PodSet {
             workload: w,

@@ -1,6 +1,6 @@
 //! The bad-input corpus: every `tests/fixtures/bad/<case>/profile.yaml` is refused with exit 1,
 //! nothing on stdout, and located diagnostics, snapshotted in `golden/diagnostics/`. A case's
-//! `expect` file names the codes its diagnostics must include.
+//! `expect` file names the codes its diagnostics must include; an `args` file adds flags.
 
 use crate::common::{raykueue, stderr};
 
@@ -13,7 +13,12 @@ fn every_bad_input_is_refused_with_a_located_diagnostic() {
             .to_string_lossy()
             .replace('\\', "/");
         let started = std::time::Instant::now();
-        let out = raykueue(&["check", "--profile", &rel]);
+        // An `args` file adds flags, e.g. `--deny-warnings` for a case whose rule warns.
+        let extra = std::fs::read_to_string(std::path::Path::new(path).with_file_name("args"))
+            .unwrap_or_default();
+        let mut args = vec!["check", "--profile", &rel];
+        args.extend(extra.split_whitespace());
+        let out = raykueue(&args);
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{rel}: {err}");
         assert!(out.stdout.is_empty(), "{rel}");

@@ -9,4 +9,5 @@ mod cli;
 mod common;
 mod determinism;
 mod golden;
+mod rules;
 mod tree;
