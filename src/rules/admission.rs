@@ -20,7 +20,8 @@
 use super::pods::{PodSet, cluster_queue_of, pod_sets};
 use super::{Ctx, RuleInfo};
 use crate::diagnostic::Severity::Error;
-use crate::profile::{ClusterQueue, Quantity, Queues, ResourceGroup};
+use crate::profile::{Quantity, Queues, ResourceGroup, ResourceQuota};
+use std::collections::HashMap;
 
 pub const OVER_QUOTA: RuleInfo = RuleInfo {
     code: "RK140",
@@ -41,62 +42,130 @@ pub struct Capacity {
     pub explain: String,
 }
 
-/// Nominal quota of `cq` for (`flavor`, `resource`), with its limits.
-fn quota<'c>(
-    cq: &'c ClusterQueue,
-    flavor: &str,
-    resource: &str,
-) -> Option<&'c crate::profile::ResourceQuota> {
-    cq.resource_groups
-        .iter()
-        .flat_map(|g| &g.flavors)
-        .filter(|f| f.name.as_str() == flavor)
-        .flat_map(|f| &f.resources)
-        .find(|r| r.name.as_str() == resource)
+/// The quotas of all ClusterQueues, indexed once so that each lookup is cheap whatever the
+/// size of the profile.
+pub struct Quotas<'q> {
+    queues: &'q Queues,
+    own: HashMap<(usize, &'q str, &'q str), &'q ResourceQuota>,
+    /// Per (cohort, flavor, resource): what all its queues together can lend.
+    lendable: HashMap<(&'q str, &'q str, &'q str), Quantity>,
 }
 
-/// See the module comment for the model.
-pub fn capacity(queues: &Queues, cq_index: usize, flavor: &str, resource: &str) -> Capacity {
-    let Some(cq) = queues.cluster_queues.get(cq_index) else {
-        return Capacity {
-            total: Quantity::zero(),
-            explain: String::new(),
+fn lendable(r: &ResourceQuota) -> Quantity {
+    r.lending_limit.unwrap_or(r.nominal_quota)
+}
+
+impl<'q> Quotas<'q> {
+    pub fn new(queues: &'q Queues) -> Self {
+        let mut own = HashMap::new();
+        let mut lend: HashMap<(&str, &str, &str), Quantity> = HashMap::new();
+        for (c, cq) in queues.cluster_queues.iter().enumerate() {
+            for f in cq.resource_groups.iter().flat_map(|g| &g.flavors) {
+                for r in &f.resources {
+                    // The first entry wins, as in a lookup by scan (duplicates are RK107/RK109).
+                    if own.contains_key(&(c, f.name.as_str(), r.name.as_str())) {
+                        continue;
+                    }
+                    own.insert((c, f.name.as_str(), r.name.as_str()), r);
+                    if let Some(cohort) = &cq.cohort_name {
+                        let e = lend
+                            .entry((cohort.as_str(), f.name.as_str(), r.name.as_str()))
+                            .or_insert_with(Quantity::zero);
+                        *e = e.plus(lendable(r));
+                    }
+                }
+            }
+        }
+        Self {
+            queues,
+            own,
+            lendable: lend,
+        }
+    }
+
+    /// What ClusterQueue `c` can ever use of (`flavor`, `resource`); see the module comment.
+    pub fn total(&self, c: usize, flavor: &str, resource: &str) -> Quantity {
+        self.parts(c, flavor, resource).0
+    }
+
+    /// (total, nominal, borrow, borrowing limit, what the others lend, cohort).
+    #[allow(clippy::type_complexity)]
+    fn parts(
+        &self,
+        c: usize,
+        flavor: &str,
+        resource: &str,
+    ) -> (
+        Quantity,
+        Quantity,
+        Quantity,
+        Option<Quantity>,
+        Quantity,
+        Option<&'q str>,
+    ) {
+        let own = self.own.get(&(c, flavor, resource)).copied();
+        let nominal = own.map_or_else(Quantity::zero, |r| r.nominal_quota);
+        let cohort = self
+            .queues
+            .cluster_queues
+            .get(c)
+            .and_then(|cq| cq.cohort_name.as_ref());
+        let Some(cohort) = cohort else {
+            return (
+                nominal,
+                nominal,
+                Quantity::zero(),
+                None,
+                Quantity::zero(),
+                None,
+            );
         };
-    };
-    let own = quota(cq, flavor, resource);
-    let nominal = own.map_or_else(Quantity::zero, |r| r.nominal_quota);
-    let Some(cohort) = &cq.cohort_name else {
-        return Capacity {
-            total: nominal,
-            explain: format!("nominalQuota {nominal}; no cohort to borrow from"),
+        let all = self
+            .lendable
+            .get(&(cohort.as_str(), flavor, resource))
+            .copied()
+            .unwrap_or_else(Quantity::zero);
+        // What the others lend: the cohort's total less this queue's own share.
+        let others =
+            Quantity::from_nanos((all.nanos() - own.map_or(0, |r| lendable(r).nanos())).max(0));
+        let limit = own.and_then(|r| r.borrowing_limit);
+        let borrow = limit.map_or(others, |b| b.min(others));
+        (
+            nominal.plus(borrow),
+            nominal,
+            borrow,
+            limit,
+            others,
+            Some(cohort.as_str()),
+        )
+    }
+
+    /// The total with the words that explain it, for messages.
+    pub fn capacity(&self, c: usize, flavor: &str, resource: &str) -> Capacity {
+        let (total, nominal, borrow, limit, others, cohort) = self.parts(c, flavor, resource);
+        let Some(cohort) = cohort else {
+            return Capacity {
+                total,
+                explain: format!("nominalQuota {nominal}; no cohort to borrow from"),
+            };
         };
-    };
-    let lendable = queues
-        .cluster_queues
-        .iter()
-        .enumerate()
-        .filter(|(j, c)| *j != cq_index && c.cohort_name.as_ref() == Some(cohort))
-        .filter_map(|(_, c)| quota(c, flavor, resource))
-        .fold(Quantity::zero(), |acc, r| {
-            acc.plus(r.lending_limit.unwrap_or(r.nominal_quota))
-        });
-    let limit = own.and_then(|r| r.borrowing_limit);
-    let borrow = limit.map_or(lendable, |b| b.min(lendable));
-    let limit_text = limit.map_or_else(
-        || "no borrowingLimit".to_string(),
-        |b| format!("borrowingLimit {b}"),
-    );
-    Capacity {
-        total: nominal.plus(borrow),
-        explain: format!(
-            "nominalQuota {nominal} + borrowing {borrow}: {limit_text}, the other queues of cohort `{cohort}` lend at most {lendable}"
-        ),
+        let limit_text = limit.map_or_else(
+            || "no borrowingLimit".to_string(),
+            |b| format!("borrowingLimit {b}"),
+        );
+        Capacity {
+            total,
+            explain: format!(
+                "nominalQuota {nominal} + borrowing {borrow}: {limit_text}, the other queues of cohort `{cohort}` lend at most {others}"
+            ),
+        }
     }
 }
 
 pub fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(queues) = &p.queues else { return };
+    let quotas = Quotas::new(queues);
     for (i, w) in p.workloads.iter().enumerate() {
         let Some((c, cq)) = cluster_queue_of(p, w) else {
             continue;
@@ -133,7 +202,7 @@ pub fn check(ctx: &mut Ctx<'_>) {
             }
         }
         for group in &cq.resource_groups {
-            group_fit(ctx, queues, c, group, &sets, covers_pods);
+            group_fit(ctx, &quotas, c, group, &sets, covers_pods);
         }
     }
 }
@@ -148,13 +217,13 @@ fn demand(s: &PodSet<'_>, resource: &str, covers_pods: bool) -> Quantity {
 
 fn group_fit(
     ctx: &mut Ctx<'_>,
-    queues: &Queues,
+    quotas: &Quotas<'_>,
     c: usize,
     group: &ResourceGroup,
     sets: &[PodSet<'_>],
     covers_pods: bool,
 ) {
-    let Some(cq) = queues.cluster_queues.get(c) else {
+    let Some(cq) = quotas.queues.cluster_queues.get(c) else {
         return;
     };
     let covered: Vec<&str> = group
@@ -171,10 +240,16 @@ fn group_fit(
     }
     let mut any_alone_failed = false;
     for s in &touching {
+        // Only what the pod set asks for can fail: a zero demand always fits.
+        let wanted: Vec<(&str, Quantity)> = covered
+            .iter()
+            .map(|r| (*r, demand(s, r, covers_pods)))
+            .filter(|(_, d)| !d.is_zero())
+            .collect();
         let fits_some = group.flavors.iter().any(|f| {
-            covered
+            wanted
                 .iter()
-                .all(|r| demand(s, r, covers_pods) <= capacity(queues, c, &f.name, r).total)
+                .all(|(r, d)| *d <= quotas.total(c, &f.name, r))
         });
         if fits_some {
             continue;
@@ -187,7 +262,7 @@ fn group_fit(
         };
         let Some((r, need, cap)) = covered.iter().find_map(|r| {
             let need = demand(s, r, covers_pods);
-            let cap = capacity(queues, c, &f.name, r);
+            let cap = quotas.capacity(c, &f.name, r);
             (need > cap.total).then_some((*r, need, cap))
         }) else {
             continue;
@@ -232,17 +307,20 @@ fn group_fit(
         let total = touching.iter().fold(Quantity::zero(), |acc, s| {
             acc.plus(demand(s, r, covers_pods))
         });
-        let caps: Vec<(String, Capacity)> = group
-            .flavors
-            .iter()
-            .map(|f| (f.name.to_string(), capacity(queues, c, &f.name, r)))
-            .collect();
-        let cap_total = caps
-            .iter()
-            .fold(Quantity::zero(), |acc, (_, cap)| acc.plus(cap.total));
+        if total.is_zero() {
+            continue;
+        }
+        let cap_total = group.flavors.iter().fold(Quantity::zero(), |acc, f| {
+            acc.plus(quotas.total(c, &f.name, r))
+        });
         if total <= cap_total {
             continue;
         }
+        let caps: Vec<(String, Capacity)> = group
+            .flavors
+            .iter()
+            .map(|f| (f.name.to_string(), quotas.capacity(c, &f.name, r)))
+            .collect();
         let breakdown: Vec<String> = touching
             .iter()
             .filter(|s| !demand(s, r, covers_pods).is_zero())

@@ -29,7 +29,7 @@ use crate::profile::{
     Azure, Flavor, NodePool, PoolMode, Profile, Quantity, Taint, TaintEffect, Toleration,
     TolerationOperator,
 };
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub const FLAVOR_LABELS_UNMATCHED: RuleInfo = RuleInfo {
     code: "RK142",
@@ -315,10 +315,22 @@ pub fn check(ctx: &mut Ctx<'_>) {
     }
     flavor_labels(ctx, &pools);
     quota_vs_pools(ctx, p, &pools);
+    // Flavors whose labels no pool carries (RK142), once.
+    let unmatched: BTreeSet<&str> = p
+        .flavors
+        .iter()
+        .filter(|f| {
+            !f.node_labels.is_empty()
+                && !pools.iter().any(|pool| {
+                    pool.carries_all(f.node_labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                })
+        })
+        .map(|f| f.name.as_str())
+        .collect();
     for (i, w) in p.workloads.iter().enumerate() {
         let cq = cluster_queue_of(p, w);
         for s in pod_sets(i, w) {
-            place(ctx, p, &pools, cq.map(|(_, c)| c), &s);
+            place(ctx, p, &pools, &unmatched, cq.map(|(_, c)| c), &s);
         }
     }
 }
@@ -419,8 +431,38 @@ fn backing_pools<'a, 'p>(pools: &'a [Pool<'p>], f: &Flavor) -> Vec<&'a Pool<'p>>
 
 /// RK202: per flavor and resource, the nominal quota of all ClusterQueues together against
 /// what the backing pools hold at their maximum size.
+/// Total nominal quota of one flavor and resource, the queues' shares, the first quota's pointer.
+type QuotaSum = (Quantity, Vec<String>, String);
+
 fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
     let Some(queues) = &p.queues else { return };
+    // One pass over every quota: (flavor, resource) → (total nominal, per-queue parts,
+    // pointer of the first quota).
+    let mut by_flavor: BTreeMap<&str, BTreeMap<String, QuotaSum>> = BTreeMap::new();
+    for (c, cq) in queues.cluster_queues.iter().enumerate() {
+        for (g, group) in cq.resource_groups.iter().enumerate() {
+            for (k, fq) in group.flavors.iter().enumerate() {
+                let totals = by_flavor.entry(fq.name.as_str()).or_default();
+                for (m, rq) in fq.resources.iter().enumerate() {
+                    let e = totals.entry(rq.name.to_string()).or_insert_with(|| {
+                        (
+                            Quantity::zero(),
+                            Vec::new(),
+                            format!(
+                                "/queues/clusterQueues/{c}/resourceGroups/{g}/flavors/{k}/resources/{m}/nominalQuota"
+                            ),
+                        )
+                    });
+                    e.0 = e.0.plus(rq.nominal_quota);
+                    if e.1.len() < 8 {
+                        e.1.push(format!("{} {}", cq.name, rq.nominal_quota));
+                    } else if e.1.len() == 8 {
+                        e.1.push("...".into());
+                    }
+                }
+            }
+        }
+    }
     for f in &p.flavors {
         if !f.node_labels.is_empty()
             && !pools.iter().any(|pool| {
@@ -435,30 +477,9 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
             // unknown size: capacity unknown (RK201).
             continue;
         }
-        // (resource) → (total nominal, per-queue parts, pointer of the first quota)
-        let mut totals: BTreeMap<String, (Quantity, Vec<String>, String)> = BTreeMap::new();
-        for (c, cq) in queues.cluster_queues.iter().enumerate() {
-            for (g, group) in cq.resource_groups.iter().enumerate() {
-                for (k, fq) in group.flavors.iter().enumerate() {
-                    if fq.name != f.name {
-                        continue;
-                    }
-                    for (m, rq) in fq.resources.iter().enumerate() {
-                        let e = totals.entry(rq.name.to_string()).or_insert_with(|| {
-                            (
-                                Quantity::zero(),
-                                Vec::new(),
-                                format!(
-                                    "/queues/clusterQueues/{c}/resourceGroups/{g}/flavors/{k}/resources/{m}/nominalQuota"
-                                ),
-                            )
-                        });
-                        e.0 = e.0.plus(rq.nominal_quota);
-                        e.1.push(format!("{} {}", cq.name, rq.nominal_quota));
-                    }
-                }
-            }
-        }
+        let Some(totals) = by_flavor.remove(f.name.as_str()) else {
+            continue;
+        };
         for (r, (total, parts, pointer)) in totals {
             let mut cap = Quantity::zero();
             let mut known = true;
@@ -502,8 +523,11 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
     }
 }
 
-/// Every choice of one flavor per resource group the pod set touches (at most 64 choices; the
-/// profile's queues have one flavor per group in practice).
+/// Every choice of one flavor per resource group the pod set touches, in Kueue's order (at
+/// most 16 choices, so that a hostile profile stays fast; queues have one or two flavors per
+/// group in practice, and a choice past the 16th is not tried).
+const MAX_CHOICES: usize = 16;
+
 fn flavor_choices<'p>(
     p: &'p Profile,
     cq: Option<&'p crate::profile::ClusterQueue>,
@@ -530,7 +554,7 @@ fn flavor_choices<'p>(
         let mut next = Vec::new();
         for c in &choices {
             for f in &options {
-                if next.len() >= 64 {
+                if next.len() >= MAX_CHOICES {
                     break;
                 }
                 let mut c2 = c.clone();
@@ -543,15 +567,16 @@ fn flavor_choices<'p>(
     choices
 }
 
-fn evaluate(pools: &[Pool<'_>], s: &PodSet<'_>, flavors: &[&Flavor]) -> Option<Placement> {
+fn evaluate(
+    pools: &[Pool<'_>],
+    unmatched: &BTreeSet<&str>,
+    s: &PodSet<'_>,
+    flavors: &[&Flavor],
+) -> Option<Placement> {
     let mut selector = s.node_selector.clone();
     for f in flavors {
         // A flavor whose labels no pool carries is RK142's finding, not this pod's.
-        if !f.node_labels.is_empty()
-            && !pools.iter().any(|pool| {
-                pool.carries_all(f.node_labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            })
-        {
+        if unmatched.contains(f.name.as_str()) {
             return None;
         }
         for (k, v) in &f.node_labels {
@@ -604,6 +629,7 @@ fn place(
     ctx: &mut Ctx<'_>,
     p: &Profile,
     pools: &[Pool<'_>],
+    unmatched: &BTreeSet<&str>,
     cq: Option<&crate::profile::ClusterQueue>,
     s: &PodSet<'_>,
 ) {
@@ -612,7 +638,7 @@ fn place(
     }
     let outcomes: Vec<Placement> = flavor_choices(p, cq, s)
         .iter()
-        .filter_map(|choice| evaluate(pools, s, choice))
+        .filter_map(|choice| evaluate(pools, unmatched, s, choice))
         .collect();
     let Some(best) = outcomes.iter().max_by_key(|o| {
         let cap = capacity(pools, s, &o.fitting).map_or(u64::MAX, |(n, _)| n);
