@@ -145,6 +145,8 @@ pub fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
             pointer: format!("{base}/workers/{j}"),
         });
     }
+    // The submitter pod has no node selector or tolerations of its own (KubeRay's default
+    // submitter template); Kueue's flavor labels and tolerations still apply to it.
     if w.kind == WorkloadKind::RayJob && mode == SubmissionMode::K8sJobMode {
         let (requests, resources_pointer) = if let Some(s) = &w.submitter {
             (
