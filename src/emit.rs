@@ -165,7 +165,9 @@ fn stage_and_commit(
     let mut changed = Vec::new();
     for (name, content) in &files {
         let target = dir.join(name);
-        if fs::read(&target).is_ok_and(|old| old == content.as_bytes()) {
+        if fs::read(&target).is_ok_and(|old| old == content.as_bytes())
+            && (!is_script(name) || is_executable(&target))
+        {
             summary.unchanged += 1;
             continue;
         }
@@ -175,6 +177,9 @@ fn stage_and_commit(
             fs::create_dir_all(p)?;
         }
         fs::write(&staged, content)?;
+        if is_script(name) {
+            make_executable(&staged)?;
+        }
         changed.push(name.clone());
     }
     let orphans: Vec<String> = previously_owned(dir)
@@ -226,6 +231,36 @@ fn stage_and_commit(
         remove_empty_parents(dir, &dir.join(name));
     }
     Ok(summary)
+}
+
+/// The generated scripts (`infra/*.sh`) are written executable; `--check` compares content only.
+fn is_script(name: &str) -> bool {
+    name.starts_with("infra/")
+        && Path::new(name)
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("sh"))
+}
+
+#[cfg(unix)]
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    fs::metadata(path).is_ok_and(|m| m.permissions().mode() & 0o111 == 0o111)
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(0o755))
+}
+
+#[cfg(not(unix))]
+fn is_executable(_: &Path) -> bool {
+    true
+}
+
+#[cfg(not(unix))]
+fn make_executable(_: &Path) -> io::Result<()> {
+    Ok(())
 }
 
 fn move_aside(target: &Path, to: &Path) -> io::Result<Option<PathBuf>> {

@@ -170,7 +170,26 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     match std::str::from_utf8(bytes) {
-        Ok(text) => Ok(Source::new(name, text)),
+        Ok(text) => {
+            let src = Source::new(name, text);
+            // YAML allows no C0 control characters but tab, LF and CR; the parser reports them
+            // without a useful position, so find them here.
+            if let Some(i) =
+                text.find(|c: char| (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{7f}')
+            {
+                let c = text[i..].chars().next().unwrap_or_default();
+                let mut pos = src.pos_at(i);
+                pos.len = c.len_utf8();
+                return Err(Diagnostic::error(
+                    "RK001",
+                    format!("control character U+{:04X} is not allowed in YAML", c as u32),
+                )
+                .at(&src, pos)
+                .label("here")
+                .hint("remove it; write it as an escape (\"\\x00\") inside a double-quoted string if it is really meant"));
+            }
+            Ok(src)
+        }
         Err(e) => {
             let good = &bytes[..e.valid_up_to()];
             // Valid by construction: `valid_up_to` ends on a character boundary.
@@ -261,27 +280,44 @@ fn yaml_error(source: &Source, pos: Pos, e: &serde_saphyr::Error) -> Diagnostic 
     } else {
         ("RK001", "fix the YAML syntax at this place")
     };
-    let msg = msg
-        .replace(", set DuplicateKeyPolicy in Options if acceptable", "")
-        .replace("budget breached: ", "limit exceeded: ");
+    let msg = if msg.contains("Depth {") || msg.contains("recursion limit") {
+        "the profile is nested too deeply (more than 48 levels)".to_owned()
+    } else if msg.contains("Nodes {") {
+        "the profile has too many nodes (more than 600000)".to_owned()
+    } else if let Some(rest) = msg.strip_prefix("non-finite float ") {
+        format!(
+            "{} is not a finite number",
+            rest.split(" rejected").next().unwrap_or(rest)
+        )
+    } else {
+        msg.replace(", set DuplicateKeyPolicy in Options if acceptable", "")
+            .replace("budget breached: ", "limit exceeded: ")
+    };
     Diagnostic::error(code, msg).at(source, pos).hint(hint)
 }
 
 fn to_pos(source: &Source, loc: &serde_saphyr::Location) -> Pos {
     let span = loc.span();
-    match span.byte_offset() {
-        Some(start) => {
-            let start = start as usize;
-            let mut p = source.pos_at(start);
-            p.len = span.byte_len().unwrap_or(0) as usize;
-            p
+    if let Some(start) = span.byte_offset() {
+        let mut p = source.pos_at(start as usize);
+        p.len = span.byte_len().unwrap_or(0) as usize;
+        p
+    } else {
+        // No byte offset (some parser errors): find the line and column in the text.
+        {
+            let (line, column) = (loc.line() as usize, loc.column() as usize);
+            let line_start: usize = source
+                .text
+                .split_inclusive('\n')
+                .take(line.saturating_sub(1))
+                .map(str::len)
+                .sum();
+            let offset = source.text[line_start.min(source.text.len())..]
+                .char_indices()
+                .nth(column.saturating_sub(1))
+                .map_or(source.text.len(), |(i, _)| line_start + i);
+            source.pos_at(offset)
         }
-        None => Pos {
-            line: loc.line() as u32,
-            column: loc.column() as u32,
-            start: 0,
-            len: 0,
-        },
     }
 }
 

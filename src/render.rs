@@ -31,6 +31,7 @@ fn env() -> &'static Environment<'static> {
             }
         });
         env.add_filter("shell_words", shell_words);
+        env.add_filter("md", markdown_cell);
         minijinja_embed::load_templates!(&mut env);
         env
     })
@@ -64,12 +65,25 @@ fn shell_words(value: &JValue) -> Result<JValue, minijinja::Error> {
     Ok(JValue::from_safe_string(words.join(" ")))
 }
 
-/// Render a text template (scripts, values files) with a context.
+/// Free text inside a Markdown table cell or line: no `|`, no line break, no HTML.
+fn markdown_cell(value: &str) -> String {
+    value
+        .replace('\\', "\\\\")
+        .replace('|', "\\|")
+        .replace('<', "&lt;")
+        .replace(['\n', '\r'], " ")
+}
+
+/// Render a text template (scripts, values files) with a context. Every file ends in exactly
+/// one newline, whatever the template's last line looks like.
 pub fn render_text(template: &str, context: &Value) -> Result<String, Diagnostic> {
-    env()
+    let mut text = env()
         .get_template(template)
         .and_then(|t| t.render(JValue::from(minijinja::value::Serde(context))))
-        .map_err(|e| internal(&format!("template {template}"), &e))
+        .map_err(|e| internal(&format!("template {template}"), &e))?;
+    text.truncate(text.trim_end_matches('\n').len());
+    text.push('\n');
+    Ok(text)
 }
 
 /// Render one object and read it back as data.

@@ -150,7 +150,10 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
             let mut d = Diagnostic::error("RK011", format!("expected {expected}, found {found}"))
                 .path(path)
                 .label(format!("this is {found}"));
-            if expected.contains("string") && matches!(instance, Value::Bool(_) | Value::Number(_))
+            if pointer.is_empty() {
+                d = d.hint("a profile is a YAML mapping that starts with `apiVersion: raykueue.io/v1alpha1` and `kind: Profile`");
+            } else if expected.contains("string")
+                && matches!(instance, Value::Bool(_) | Value::Number(_))
             {
                 d = d.hint(format!(
                     "YAML reads `{raw}` as {found}; quote it to keep the text: \"{raw}\""
@@ -196,7 +199,12 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
         }
         ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
             let got = scalar_text(instance);
-            let n = got.chars().count();
+            let n = instance.as_str().map_or(0, |s| s.chars().count());
+            if n == 0 {
+                let d = Diagnostic::error("RK012", "an empty value is not allowed here").path(path);
+                out.push(loaded.at_value(d, &pointer));
+                return;
+            }
             let bound = if matches!(err.kind(), ValidationErrorKind::MinLength { .. }) {
                 "at least"
             } else {
@@ -214,13 +222,17 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
         }
         ValidationErrorKind::Minimum { limit }
         | ValidationErrorKind::ExclusiveMinimum { limit } => {
-            Diagnostic::error("RK012", format!("{instance} is below the minimum {limit}"))
-                .path(path)
+            let raw = loaded
+                .raw_text(&pointer)
+                .map_or_else(|| instance.to_string(), str::to_owned);
+            Diagnostic::error("RK012", format!("`{raw}` is below the minimum {limit}")).path(path)
         }
         ValidationErrorKind::Maximum { limit }
         | ValidationErrorKind::ExclusiveMaximum { limit } => {
-            Diagnostic::error("RK012", format!("{instance} is above the maximum {limit}"))
-                .path(path)
+            let raw = loaded
+                .raw_text(&pointer)
+                .map_or_else(|| instance.to_string(), str::to_owned);
+            Diagnostic::error("RK012", format!("`{raw}` is above the maximum {limit}")).path(path)
         }
         ValidationErrorKind::MinItems { limit } => {
             Diagnostic::error("RK012", format!("needs at least {limit} item(s)")).path(path)
@@ -289,8 +301,11 @@ fn json_type(v: &Value) -> &'static str {
     }
 }
 
+/// A value as shown inside a message: control characters (a newline in a name) escaped, so the
+/// message stays one line and shows what is really there.
 fn scalar_text(v: &Value) -> String {
     match v {
+        Value::String(s) if s.chars().any(char::is_control) => s.escape_debug().to_string(),
         Value::String(s) => s.clone(),
         other => other.to_string(),
     }

@@ -5,9 +5,11 @@ use std::sync::Arc;
 /// One loaded source file. Cheap to clone: diagnostics carry a handle to it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Source {
-    /// What the user named: a path as given, or `<shipped>/team.yaml` for embedded profiles.
+    /// What the user named: a path as given, or `profiles/team.yaml` for embedded profiles.
     pub name: Arc<str>,
     pub text: Arc<str>,
+    /// Byte offset of every line start, so a position costs a binary search, not a scan.
+    line_starts: Arc<[usize]>,
 }
 
 /// A place in a source: 1-based line and column (in characters) plus the byte range.
@@ -21,19 +23,23 @@ pub struct Pos {
 
 impl Source {
     pub fn new(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> Self {
+        let text: Arc<str> = text.into();
+        let line_starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
         Self {
             name: name.into(),
-            text: text.into(),
+            text,
+            line_starts,
         }
     }
 
-    /// The position of a byte offset (clamped to the text), for errors found before parsing.
+    /// The position of a byte offset (clamped to the text).
     pub fn pos_at(&self, offset: usize) -> Pos {
-        let offset = offset.min(self.text.len());
-        let before = &self.text[..floor_char_boundary(&self.text, offset)];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let column = before[line_start..].chars().count() + 1;
+        let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
+        let line = self.line_starts.partition_point(|&start| start <= offset);
+        let line_start = self.line_starts[line - 1];
+        let column = self.text[line_start..offset].chars().count() + 1;
         Pos {
             line: line as u32,
             column: column as u32,

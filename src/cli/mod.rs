@@ -2,6 +2,7 @@
 //! 1 invalid profile (or stale tree with `--check`), 2 usage or I/O error.
 
 mod check;
+mod diff;
 mod gen_cmd;
 mod schema;
 
@@ -31,6 +32,8 @@ enum Command {
     Gen(gen_cmd::GenCommand),
     /// Validate a profile; diagnostics on stderr.
     Check(check::CheckCommand),
+    /// Show what changes in the cluster between two profiles (Markdown).
+    Diff(diff::DiffCommand),
     /// Print the profile JSON Schema.
     Schema(schema::SchemaCommand),
 }
@@ -68,6 +71,7 @@ pub fn main() -> ExitCode {
         Command::Gen(c) => c.run(),
         Command::Check(c) => c.run(),
         Command::Schema(_) => schema::run(),
+        Command::Diff(c) => c.run(),
     };
     ExitCode::from(code)
 }

@@ -1,9 +1,15 @@
 //! Stage 4: the profile as the objects to generate. Each `Object` names its template and
 //! carries the typed context the template reads; nothing here is YAML text.
 
+pub mod infra;
 mod platform;
+mod summary;
+pub mod workloads;
 
+pub use infra::infra_files;
 pub use platform::platform_objects;
+pub use summary::summary_context;
+pub use workloads::workload_objects;
 
 use serde::Serialize;
 

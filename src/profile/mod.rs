@@ -36,6 +36,10 @@ pub struct Profile {
     /// Format version, for migrations: `raykueue.io/v1alpha1`.
     pub api_version: ApiVersion,
     pub kind: ProfileKind,
+    /// Build on another profile: a shipped name (`team`) or a path relative to this file.
+    /// Merged before anything is checked; see the README for the merge rules.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extends: Option<String>,
     /// The profile's name; used in generated comments and GitOps object names.
     pub name: Dns1123Label,
     /// Free text for reviewers.
@@ -361,7 +365,7 @@ pub struct Flavor {
     pub name: Dns1123Subdomain,
     /// Labels Kueue adds to the node selector of admitted pods (at most 8).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    #[schemars(length(max = 8))]
+    #[schemars(extend("maxProperties" = 8))]
     pub node_labels: BTreeMap<QualifiedName, LabelValue>,
     /// Taints of the flavor's nodes that admitted workloads must tolerate (at most 8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -83,7 +83,9 @@ pub struct Workload {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub backoff_limit: Option<i32>,
-    /// Elastic workload: Ray's autoscaler on, admitted as Kueue workload slices.
+    /// Elastic workload: Ray's in-tree autoscaler scales each worker group between
+    /// `minReplicas` and `maxReplicas`. Queued through Kueue it is admitted as workload slices
+    /// (`kueue.x-k8s.io/elastic-job`); without a queue it is plain KubeRay autoscaling.
     #[serde(default)]
     pub elastic: bool,
     /// RayService: Ray Serve applications.
@@ -202,5 +204,102 @@ impl WorkerGroup {
     }
     pub fn max(&self) -> u32 {
         self.max_replicas.unwrap_or(self.replicas)
+    }
+}
+
+impl Workload {
+    /// The namespace the workload runs in.
+    pub fn namespace_in<'a>(&'a self, profile: &'a super::Profile) -> &'a str {
+        self.namespace
+            .as_ref()
+            .map_or(profile.namespace.as_str(), |n| n.as_str())
+    }
+
+    /// The image of every pod: the workload's own, else `ray.image`.
+    pub fn image_in<'a>(&'a self, profile: &'a super::Profile) -> Option<&'a Image> {
+        self.image
+            .as_ref()
+            .or_else(|| profile.ray.as_ref().map(|r| &r.image))
+    }
+
+    /// `rayVersion`: the workload's own; else, for its own image, the version in that tag; else
+    /// `ray.version`; else the version in the `ray.image` tag. `None` when nothing names one.
+    pub fn ray_version_in(&self, profile: &super::Profile) -> Option<String> {
+        if let Some(v) = &self.ray_version {
+            return Some(v.0.clone());
+        }
+        if let Some(image) = &self.image {
+            return ray_version_from_image(image);
+        }
+        let ray = profile.ray.as_ref()?;
+        ray.version
+            .as_ref()
+            .map(|v| v.0.clone())
+            .or_else(|| ray_version_from_image(&ray.image))
+    }
+
+    /// Whether a workload of this kind and submission mode counts a submitter PodSet.
+    pub fn has_submitter_pod_set(&self) -> bool {
+        self.kind == WorkloadKind::RayJob
+            && self.submission_mode.unwrap_or_default() == SubmissionMode::K8sJobMode
+    }
+}
+
+/// The Ray version an image tag names: the first `X.Y.Z` in the tag that is not part of a longer
+/// dotted number (`2.57.0-gpu`, `py3.12-ray2.55.1-cuda13.0` → `2.55.1`). Digests and tags
+/// without a version (`nightly-gpu`, `latest`) name none.
+pub fn ray_version_from_image(image: &str) -> Option<String> {
+    let reference = image.split('@').next().unwrap_or(image);
+    // The tag follows the last ':' that comes after the last '/' (a registry port is not a tag).
+    let last_slash = reference.rfind('/').map_or(0, |i| i + 1);
+    let tag = &reference[last_slash..];
+    let tag = &tag[tag.find(':')? + 1..];
+    let bytes = tag.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() && (i == 0 || !is_version_byte(bytes[i - 1])) {
+            let end = bytes[i..]
+                .iter()
+                .position(|b| !is_version_byte(*b))
+                .map_or(bytes.len(), |n| i + n);
+            let run = &tag[i..end];
+            let parts: Vec<&str> = run.split('.').collect();
+            if parts.len() == 3 && parts.iter().all(|p| !p.is_empty()) {
+                return Some(run.to_owned());
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    None
+}
+
+fn is_version_byte(b: u8) -> bool {
+    b.is_ascii_digit() || b == b'.'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ray_version_from_image;
+
+    #[test]
+    fn ray_version_comes_from_the_first_three_part_number_of_the_tag() {
+        let v = |s| ray_version_from_image(s);
+        assert_eq!(v("rayproject/ray:2.57.0-gpu").as_deref(), Some("2.57.0"));
+        assert_eq!(
+            v("mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.55.1-cuda13.0").as_deref(),
+            Some("2.55.1")
+        );
+        assert_eq!(
+            v("rayproject/ray-llm:2.52.0-py311-cu128").as_deref(),
+            Some("2.52.0")
+        );
+        assert_eq!(v("localhost:5000/ray:2.9.3").as_deref(), Some("2.9.3"));
+        assert_eq!(v("rayproject/ray:nightly-gpu"), None);
+        assert_eq!(v("rayproject/ray"), None);
+        assert_eq!(v("localhost:5000/ray"), None);
+        assert_eq!(v("rayproject/ray:1.2.3.4"), None);
+        assert_eq!(v("rayproject/ray@sha256:0123"), None);
     }
 }

@@ -8,11 +8,6 @@ use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::PoolMode;
 use std::collections::BTreeMap;
 
-pub const NO_SYSTEM_POOL: RuleInfo = RuleInfo {
-    code: "RK401",
-    severity: Error,
-    title: "no node pool has mode System: AKS needs one to create the cluster",
-};
 pub const POOL_NAME_TWICE: RuleInfo = RuleInfo {
     code: "RK402",
     severity: Error,
@@ -26,12 +21,7 @@ pub const SYSTEM_POOL_EMPTY: RuleInfo = RuleInfo {
 pub const POOL_SIZE: RuleInfo = RuleInfo {
     code: "RK404",
     severity: Error,
-    title: "a node pool gives neither or both of `count` and `autoscale`",
-};
-pub const AUTOSCALE_RANGE: RuleInfo = RuleInfo {
-    code: "RK405",
-    severity: Error,
-    title: "a node pool's autoscale.min is larger than autoscale.max",
+    title: "a node pool gives neither `count` nor `autoscale` (its size would be az's default, unknown to the profile)",
 };
 pub const WORKLOAD_IDENTITY_OIDC: RuleInfo = RuleInfo {
     code: "RK406",
@@ -41,7 +31,7 @@ pub const WORKLOAD_IDENTITY_OIDC: RuleInfo = RuleInfo {
 pub const SERVICE_ACCOUNT_IDENTITY: RuleInfo = RuleInfo {
     code: "RK407",
     severity: Error,
-    title: "serviceAccount.workloadIdentity without azure.identity or without cluster.workloadIdentity",
+    title: "serviceAccount.workloadIdentity on a cluster without workloadIdentity: no token reaches the pods",
 };
 pub const UNKNOWN_LOCATION: RuleInfo = RuleInfo {
     code: "RK408",
@@ -60,11 +50,9 @@ pub const KUBERNETES_TOO_OLD: RuleInfo = RuleInfo {
 };
 
 pub const RULES: &[RuleInfo] = &[
-    NO_SYSTEM_POOL,
     POOL_NAME_TWICE,
     SYSTEM_POOL_EMPTY,
     POOL_SIZE,
-    AUTOSCALE_RANGE,
     WORKLOAD_IDENTITY_OIDC,
     SERVICE_ACCOUNT_IDENTITY,
     UNKNOWN_LOCATION,
@@ -124,14 +112,6 @@ pub fn check(ctx: &mut Ctx<'_>) {
             Some("add `identity: {name: ..., federatedCredential: ...}` under `azure`".into()),
         );
     }
-    if !az.node_pools.iter().any(|n| n.mode == PoolMode::System) {
-        ctx.report(
-            &NO_SYSTEM_POOL,
-            "/azure/nodePools",
-            "no node pool has `mode: System`: AKS creates the cluster with a System pool and requires one at all times".into(),
-            Some("set `mode: System` on the pool for CoreDNS and the operators (e.g. a Standard_D4ds_v6 pool with count 2)".into()),
-        );
-    }
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, np) in az.node_pools.iter().enumerate() {
         let base = format!("/azure/nodePools/{i}");
@@ -146,35 +126,12 @@ pub fn check(ctx: &mut Ctx<'_>) {
                 Some("pool names are unique within a cluster; rename or remove one".into()),
             );
         }
-        match (np.count, &np.autoscale) {
-            (Some(_), Some(_)) => ctx.report(
-                &POOL_SIZE,
-                &format!("{base}/autoscale"),
-                format!(
-                    "node pool `{}` gives both `count` and `autoscale`",
-                    np.name
-                ),
-                Some("keep `count` for a fixed size or `autoscale: {min, max}` for the cluster autoscaler, not both".into()),
-            ),
-            (None, None) => ctx.report(
+        if np.count.is_none() && np.autoscale.is_none() {
+            ctx.report(
                 &POOL_SIZE,
                 &format!("{base}/name"),
                 format!("node pool `{}` gives neither `count` nor `autoscale`", np.name),
-                Some("add `count: N`, or `autoscale: {min: A, max: B}`".into()),
-            ),
-            _ => {}
-        }
-        if let Some(a) = &np.autoscale
-            && a.min > a.max
-        {
-            ctx.report(
-                &AUTOSCALE_RANGE,
-                &format!("{base}/autoscale/min"),
-                format!(
-                    "node pool `{}` has autoscale.min {} > autoscale.max {}",
-                    np.name, a.min, a.max
-                ),
-                Some("make min ≤ max".into()),
+                Some("add `count: N`, or `autoscale: {min: A, max: B}`; az would pick 3 nodes silently".into()),
             );
         }
         if np.mode == PoolMode::System {
@@ -203,26 +160,17 @@ pub fn check(ctx: &mut Ctx<'_>) {
 fn service_account(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(sa) = &p.service_account else { return };
-    if !sa.workload_identity {
-        return;
-    }
-    let pointer = "/serviceAccount/workloadIdentity";
-    match &p.azure {
-        Some(az) if az.identity.is_some() => {
-            if !az.cluster.workload_identity {
-                ctx.report(
-                    &SERVICE_ACCOUNT_IDENTITY,
-                    pointer,
-                    "the service account uses workload identity, but the cluster does not enable it: no token is injected into the pods".into(),
-                    Some("set `workloadIdentity: true` and `oidcIssuer: true` under `azure.cluster`".into()),
-                );
-            }
-        }
-        _ => ctx.report(
+    // Without azure.identity it is RK453's finding (infra rules).
+    if let Some(az) = &p.azure
+        && sa.workload_identity
+        && az.identity.is_some()
+        && !az.cluster.workload_identity
+    {
+        ctx.report(
             &SERVICE_ACCOUNT_IDENTITY,
-            pointer,
-            "the service account uses workload identity, but `azure.identity` names no managed identity to federate it with".into(),
-            Some("add `identity: {name: ..., federatedCredential: ...}` under `azure`, or set `workloadIdentity: false`".into()),
-        ),
+            "/serviceAccount/workloadIdentity",
+            "the service account uses workload identity, but the cluster does not enable it: no token is injected into the pods".into(),
+            Some("set `workloadIdentity: true` and `oidcIssuer: true` under `azure.cluster`".into()),
+        );
     }
 }

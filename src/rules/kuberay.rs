@@ -1,7 +1,8 @@
 //! KubeRay and images: what the KubeRay controller rejects (it checks in the controller, so a
 //! bad object is accepted by the API server and then marked `ValidationFailed`), and images
 //! that cannot be what the workload needs (unpinned, CPU-only for GPU pods, a different Ray
-//! version than `rayVersion`).
+//! version than `rayVersion`). A missing image or Ray version, and fields of the wrong kind
+//! (`submitter` outside K8sJobMode), are the workload rules' (RK127, RK134, RK135).
 //!
 //! Image tags (ray-project's docker README): `rayproject/ray:{ray version}[-py3XX][-cpu|-cuXXX|-gpu]`;
 //! on `rayproject/ray` no platform suffix means the CPU build. Other registries are read by
@@ -9,12 +10,12 @@
 //! `rayX.Y.Z` (`mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.55.1-cuda13.0`). An image
 //! nothing can be read from gets no finding.
 
-use super::pods::{Role, pod_sets, submission_mode};
+use super::pods::{Role, pod_sets};
 use super::{Ctx, RuleInfo};
 use crate::catalogue::GPU_RESOURCE;
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::load::pointer_push;
-use crate::profile::{SubmissionMode, Workload, WorkloadKind};
+use crate::profile::{Workload, WorkloadKind};
 
 pub const NAME_TOO_LONG: RuleInfo = RuleInfo {
     code: "RK301",
@@ -41,31 +42,18 @@ pub const RAY_VERSION_MISMATCH: RuleInfo = RuleInfo {
     severity: Error,
     title: "rayVersion differs from the Ray version of the image",
 };
-pub const RAY_VERSION_UNKNOWN: RuleInfo = RuleInfo {
-    code: "RK306",
-    severity: Error,
-    title: "the Ray version cannot be read from the image tag and no rayVersion is given",
-};
 pub const RAY_START_LABELS: RuleInfo = RuleInfo {
     code: "RK307",
     severity: Error,
     title: "rayStartParams sets `labels`, which KubeRay forbids (it has its own `labels` field)",
 };
-pub const SUBMITTER_WITHOUT_POD: RuleInfo = RuleInfo {
-    code: "RK308",
-    severity: Error,
-    title: "`submitter` is set where KubeRay creates no submitter pod (not a RayJob, or not K8sJobMode)",
-};
-
 pub const RULES: &[RuleInfo] = &[
     NAME_TOO_LONG,
     REPLICAS_RANGE,
     IMAGE_NOT_PINNED,
     GPU_ON_CPU_IMAGE,
     RAY_VERSION_MISMATCH,
-    RAY_VERSION_UNKNOWN,
     RAY_START_LABELS,
-    SUBMITTER_WITHOUT_POD,
 ];
 
 /// An image reference split into repository, tag and digest.
@@ -262,7 +250,6 @@ pub fn check(ctx: &mut Ctx<'_>) {
                 );
             }
         }
-        submitter(ctx, &base, w);
     }
 }
 
@@ -326,7 +313,7 @@ fn names(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 
 fn versions(ctx: &mut Ctx<'_>, i: usize, w: &Workload) {
     let base = format!("/workloads/{i}");
-    let Some((image, image_ptr)) = image_of(ctx, i, w) else {
+    let Some((image, _)) = image_of(ctx, i, w) else {
         return;
     };
     let derived = parse_image(image).ray_version();
@@ -343,32 +330,8 @@ fn versions(ctx: &mut Ctx<'_>, i: usize, w: &Workload) {
                 )),
             );
         }
-        (Some(_), _) | (None, Some(_)) => {}
-        (None, None) => {
-            // The default image with `ray.version` is fine; anything else needs a version.
-            let given_default = w.image.is_none()
-                && ctx
-                    .profile
-                    .ray
-                    .as_ref()
-                    .is_some_and(|r| r.version.is_some());
-            if given_default {
-                return;
-            }
-            let (pointer, field) = if image_ptr == "/ray/image" {
-                (image_ptr, "`version` under `ray`")
-            } else {
-                (image_ptr, "`rayVersion` on the workload")
-            };
-            ctx.report(
-                &RAY_VERSION_UNKNOWN,
-                &pointer,
-                format!("the Ray version of image `{image}` cannot be read from its tag"),
-                Some(format!(
-                    "set {field} to the Ray version inside the image, e.g. \"2.57.0\""
-                )),
-            );
-        }
+        // No version to compare: RK135 (workload rules) asks for one when none can be read.
+        _ => {}
     }
 }
 
@@ -415,31 +378,6 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             );
         }
     }
-}
-
-fn submitter(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
-    if w.submitter.is_none() {
-        return;
-    }
-    let why = if w.kind == WorkloadKind::RayJob {
-        match submission_mode(w) {
-            SubmissionMode::K8sJobMode => return,
-            SubmissionMode::SidecarMode => "in SidecarMode KubeRay forbids submitterPodTemplate (the submitter is a container of the head pod) and marks the RayJob ValidationFailed".into(),
-            SubmissionMode::HTTPMode => "in HTTPMode KubeRay submits over HTTP and creates no submitter pod, so these resources would be ignored".into(),
-            SubmissionMode::InteractiveMode => "in InteractiveMode the user submits and KubeRay creates no submitter pod, so these resources would be ignored".into(),
-        }
-    } else {
-        format!(
-            "a {} has no submitter pod; only RayJobs do",
-            w.kind.as_str()
-        )
-    };
-    ctx.report(
-        &SUBMITTER_WITHOUT_POD,
-        &format!("{base}/submitter"),
-        format!("`submitter` is set, but {why}"),
-        Some("remove `submitter`, or use `submissionMode: K8sJobMode` on a RayJob".into()),
-    );
 }
 
 #[cfg(test)]

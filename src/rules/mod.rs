@@ -5,15 +5,18 @@
 mod admission;
 mod azure;
 mod cq_limits;
+mod infra;
 mod input;
 pub mod kuberay;
 mod nodes;
 mod pods;
 mod queues;
+mod workloads;
 
 use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
 use crate::load::{Loaded, field_path};
 use crate::profile::Profile;
+use std::path::Path;
 
 /// One rule's identity, for documentation and `--explain`-style listings.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +29,8 @@ pub struct RuleInfo {
 /// What a rule sees, and how it reports.
 pub struct Ctx<'a> {
     pub profile: &'a Profile,
+    /// The profile's folder, where `scripts` are read from (`None` for shipped profiles).
+    pub base_dir: Option<&'a Path>,
     loaded: &'a Loaded,
     out: Vec<Diagnostic>,
 }
@@ -86,8 +91,10 @@ const CHECKS: &[Check] = &[
     cq_limits::check,
     admission::check,
     nodes::check,
+    workloads::check,
     kuberay::check,
     azure::check,
+    infra::check,
 ];
 
 /// All rules, for the README and tests.
@@ -98,16 +105,19 @@ pub fn all_rules() -> Vec<RuleInfo> {
         cq_limits::RULES,
         admission::RULES,
         nodes::RULES,
+        workloads::RULES,
         kuberay::RULES,
         azure::RULES,
+        infra::RULES,
     ]
     .concat()
 }
 
 /// Run every rule over the profile.
-pub fn check(profile: &Profile, loaded: &Loaded) -> Vec<Diagnostic> {
+pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec<Diagnostic> {
     let mut ctx = Ctx {
         profile,
+        base_dir,
         loaded,
         out: Vec::new(),
     };

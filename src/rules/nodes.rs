@@ -113,6 +113,12 @@ impl Pool<'_> {
         )
     }
 
+    /// The most nodes the pool can have; `None` when the profile gives neither `count` nor
+    /// `autoscale` (RK404): az picks the size, and capacity checks skip the pool.
+    fn max_nodes(&self) -> Option<u32> {
+        (self.np.count.is_some() || self.np.autoscale.is_some()).then(|| self.np.max_nodes())
+    }
+
     fn allocatable(&self) -> Option<Allocatable> {
         self.size.map(catalogue::allocatable)
     }
@@ -489,7 +495,10 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                     known = false;
                     break;
                 };
-                let nodes = u64::from(pool.np.max_nodes());
+                let Some(nodes) = pool.max_nodes().map(u64::from) else {
+                    known = false;
+                    break;
+                };
                 cap = cap.plus(a.times(nodes));
                 from.push(format!(
                     "{} node{} ({}) × {} of pool {}",
@@ -600,7 +609,7 @@ fn evaluate(
             continue;
         }
         tolerated.push(pool.index);
-        if pool.np.max_nodes() > 0 && too_big(pool, s).is_none() {
+        if pool.max_nodes() != Some(0) && too_big(pool, s).is_none() {
             fitting.push(pool.index);
         }
     }
@@ -804,7 +813,7 @@ fn place(
                 .iter()
                 .filter_map(|i| {
                     let pool = pool_by(*i)?;
-                    if pool.np.max_nodes() == 0 {
+                    if pool.max_nodes() == Some(0) {
                         return Some(format!("pool {} has at most 0 nodes", pool.describe()));
                     }
                     let (resource, request, alloc) = too_big(pool, s)?;
@@ -890,7 +899,7 @@ fn place(
                         pool.describe(),
                         s.request(r),
                         pool.allocatable().and_then(|a| a.get(r)).map_or_else(String::new, Quantity::human),
-                        pool.np.max_nodes(),
+                        pool.max_nodes().unwrap_or_default(),
                         pool.size_field()
                     )
                 })
@@ -926,7 +935,8 @@ fn capacity<'a, 'p>(
     for i in fitting {
         let pool = pools.iter().find(|pool| pool.index == *i)?;
         let (per_node, r) = pods_per_node(pool, s)?;
-        total = total.saturating_add(per_node.saturating_mul(u64::from(pool.np.max_nodes())));
+        let nodes = pool.max_nodes()?;
+        total = total.saturating_add(per_node.saturating_mul(u64::from(nodes)));
         parts.push((pool, per_node, r));
     }
     Some((total, parts))

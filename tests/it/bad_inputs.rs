@@ -1,6 +1,6 @@
 //! The bad-input corpus: every `tests/fixtures/bad/<case>/profile.yaml` is refused with exit 1,
 //! nothing on stdout, and located diagnostics, snapshotted in `golden/diagnostics/`. A case's
-//! `expect` file names the codes its diagnostics must include; an `args` file adds flags.
+//! `expect` file names the codes its diagnostics must include; its `args` file, extra flags.
 
 use crate::common::{raykueue, stderr};
 
@@ -13,7 +13,7 @@ fn every_bad_input_is_refused_with_a_located_diagnostic() {
             .to_string_lossy()
             .replace('\\', "/");
         let started = std::time::Instant::now();
-        // An `args` file adds flags, e.g. `--deny-warnings` for a case whose rule warns.
+        // An optional `args` file adds flags, e.g. `--deny-warnings` for a warning's case.
         let extra = std::fs::read_to_string(std::path::Path::new(path).with_file_name("args"))
             .unwrap_or_default();
         let mut args = vec!["check", "--profile", &rel];
@@ -22,8 +22,19 @@ fn every_bad_input_is_refused_with_a_located_diagnostic() {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{rel}: {err}");
         assert!(out.stdout.is_empty(), "{rel}");
+        // `file:line:column` of a file of this case (overlay cases may point into a parent).
+        let case_dir = rel.trim_end_matches("profile.yaml");
+        let located = err.lines().any(|l| {
+            l.trim_start().strip_prefix("--> ").is_some_and(|place| {
+                let mut parts = place.rsplitn(3, ':');
+                let (col, line) = (parts.next(), parts.next());
+                place.starts_with(case_dir)
+                    && col.is_some_and(|c| c.parse::<u32>().is_ok_and(|c| c > 0))
+                    && line.is_some_and(|l| l.parse::<u32>().is_ok_and(|l| l > 0))
+            })
+        });
         assert!(
-            err.contains(&format!("{rel}:")),
+            located,
             "{rel}: the diagnostic names file:line:column\n{err}"
         );
         assert!(!err.contains("panicked"), "{rel}");

@@ -16,6 +16,17 @@ fn shipped_profiles_match_their_golden_bundles() {
     }
 }
 
+#[test]
+fn example_overlay_matches_its_golden_bundle() {
+    insta::with_settings!({
+        snapshot_path => "../../golden",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!("examples-prod", bundle_text("profiles/examples/prod.yaml"));
+    });
+}
+
 /// The SPEC's values, asserted directly so a wrongly accepted snapshot cannot hide them.
 #[test]
 fn team_stream_carries_the_spec_values() {
@@ -114,4 +125,25 @@ fn single_stream_carries_the_spec_values() {
     assert_eq!(rg[1]["flavors"][0]["resources"][0]["nominalQuota"], "8");
     assert_eq!(docs[5]["metadata"]["name"], "default");
     assert_eq!(docs[5]["spec"]["clusterQueue"], "cluster-queue");
+}
+
+#[test]
+fn the_reviewer_summary_adds_up_the_cohort() {
+    let resolved = raykueue::resolve::resolve("team").unwrap();
+    let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
+    let summary = &bundle.files["SUMMARY.md"];
+    assert!(summary.contains("## ClusterQueue `team-a-cq`"), "{summary}");
+    assert!(
+        summary.contains("| gpu | nvidia.com/gpu | 4 | 4 | all |"),
+        "{summary}"
+    );
+    // The cohort's total is the seed's 8 GPUs that team A may use alone.
+    assert!(
+        summary.contains("| gpu | nvidia.com/gpu | 8 |"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("| RayJob | llm-training | team-b | – |"),
+        "{summary}"
+    );
 }

@@ -1,5 +1,5 @@
 //! One integration-test binary (fast links): CLI contract, golden bundles, bad-input corpus,
-//! determinism, bundle trees.
+//! determinism, bundle trees, Ray workloads.
 
 // Tests may unwrap: a failure is a test failure with its message.
 #![allow(clippy::unwrap_used, clippy::format_push_string)]
@@ -8,6 +8,12 @@ mod bad_inputs;
 mod cli;
 mod common;
 mod determinism;
+mod diff;
 mod golden;
+mod hostile;
+mod infra;
+mod overlay;
+mod properties;
 mod rules;
 mod tree;
+mod workloads;

@@ -1,0 +1,164 @@
+//! Scale benchmark (`cargo bench --bench scale`): time and peak memory of the whole pipeline
+//! (load → schema → rules → render → output) on synthetic profiles of N teams, the whole
+//! `gen --profile team` process, and the same trees built by `kubectl kustomize` and rendered
+//! with `envsubst` (the upstream example's method). Prints a Markdown table for the README.
+//! A plain bench binary: medians of repeated runs, no statistics crate needed for these sizes.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+fn median(mut xs: Vec<Duration>) -> Duration {
+    xs.sort();
+    xs[xs.len() / 2]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+fn time_runs(runs: usize, mut f: impl FnMut()) -> Duration {
+    f(); // warm-up
+    median(
+        (0..runs)
+            .map(|_| {
+                let t = Instant::now();
+                f();
+                t.elapsed()
+            })
+            .collect(),
+    )
+}
+
+fn compile(text: &str) -> raykueue::compile::Compiled {
+    let source = raykueue::load::decode("synthetic.yaml", text.as_bytes()).expect("UTF-8");
+    raykueue::compile::compile(
+        &raykueue::resolve::Resolved {
+            source,
+            base_dir: None,
+        },
+        false,
+    )
+    .unwrap_or_else(|d| panic!("{}", raykueue::diagnostic::render_human(&d)))
+}
+
+/// Peak resident memory of this process, from the kernel (Linux).
+fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+fn run_ok(cmd: &mut Command) -> bool {
+    cmd.output().is_ok_and(|o| o.status.success())
+}
+
+/// The upstream method: one template per workload, `envsubst` with the team's values.
+fn envsubst_tree(dir: &Path, teams: usize) -> Option<Duration> {
+    if !run_ok(Command::new("sh").args(["-c", "command -v envsubst"])) {
+        return None;
+    }
+    let tmpl = dir.join("rayjob.yaml.tmpl");
+    std::fs::write(
+        &tmpl,
+        "apiVersion: ray.io/v1\nkind: RayJob\nmetadata:\n  name: ${JOB_NAME}\n  namespace: ray\n  labels:\n    kueue.x-k8s.io/queue-name: ${QUEUE_NAME}\nspec:\n  suspend: true\n  shutdownAfterJobFinishes: true\n  entrypoint: python train.py\n",
+    )
+    .ok()?;
+    let script = format!(
+        "for i in $(seq 0 {}); do JOB_NAME=job-$i QUEUE_NAME=team-$i envsubst < {} > {}/out-$i.yaml; done",
+        teams - 1,
+        tmpl.display(),
+        dir.display()
+    );
+    Some(time_runs(3, || {
+        assert!(run_ok(Command::new("sh").args(["-c", &script])));
+    }))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    // Child mode: one compile, then report this process's peak memory.
+    if let Some(i) = args.iter().position(|a| a == "--child") {
+        let n: usize = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(2);
+        let c = compile(&raykueue::synthetic::teams_profile(n));
+        std::hint::black_box(&c);
+        println!("{}", peak_rss_mb().unwrap_or(f64::NAN));
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        return; // `cargo bench -- --list` support for harness-less benches
+    }
+    let bin = env!("CARGO_BIN_EXE_raykueue");
+    let me = std::env::current_exe().expect("bench binary path");
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let kubectl = run_ok(Command::new("kubectl").args(["version", "--client"]));
+
+    let team = time_runs(50, || {
+        assert!(run_ok(Command::new(bin).args(["gen", "--profile", "team"])));
+    });
+    println!(
+        "gen --profile team (whole process): median {:.2} ms over 50 runs\n",
+        ms(team)
+    );
+
+    println!(
+        "| teams | in-process pipeline | whole `gen --out` | peak memory | `kubectl kustomize` of the tree | `envsubst` per file |"
+    );
+    println!("|---:|---:|---:|---:|---:|---:|");
+    let mut points = Vec::new();
+    for n in [2usize, 100, 1000] {
+        let text = raykueue::synthetic::teams_profile(n);
+        let runs = if n >= 1000 { 7 } else { 21 };
+        let inproc = time_runs(runs, || {
+            std::hint::black_box(compile(&text));
+        });
+        points.push((n, ms(inproc)));
+        let profile = tmp.path().join(format!("teams-{n}.yaml"));
+        std::fs::write(&profile, &text).expect("write profile");
+        let out = tmp.path().join(format!("out-{n}"));
+        let whole = time_runs(runs, || {
+            assert!(run_ok(Command::new(bin).args([
+                "gen",
+                "--profile",
+                profile.to_str().unwrap_or_default(),
+                "--out",
+                out.to_str().unwrap_or_default(),
+            ])));
+        });
+        let peak = Command::new(&me)
+            .args(["--child", &n.to_string()])
+            .output()
+            .ok()
+            .and_then(|o| String::from_utf8(o.stdout).ok())
+            .and_then(|s| s.trim().parse::<f64>().ok());
+        let kustomize = kubectl.then(|| {
+            time_runs(runs.min(7), || {
+                assert!(run_ok(Command::new("kubectl").args([
+                    "kustomize",
+                    out.join("platform").to_str().unwrap_or_default()
+                ])));
+            })
+        });
+        let env_dir = tmp.path().join(format!("envsubst-{n}"));
+        std::fs::create_dir_all(&env_dir).expect("dir");
+        let envsubst = envsubst_tree(&env_dir, n);
+        let fmt = |d: Option<Duration>| {
+            d.map_or_else(|| "n/a".to_owned(), |d| format!("{:.1} ms", ms(d)))
+        };
+        println!(
+            "| {n} | {:.2} ms | {:.1} ms | {} | {} | {} |",
+            ms(inproc),
+            ms(whole),
+            peak.map_or_else(|| "n/a".to_owned(), |p| format!("{p:.1} MB")),
+            fmt(kustomize),
+            fmt(envsubst),
+        );
+    }
+    let (n1, t1) = points[1];
+    let (n2, t2) = points[2];
+    println!(
+        "\nslope between {n1} and {n2} teams: {:.3} ms per team (in-process)",
+        (t2 - t1) / (n2 - n1) as f64
+    );
+}

@@ -1,0 +1,111 @@
+//! The reviewer summary (`SUMMARY.md` in the bundle): quotas per ClusterQueue, cohort totals,
+//! node pools and which workloads go to which queue — what a reviewer checks in a pull request.
+
+use crate::profile::{Profile, Quantity};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+
+/// The template context of `SUMMARY.md`.
+pub fn summary_context(p: &Profile) -> Value {
+    let mut queues = Vec::new();
+    // cohort → resource → (nominal, borrowing limits known?)
+    let mut cohorts: BTreeMap<String, BTreeMap<(String, String), Quantity>> = BTreeMap::new();
+    if let Some(q) = &p.queues {
+        for cq in &q.cluster_queues {
+            let mut rows = Vec::new();
+            for rg in &cq.resource_groups {
+                for f in &rg.flavors {
+                    for r in &f.resources {
+                        rows.push(json!({
+                            "flavor": f.name,
+                            "resource": r.name,
+                            "nominal": r.nominal_quota.canonical(),
+                            "borrowing": r.borrowing_limit.map_or_else(|| if cq.cohort_name.is_some() { "unlimited".to_owned() } else { "–".to_owned() }, Quantity::canonical),
+                            "lending": r.lending_limit.map_or_else(|| if cq.cohort_name.is_some() { "all".to_owned() } else { "–".to_owned() }, Quantity::canonical),
+                        }));
+                        if let Some(c) = &cq.cohort_name {
+                            let total = cohorts
+                                .entry(c.to_string())
+                                .or_default()
+                                .entry((f.name.to_string(), r.name.to_string()))
+                                .or_insert_with(Quantity::zero);
+                            *total = total.plus(r.nominal_quota);
+                        }
+                    }
+                }
+            }
+            let local: Vec<String> = q
+                .local_queues
+                .iter()
+                .filter(|l| l.cluster_queue == cq.name)
+                .map(|l| {
+                    format!(
+                        "{}/{}",
+                        l.namespace.as_deref().unwrap_or(&p.namespace),
+                        l.name
+                    )
+                })
+                .collect();
+            queues.push(json!({
+                "name": cq.name,
+                "cohort": cq.cohort_name,
+                "strategy": cq.queueing_strategy,
+                "preemption": cq.preemption.as_ref().map(|pr| format!(
+                    "within queue: {:?}, reclaim in cohort: {:?}",
+                    pr.within_cluster_queue, pr.reclaim_within_cohort
+                )),
+                "localQueues": local,
+                "rows": rows,
+            }));
+        }
+    }
+    let cohorts: Vec<Value> = cohorts
+        .into_iter()
+        .map(|(name, totals)| {
+            json!({
+                "name": name,
+                "rows": totals.into_iter().map(|((flavor, resource), q)| json!({
+                    "flavor": flavor, "resource": resource, "nominal": q.canonical(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let pools: Vec<Value> = p
+        .azure
+        .iter()
+        .flat_map(|a| &a.node_pools)
+        .map(|np| {
+            json!({
+                "name": np.name,
+                "mode": format!("{:?}", np.mode),
+                "vmSize": np.vm_size,
+                "nodes": match (&np.autoscale, np.count) {
+                    (Some(a), _) => format!("{}–{} (autoscaled)", a.min, a.max),
+                    (None, Some(c)) => c.to_string(),
+                    (None, None) => "–".to_owned(),
+                },
+                "taints": np.taints.iter().map(|t| format!("{}={}:{}", t.key, t.value.as_deref().unwrap_or(""), t.effect.as_str())).collect::<Vec<_>>().join(", "),
+            })
+        })
+        .collect();
+    let workloads: Vec<Value> = p
+        .workloads
+        .iter()
+        .map(|w| {
+            json!({
+                "kind": w.kind.as_str(),
+                "name": w.name,
+                "queue": w.queue,
+                "priority": w.priority_class,
+            })
+        })
+        .collect();
+    json!({
+        "name": p.name,
+        "description": p.description,
+        "queues": queues,
+        "cohorts": cohorts,
+        "pools": pools,
+        "workloads": workloads,
+    })
+}

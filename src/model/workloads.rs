@@ -1,0 +1,440 @@
+//! The workloads part: per workload a ConfigMap of its scripts (when it names any) and the
+//! RayJob, RayService or RayCluster, set up for Kueue admission (FACTS §7): queue label,
+//! suspended until admitted, autoscaling only when elastic, every replica count explicit.
+
+use super::{MANAGED_BY, Object};
+use crate::bundle::Bundle;
+use crate::diagnostic::Diagnostic;
+use crate::model::platform::toleration;
+use crate::profile::{
+    HeadGroup, Profile, Resources, RuntimeEnv, Serve, WorkerGroup, Workload, WorkloadKind,
+};
+use crate::scripts::{self, Script};
+use serde_json::{Map, Value, json};
+use std::path::Path;
+
+pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+pub const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
+pub const ELASTIC_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
+/// The scheduling gate Kueue's RayCluster and RayService defaulters add to every pod template of
+/// an elastic object (and their validators require); emitted so the object is stable under diff.
+pub const ELASTIC_GATE: &str = "kueue.x-k8s.io/elastic-job";
+pub const WORKLOAD_IDENTITY_LABEL: &str = "azure.workload.identity/use";
+const SCRIPTS_VOLUME: &str = "scripts";
+
+/// The folder of a workload in the bundle.
+pub fn folder(w: &Workload) -> String {
+    format!("workloads/{}", w.name)
+}
+
+/// The file of a workload's Ray object: `rayjob.yaml`, `rayservice.yaml` or `raycluster.yaml`.
+pub fn object_file_name(kind: WorkloadKind) -> String {
+    format!("{}.yaml", kind.as_str().to_ascii_lowercase())
+}
+
+pub const CONFIGMAP_FILE: &str = "configmap.yaml";
+
+/// `workloads/<name>/` per workload, each with a kustomization listing its files in apply order
+/// (`kubectl apply -k workloads/<name>` submits one), and `workloads/kustomization.yaml` listing
+/// the folders (`kubectl apply -k workloads` submits all).
+pub fn add_to_bundle(
+    bundle: &mut Bundle,
+    profile: &Profile,
+    base_dir: Option<&Path>,
+    header: &str,
+) -> Result<(), Vec<Diagnostic>> {
+    if profile.workloads.is_empty() {
+        return Ok(());
+    }
+    let rendered = Bundle::render_objects(workload_objects(profile, base_dir)?)?;
+    let mut folders: Vec<(String, Vec<String>)> = Vec::new();
+    for r in &rendered {
+        let Some((folder, file)) = r.object.file.rsplit_once('/') else {
+            continue;
+        };
+        match folders.last_mut() {
+            Some((f, files)) if f == folder => {
+                if !files.iter().any(|x| x == file) {
+                    files.push(file.to_owned());
+                }
+            }
+            _ => folders.push((folder.to_owned(), vec![file.to_owned()])),
+        }
+    }
+    bundle.add_object_files(rendered, header);
+    let kustomization = |resources: &[String]| {
+        crate::render::render_yaml_file(
+            "platform/kustomization.yaml.j2",
+            &serde_json::json!({ "resources": resources }),
+        )
+        .map(|k| format!("{header}{k}"))
+        .map_err(|d| vec![d])
+    };
+    let mut names = Vec::new();
+    for (folder, files) in &folders {
+        bundle.files.insert(
+            format!("{folder}/kustomization.yaml"),
+            kustomization(files)?,
+        );
+        names.push(folder.trim_start_matches("workloads/").to_owned());
+    }
+    bundle.files.insert(
+        "workloads/kustomization.yaml".into(),
+        kustomization(&names)?,
+    );
+    Ok(())
+}
+
+/// All workload objects of a profile, in apply order: per workload its ConfigMap, then the Ray
+/// object. Scripts are read from `base_dir` (the rules have already reported unreadable ones).
+pub fn workload_objects(
+    p: &Profile,
+    base_dir: Option<&Path>,
+) -> Result<Vec<Object>, Vec<Diagnostic>> {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for w in &p.workloads {
+        match workload(p, w, base_dir) {
+            Ok(objs) => out.extend(objs),
+            Err(d) => errors.push(d),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Object>, Diagnostic> {
+    let ns = w.namespace_in(p);
+    let dir = folder(w);
+    let image = w
+        .image_in(p)
+        .ok_or_else(|| Diagnostic::error("RK134", format!("workload `{}` has no image", w.name)))?;
+    let ray_version = w.ray_version_in(p).ok_or_else(|| {
+        Diagnostic::error(
+            "RK135",
+            format!(
+                "workload `{}`: no rayVersion and none in the image tag",
+                w.name
+            ),
+        )
+    })?;
+    let mut out = Vec::new();
+
+    let scripts = w
+        .scripts
+        .iter()
+        .map(|rel| scripts::read(base_dir, rel))
+        .collect::<Result<Vec<Script>, _>>()
+        .map_err(|e| Diagnostic::error("RK131", format!("workload `{}`: {e}", w.name)))?;
+    let configmap = if scripts.is_empty() {
+        None
+    } else {
+        let name = format!("{}-scripts-{}", w.name, scripts::content_hash(&scripts));
+        let data: Map<String, Value> = scripts
+            .iter()
+            .map(|s| (s.key.clone(), Value::String(s.text.clone())))
+            .collect();
+        out.push(Object::new(
+            "ConfigMap",
+            name.clone(),
+            Some(ns),
+            "workloads/configmap.yaml.j2",
+            format!("{dir}/{CONFIGMAP_FILE}"),
+            &json!({
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": { MANAGED_BY.0: MANAGED_BY.1 },
+                },
+                "data": data,
+            }),
+        ));
+        Some(name)
+    };
+
+    let queued = w.queue.is_some();
+    let pods = Pods {
+        image: image.as_str(),
+        service_account: service_account(p, w),
+        configmap: configmap.as_deref(),
+        mount_path: &w.scripts_mount_path,
+        serve_port: w.serve.as_ref().map(|s| s.port),
+        // A RayJob's cluster is created by KubeRay, not admitted on its own: only RayCluster and
+        // RayService templates carry the gate.
+        elastic_gate: w.elastic && queued && w.kind != WorkloadKind::RayJob,
+    };
+    let mut cluster = Map::new();
+    cluster.insert("rayVersion".into(), json!(ray_version));
+    // Kueue rejects in-tree autoscaling unless the workload is elastic; always explicit.
+    cluster.insert("enableInTreeAutoscaling".into(), json!(w.elastic));
+    if queued && w.kind != WorkloadKind::RayJob {
+        // RayCluster: `suspend` only under Kueue. RayService: Kueue suspends and admits it
+        // through `rayClusterConfig.suspend` (its `spec.suspend` is never touched by Kueue).
+        cluster.insert("suspend".into(), json!(true));
+    }
+    cluster.insert("headGroupSpec".into(), head(&pods, &w.head));
+    if !w.workers.is_empty() {
+        cluster.insert(
+            "workerGroupSpecs".into(),
+            Value::Array(w.workers.iter().map(|g| worker(&pods, g)).collect()),
+        );
+    }
+
+    let mut labels = Map::new();
+    labels.insert(MANAGED_BY.0.into(), json!(MANAGED_BY.1));
+    if let Some(q) = &w.queue {
+        labels.insert(QUEUE_LABEL.into(), json!(q));
+    }
+    if let Some(pc) = &w.priority_class {
+        labels.insert(PRIORITY_LABEL.into(), json!(pc));
+    }
+    let mut metadata = json!({ "name": w.name, "namespace": ns, "labels": labels });
+    if w.elastic && queued {
+        metadata["annotations"] = json!({ ELASTIC_ANNOTATION: "true" });
+    }
+
+    let file = format!("{dir}/{}", object_file_name(w.kind));
+    let cluster = Value::Object(cluster);
+    let obj = match w.kind {
+        WorkloadKind::RayJob => {
+            let submitter = w.submitter.as_ref().map(|s| {
+                json!({
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "containers": [{
+                            "name": "ray-job-submitter",
+                            "image": image,
+                            "resources": requests_limits(&s.resources),
+                        }],
+                    },
+                })
+            });
+            Object::new(
+                "RayJob",
+                w.name.as_str(),
+                Some(ns),
+                "workloads/rayjob.yaml.j2",
+                file,
+                &json!({
+                    "metadata": metadata,
+                    "entrypoint": w.entrypoint,
+                    "runtimeEnvYAML": w.runtime_env.as_ref().map(runtime_env_yaml).transpose()?.flatten(),
+                    "submissionMode": w.submission_mode.unwrap_or_default(),
+                    "submitterPodTemplate": submitter,
+                    "ttlSecondsAfterFinished": w.ttl_seconds_after_finished,
+                    "activeDeadlineSeconds": w.active_deadline_seconds,
+                    "backoffLimit": w.backoff_limit,
+                    "suspend": queued,
+                    "rayClusterSpec": cluster,
+                }),
+            )
+        }
+        WorkloadKind::RayService => Object::new(
+            "RayService",
+            w.name.as_str(),
+            Some(ns),
+            "workloads/rayservice.yaml.j2",
+            file,
+            &json!({
+                "metadata": metadata,
+                "serveConfigV2": w.serve.as_ref().map(serve_config).transpose()?,
+                "rayClusterConfig": cluster,
+            }),
+        ),
+        WorkloadKind::RayCluster => Object::new(
+            "RayCluster",
+            w.name.as_str(),
+            Some(ns),
+            "workloads/raycluster.yaml.j2",
+            file,
+            &json!({ "metadata": metadata, "spec": cluster }),
+        ),
+    };
+    out.push(obj);
+    Ok(out)
+}
+
+/// The service account of the pods, and whether it carries workload identity (only the
+/// profile's own account is known to).
+fn service_account<'a>(p: &'a Profile, w: &'a Workload) -> Option<(&'a str, bool)> {
+    match (&w.service_account, &p.service_account) {
+        (Some(own), Some(sa)) if own.as_str() == sa.name.as_str() => {
+            Some((own.as_str(), sa.workload_identity))
+        }
+        (Some(own), _) => Some((own.as_str(), false)),
+        (None, Some(sa)) => Some((sa.name.as_str(), sa.workload_identity)),
+        (None, None) => None,
+    }
+}
+
+/// What every Ray pod of one workload shares.
+struct Pods<'a> {
+    image: &'a str,
+    service_account: Option<(&'a str, bool)>,
+    configmap: Option<&'a str>,
+    mount_path: &'a str,
+    serve_port: Option<u16>,
+    elastic_gate: bool,
+}
+
+fn requests_limits(r: &Resources) -> Value {
+    json!({ "requests": r, "limits": r })
+}
+
+fn head(pods: &Pods<'_>, h: &HeadGroup) -> Value {
+    let mut spec = Map::new();
+    if !h.ray_start_params.is_empty() {
+        spec.insert("rayStartParams".into(), json!(h.ray_start_params));
+    }
+    // The Serve proxy's port, named `serve` as KubeRay looks it up for the serve Service.
+    let ports = pods
+        .serve_port
+        .map(|port| json!([{ "name": "serve", "containerPort": port }]));
+    spec.insert(
+        "template".into(),
+        pod_template(
+            pods,
+            "ray-head",
+            &h.resources,
+            ports,
+            &h.node_selector,
+            &h.tolerations,
+        ),
+    );
+    Value::Object(spec)
+}
+
+fn worker(pods: &Pods<'_>, g: &WorkerGroup) -> Value {
+    let mut spec = Map::new();
+    spec.insert("groupName".into(), json!(g.name));
+    // Always explicit: the CRD defaults an omitted `replicas` to 0 and Kueue counts it.
+    spec.insert("replicas".into(), json!(g.replicas));
+    spec.insert("minReplicas".into(), json!(g.min()));
+    spec.insert("maxReplicas".into(), json!(g.max()));
+    if g.num_of_hosts != 1 {
+        spec.insert("numOfHosts".into(), json!(g.num_of_hosts));
+    }
+    if !g.ray_start_params.is_empty() {
+        spec.insert("rayStartParams".into(), json!(g.ray_start_params));
+    }
+    spec.insert(
+        "template".into(),
+        pod_template(
+            pods,
+            "ray-worker",
+            &g.resources,
+            None,
+            &g.node_selector,
+            &g.tolerations,
+        ),
+    );
+    Value::Object(spec)
+}
+
+fn pod_template(
+    pods: &Pods<'_>,
+    container_name: &str,
+    resources: &Resources,
+    ports: Option<Value>,
+    node_selector: &std::collections::BTreeMap<crate::profile::QualifiedName, String>,
+    tolerations: &[crate::profile::Toleration],
+) -> Value {
+    // KubeRay runs Ray in the container at index 0: it is the only one.
+    let mut container = Map::new();
+    container.insert("name".into(), json!(container_name));
+    container.insert("image".into(), json!(pods.image));
+    if let Some(ports) = ports {
+        container.insert("ports".into(), ports);
+    }
+    if !resources.is_empty() {
+        container.insert("resources".into(), requests_limits(resources));
+    }
+    if pods.configmap.is_some() {
+        container.insert(
+            "volumeMounts".into(),
+            json!([{ "name": SCRIPTS_VOLUME, "mountPath": pods.mount_path, "readOnly": true }]),
+        );
+    }
+    let mut spec = Map::new();
+    let mut template = Map::new();
+    if let Some((sa, identity)) = pods.service_account {
+        if identity {
+            template.insert(
+                "metadata".into(),
+                json!({ "labels": { WORKLOAD_IDENTITY_LABEL: "true" } }),
+            );
+        }
+        spec.insert("serviceAccountName".into(), json!(sa));
+    }
+    if !node_selector.is_empty() {
+        spec.insert("nodeSelector".into(), json!(node_selector));
+    }
+    if !tolerations.is_empty() {
+        spec.insert(
+            "tolerations".into(),
+            Value::Array(tolerations.iter().map(toleration).collect()),
+        );
+    }
+    if pods.elastic_gate {
+        spec.insert("schedulingGates".into(), json!([{ "name": ELASTIC_GATE }]));
+    }
+    spec.insert("containers".into(), json!([container]));
+    if let Some(cm) = pods.configmap {
+        spec.insert(
+            "volumes".into(),
+            json!([{ "name": SCRIPTS_VOLUME, "configMap": { "name": cm } }]),
+        );
+    }
+    template.insert("spec".into(), Value::Object(spec));
+    Value::Object(template)
+}
+
+/// A Ray `runtime_env` as data (Ray's own key names), or `None` when empty.
+fn runtime_env(env: &RuntimeEnv) -> Option<Value> {
+    let mut m = Map::new();
+    if let Some(dir) = &env.working_dir {
+        m.insert("working_dir".into(), json!(dir));
+    }
+    if !env.pip.is_empty() {
+        m.insert("pip".into(), json!(env.pip));
+    }
+    if !env.env_vars.is_empty() {
+        m.insert("env_vars".into(), json!(env.env_vars));
+    }
+    (!m.is_empty()).then_some(Value::Object(m))
+}
+
+/// `runtimeEnvYAML`: the runtime environment serialized as YAML text, never spliced.
+fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
+    runtime_env(env)
+        .map(|v| crate::render::to_yaml(&v))
+        .transpose()
+}
+
+/// `serveConfigV2`: Ray Serve's config file, built as data and serialized as YAML text.
+fn serve_config(serve: &Serve) -> Result<String, Diagnostic> {
+    let mut cfg = Map::new();
+    if serve.port != 8000 {
+        // Serve listens on 8000 unless told otherwise; the head's `serve` port follows it.
+        cfg.insert("http_options".into(), json!({ "port": serve.port }));
+    }
+    let apps: Vec<Value> = serve
+        .applications
+        .iter()
+        .map(|a| {
+            let mut app = Map::new();
+            app.insert("name".into(), json!(a.name));
+            app.insert("route_prefix".into(), json!(a.route_prefix));
+            app.insert("import_path".into(), json!(a.import_path));
+            if let Some(env) = a.runtime_env.as_ref().and_then(runtime_env) {
+                app.insert("runtime_env".into(), env);
+            }
+            Value::Object(app)
+        })
+        .collect();
+    cfg.insert("applications".into(), Value::Array(apps));
+    crate::render::to_yaml(&Value::Object(cfg))
+}

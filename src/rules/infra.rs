@@ -1,0 +1,123 @@
+//! Rules for the provisioning scripts (`infra/up.sh`): what the az CLI or AKS would refuse
+//! half-way through a run, and workload-identity settings that could never take effect.
+//! Codes RK450–RK459.
+
+use super::{Ctx, RuleInfo};
+use crate::diagnostic::Severity::{Error, Warning};
+use crate::profile::PoolMode;
+
+pub const TAINT_WITHOUT_VALUE: RuleInfo = RuleInfo {
+    code: "RK450",
+    severity: Error,
+    title: "an AKS node pool taint needs a value (the az CLI accepts only key=value:Effect)",
+};
+pub const NO_SYSTEM_POOL: RuleInfo = RuleInfo {
+    code: "RK451",
+    severity: Error,
+    title: "azure.nodePools needs a System pool: the cluster is created with it",
+};
+pub const AUTOSCALE_RANGE: RuleInfo = RuleInfo {
+    code: "RK452",
+    severity: Error,
+    title: "a node pool's autoscale min is larger than its max, or its count lies outside the range",
+};
+pub const IDENTITY_WITHOUT_AZURE: RuleInfo = RuleInfo {
+    code: "RK453",
+    severity: Error,
+    title: "serviceAccount.workloadIdentity needs azure.identity: nothing else sets the client ID",
+};
+pub const IDENTITY_WITHOUT_SERVICE_ACCOUNT: RuleInfo = RuleInfo {
+    code: "RK454",
+    severity: Warning,
+    title: "azure.identity without a serviceAccount: up.sh creates the identity but no federated credential",
+};
+
+pub const RULES: &[RuleInfo] = &[
+    TAINT_WITHOUT_VALUE,
+    NO_SYSTEM_POOL,
+    AUTOSCALE_RANGE,
+    IDENTITY_WITHOUT_AZURE,
+    IDENTITY_WITHOUT_SERVICE_ACCOUNT,
+];
+
+pub fn check(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    if let Some(sa) = &p.service_account {
+        let has_identity = p.azure.as_ref().is_some_and(|a| a.identity.is_some());
+        if sa.workload_identity && !has_identity {
+            ctx.report(
+                &IDENTITY_WITHOUT_AZURE,
+                "/serviceAccount/workloadIdentity",
+                format!(
+                    "service account `{}` is marked for workload identity, but the profile has no azure.identity: its client-id annotation would stay a placeholder",
+                    sa.name
+                ),
+                Some("add azure.identity (name, federatedCredential, and clientId/tenantId if the identity exists already), or set workloadIdentity: false".into()),
+            );
+        }
+    }
+    let Some(a) = &p.azure else { return };
+    if a.identity.is_some() && p.service_account.is_none() {
+        ctx.report(
+            &IDENTITY_WITHOUT_SERVICE_ACCOUNT,
+            "/azure/identity",
+            "the managed identity has no service account to federate with: up.sh creates it, but no federated credential".into(),
+            Some("add serviceAccount: {name: ..., workloadIdentity: true}".into()),
+        );
+    }
+    if !a.node_pools.is_empty() && !a.node_pools.iter().any(|n| n.mode == PoolMode::System) {
+        ctx.report(
+            &NO_SYSTEM_POOL,
+            "/azure/nodePools",
+            "no node pool has mode: System; AKS creates the cluster with a System pool and needs one for its own pods".into(),
+            Some("set mode: System on the pool for system pods (e.g. Standard_D4ds_v6, count: 2)".into()),
+        );
+    }
+    for (i, n) in a.node_pools.iter().enumerate() {
+        for (j, t) in n.taints.iter().enumerate() {
+            if t.value.as_ref().is_none_or(|v| v.is_empty()) {
+                ctx.report(
+                    &TAINT_WITHOUT_VALUE,
+                    &format!("/azure/nodePools/{i}/taints/{j}"),
+                    format!(
+                        "taint `{}:{}` of node pool `{}` has no value; az aks rejects it",
+                        t.key,
+                        t.effect.as_str(),
+                        n.name
+                    ),
+                    Some(format!(
+                        "give it a value, e.g. {{key: {}, value: present, effect: {}}}",
+                        t.key,
+                        t.effect.as_str()
+                    )),
+                );
+            }
+        }
+        if let Some(s) = &n.autoscale {
+            if s.min > s.max {
+                ctx.report(
+                    &AUTOSCALE_RANGE,
+                    &format!("/azure/nodePools/{i}/autoscale/min"),
+                    format!(
+                        "node pool `{}` autoscales from {} to {}: min is larger than max",
+                        n.name, s.min, s.max
+                    ),
+                    Some("swap them, or lower min".into()),
+                );
+            } else if let Some(c) = n.count.filter(|c| !(s.min..=s.max).contains(c)) {
+                ctx.report(
+                    &AUTOSCALE_RANGE,
+                    &format!("/azure/nodePools/{i}/count"),
+                    format!(
+                        "node pool `{}` starts with {c} nodes, outside its autoscale range {}–{}",
+                        n.name, s.min, s.max
+                    ),
+                    Some(
+                        "drop count (the pool starts at min), or pick a count inside the range"
+                            .into(),
+                    ),
+                );
+            }
+        }
+    }
+}

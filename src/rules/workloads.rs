@@ -1,0 +1,563 @@
+//! Workload admission rules (RK110, RK120–RK139): what makes a RayJob, RayService or RayCluster
+//! reach its LocalQueue and pass Kueue's webhooks (FACTS §7), what each kind needs, and the local
+//! script files packed next to it. KubeRay's own name, replica and image rules (RK3xx) and
+//! capacity (RK2xx) are checked elsewhere.
+
+use super::queues::PRIORITY_NOT_FOUND;
+use super::{Ctx, RuleInfo};
+use crate::diagnostic::Severity::{Error, Warning};
+use crate::profile::{Framework, SubmissionMode, Workload, WorkloadKind};
+use crate::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const QUEUE_NOT_FOUND: RuleInfo = RuleInfo {
+    code: "RK120",
+    severity: Error,
+    title: "a workload's queue names no LocalQueue in its namespace (it stays pending: LocalQueue not found)",
+};
+pub const UNQUEUED: RuleInfo = RuleInfo {
+    code: "RK121",
+    severity: Warning,
+    title: "a workload without `queue` in a profile with Kueue queues bypasses admission and quota",
+};
+pub const TOO_MANY_GROUPS: RuleInfo = RuleInfo {
+    code: "RK122",
+    severity: Error,
+    title: "more worker groups than a Kueue Workload has PodSets for (16 in K8sJobMode, else 17)",
+};
+pub const HEAD_GROUP_NAME: RuleInfo = RuleInfo {
+    code: "RK123",
+    severity: Error,
+    title: "a worker group is named `head`, which Kueue reserves for the head PodSet",
+};
+pub const DUPLICATE_GROUP: RuleInfo = RuleInfo {
+    code: "RK124",
+    severity: Error,
+    title: "two worker groups of a workload share a name",
+};
+pub const DUPLICATE_WORKLOAD: RuleInfo = RuleInfo {
+    code: "RK125",
+    severity: Error,
+    title: "two workloads share a name (one `workloads/<name>/` folder each)",
+};
+pub const ELASTIC_GATE_OFF: RuleInfo = RuleInfo {
+    code: "RK126",
+    severity: Error,
+    title: "an elastic queued workload while Kueue's ElasticJobsViaWorkloadSlices feature gate is off",
+};
+pub const WRONG_KIND_FIELD: RuleInfo = RuleInfo {
+    code: "RK127",
+    severity: Error,
+    title: "a field that belongs to another kind (RayJob-only fields, `serve` outside RayService, `submitter` outside K8sJobMode)",
+};
+pub const ENTRYPOINT_REQUIRED: RuleInfo = RuleInfo {
+    code: "RK128",
+    severity: Error,
+    title: "a RayJob without `entrypoint` (only InteractiveMode submits it later)",
+};
+pub const SERVE_REQUIRED: RuleInfo = RuleInfo {
+    code: "RK129",
+    severity: Error,
+    title: "a RayService without `serve` applications",
+};
+pub const FRAMEWORK_MISSING: RuleInfo = RuleInfo {
+    code: "RK130",
+    severity: Error,
+    title: "a queued workload's kind is not in operators.kueue.frameworks, so Kueue never admits it",
+};
+pub const SCRIPT_UNREADABLE: RuleInfo = RuleInfo {
+    code: "RK131",
+    severity: Error,
+    title: "a script is missing, unreadable, not UTF-8 text, outside the profile's folder, or named by a shipped profile",
+};
+pub const SCRIPT_KEY_CLASH: RuleInfo = RuleInfo {
+    code: "RK132",
+    severity: Error,
+    title: "two scripts of a workload have the same file name (one ConfigMap key)",
+};
+pub const SCRIPTS_TOO_LARGE: RuleInfo = RuleInfo {
+    code: "RK133",
+    severity: Error,
+    title: "a workload's scripts exceed the 1 MiB a ConfigMap can hold",
+};
+pub const NO_IMAGE: RuleInfo = RuleInfo {
+    code: "RK134",
+    severity: Error,
+    title: "a workload has no image (`image`, or `ray.image` for all)",
+};
+pub const NO_RAY_VERSION: RuleInfo = RuleInfo {
+    code: "RK135",
+    severity: Error,
+    title: "a workload's rayVersion is not given and its image tag names no Ray version",
+};
+pub const MOUNT_PATH: RuleInfo = RuleInfo {
+    code: "RK136",
+    severity: Error,
+    title: "scriptsMountPath is not an absolute path",
+};
+pub const SERVE_APPS: RuleInfo = RuleInfo {
+    code: "RK137",
+    severity: Error,
+    title: "Serve applications must have unique names and unique route prefixes starting with `/`",
+};
+
+pub const RULES: &[RuleInfo] = &[
+    QUEUE_NOT_FOUND,
+    UNQUEUED,
+    TOO_MANY_GROUPS,
+    HEAD_GROUP_NAME,
+    DUPLICATE_GROUP,
+    DUPLICATE_WORKLOAD,
+    ELASTIC_GATE_OFF,
+    WRONG_KIND_FIELD,
+    ENTRYPOINT_REQUIRED,
+    SERVE_REQUIRED,
+    FRAMEWORK_MISSING,
+    SCRIPT_UNREADABLE,
+    SCRIPT_KEY_CLASH,
+    SCRIPTS_TOO_LARGE,
+    NO_IMAGE,
+    NO_RAY_VERSION,
+    MOUNT_PATH,
+    SERVE_APPS,
+];
+
+/// Kueue's Workload holds at most 18 PodSets: head + worker groups (+ submitter in K8sJobMode).
+const MAX_POD_SETS: usize = 18;
+
+/// The Kueue integration that manages a kind.
+pub fn framework_of(kind: WorkloadKind) -> Framework {
+    match kind {
+        WorkloadKind::RayJob => Framework::RayJob,
+        WorkloadKind::RayService => Framework::RayService,
+        WorkloadKind::RayCluster => Framework::RayCluster,
+    }
+}
+
+pub fn check(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (i, w) in p.workloads.iter().enumerate() {
+        let base = format!("/workloads/{i}");
+        if let Some(first) = seen.insert(w.name.as_str(), i) {
+            ctx.report(
+                &DUPLICATE_WORKLOAD,
+                &format!("{base}/name"),
+                format!(
+                    "workload `{}` is defined twice (first as workloads[{first}])",
+                    w.name
+                ),
+                Some(
+                    "each workload gets its own `workloads/<name>/` folder: give it another name"
+                        .into(),
+                ),
+            );
+        }
+        admission(ctx, &base, w);
+        kind_fields(ctx, &base, w);
+        groups(ctx, &base, w);
+        image(ctx, &base, w);
+        scripts_of(ctx, &base, w);
+    }
+    frameworks(ctx);
+}
+
+fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+    let p = ctx.profile;
+    let ns = w.namespace_in(p);
+    match &w.queue {
+        Some(queue) => {
+            let local: Vec<(&str, &str)> = p
+                .queues
+                .iter()
+                .flat_map(|q| &q.local_queues)
+                .map(|lq| {
+                    (
+                        lq.name.as_str(),
+                        lq.namespace.as_ref().map_or(p.namespace.as_str(), |n| n),
+                    )
+                })
+                .collect();
+            if !local
+                .iter()
+                .any(|(n, lns)| *n == queue.as_str() && *lns == ns)
+            {
+                let here: Vec<&str> = local
+                    .iter()
+                    .filter(|(_, lns)| *lns == ns)
+                    .map(|(n, _)| *n)
+                    .collect();
+                let pointer = format!("{base}/queue");
+                if let Some((_, other)) = local.iter().find(|(n, _)| *n == queue.as_str()) {
+                    ctx.report(
+                        &QUEUE_NOT_FOUND,
+                        &pointer,
+                        format!(
+                            "LocalQueue `{queue}` is in namespace `{other}`, but workload `{}` runs in `{ns}`",
+                            w.name
+                        ),
+                        Some(
+                            "a workload can only use a LocalQueue of its own namespace: set the workload's `namespace`, or add a LocalQueue here"
+                                .into(),
+                        ),
+                    );
+                } else {
+                    ctx.unknown_name(
+                        &QUEUE_NOT_FOUND,
+                        &pointer,
+                        &format!("LocalQueue in namespace `{ns}`"),
+                        queue,
+                        here.iter().copied(),
+                    );
+                }
+            }
+            if w.elastic
+                && p.operators
+                    .kueue
+                    .as_ref()
+                    .and_then(|k| k.feature_gates.get("ElasticJobsViaWorkloadSlices"))
+                    == Some(&false)
+            {
+                ctx.report(
+                    &ELASTIC_GATE_OFF,
+                    &format!("{base}/elastic"),
+                    format!(
+                        "workload `{}` is elastic, but operators.kueue.featureGates turns ElasticJobsViaWorkloadSlices off: Kueue's webhook rejects in-tree autoscaling",
+                        w.name
+                    ),
+                    Some(
+                        "remove the feature gate override (on by default since Kueue 0.18), or set `elastic: false`"
+                            .into(),
+                    ),
+                );
+            }
+        }
+        None => {
+            if p.queues.is_some() {
+                ctx.report(
+                    &UNQUEUED,
+                    &format!("{base}/name"),
+                    format!(
+                        "workload `{}` has no `queue`: Kueue leaves it alone, so it runs outside every quota",
+                        w.name
+                    ),
+                    Some("set `queue` to one of the profile's LocalQueues".into()),
+                );
+            }
+        }
+    }
+    if let Some(pc) = &w.priority_class
+        && !p
+            .priority_classes
+            .iter()
+            .any(|c| c.name.as_str() == pc.as_str())
+    {
+        ctx.unknown_name(
+            &PRIORITY_NOT_FOUND,
+            &format!("{base}/priorityClass"),
+            "WorkloadPriorityClass",
+            pc,
+            p.priority_classes.iter().map(|c| c.name.as_str()),
+        );
+    }
+}
+
+fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+    let kind = w.kind.as_str();
+    if w.kind != WorkloadKind::RayJob {
+        let rayjob_only = [
+            ("entrypoint", w.entrypoint.is_some()),
+            ("runtimeEnv", w.runtime_env.is_some()),
+            ("submissionMode", w.submission_mode.is_some()),
+            ("submitter", w.submitter.is_some()),
+            (
+                "ttlSecondsAfterFinished",
+                w.ttl_seconds_after_finished.is_some(),
+            ),
+            ("activeDeadlineSeconds", w.active_deadline_seconds.is_some()),
+            ("backoffLimit", w.backoff_limit.is_some()),
+        ];
+        for (field, present) in rayjob_only {
+            if present {
+                ctx.report(
+                    &WRONG_KIND_FIELD,
+                    &format!("{base}/{field}"),
+                    format!(
+                        "`{field}` applies to RayJobs only; `{}` is a {kind}",
+                        w.name
+                    ),
+                    Some(format!("remove `{field}`, or make the workload a RayJob")),
+                );
+            }
+        }
+    }
+    match w.kind {
+        WorkloadKind::RayJob => {
+            let mode = w.submission_mode.unwrap_or_default();
+            if w.entrypoint.as_deref().is_none_or(|e| e.trim().is_empty())
+                && mode != SubmissionMode::InteractiveMode
+            {
+                ctx.report(
+                    &ENTRYPOINT_REQUIRED,
+                    &format!("{base}/kind"),
+                    format!("RayJob `{}` has no `entrypoint`", w.name),
+                    Some(
+                        "add the command the job runs, e.g. `entrypoint: python /home/ray/scripts/train.py`"
+                            .into(),
+                    ),
+                );
+            }
+            if w.submitter.is_some() && mode != SubmissionMode::K8sJobMode {
+                ctx.report(
+                    &WRONG_KIND_FIELD,
+                    &format!("{base}/submitter"),
+                    format!(
+                        "`submitter` sizes the submitter pod of K8sJobMode; RayJob `{}` uses {mode:?}",
+                        w.name
+                    ),
+                    Some("remove `submitter`, or use `submissionMode: K8sJobMode`".into()),
+                );
+            }
+        }
+        WorkloadKind::RayService => {
+            if w.serve.is_none() {
+                ctx.report(
+                    &SERVE_REQUIRED,
+                    &format!("{base}/kind"),
+                    format!("RayService `{}` has no `serve` section", w.name),
+                    Some("add `serve: {applications: [{name, routePrefix, importPath}]}`".into()),
+                );
+            }
+        }
+        WorkloadKind::RayCluster => {}
+    }
+    if let Some(serve) = &w.serve {
+        if w.kind != WorkloadKind::RayService {
+            ctx.report(
+                &WRONG_KIND_FIELD,
+                &format!("{base}/serve"),
+                format!(
+                    "`serve` applies to RayServices only; `{}` is a {kind}",
+                    w.name
+                ),
+                Some("remove `serve`, or make the workload a RayService".into()),
+            );
+        }
+        let mut names = BTreeSet::new();
+        let mut prefixes = BTreeSet::new();
+        for (a, app) in serve.applications.iter().enumerate() {
+            let ap = format!("{base}/serve/applications/{a}");
+            if !names.insert(app.name.as_str()) {
+                ctx.report(
+                    &SERVE_APPS,
+                    &format!("{ap}/name"),
+                    format!("Serve application `{}` is listed twice", app.name),
+                    Some("application names must be unique".into()),
+                );
+            }
+            if !app.route_prefix.starts_with('/') {
+                ctx.report(
+                    &SERVE_APPS,
+                    &format!("{ap}/routePrefix"),
+                    format!(
+                        "route prefix `{}` does not start with `/`",
+                        app.route_prefix
+                    ),
+                    Some(format!("write `/{}`", app.route_prefix)),
+                );
+            } else if !prefixes.insert(app.route_prefix.as_str()) {
+                ctx.report(
+                    &SERVE_APPS,
+                    &format!("{ap}/routePrefix"),
+                    format!("route prefix `{}` is used twice", app.route_prefix),
+                    Some("each application needs its own route prefix".into()),
+                );
+            }
+        }
+    }
+}
+
+fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+    // Kueue's limits apply to the objects it manages, i.e. queued ones.
+    if w.queue.is_some() {
+        let max = MAX_POD_SETS - 1 - usize::from(w.has_submitter_pod_set());
+        if w.workers.len() > max {
+            let why = if w.has_submitter_pod_set() {
+                "head, submitter and worker groups"
+            } else {
+                "head and worker groups"
+            };
+            ctx.report(
+                &TOO_MANY_GROUPS,
+                &format!("{base}/workers"),
+                format!(
+                    "{} `{}` has {} worker groups; a Kueue Workload holds {MAX_POD_SETS} PodSets ({why}), so at most {max}",
+                    w.kind.as_str(),
+                    w.name,
+                    w.workers.len()
+                ),
+                Some("merge worker groups with the same pod shape".into()),
+            );
+        }
+    }
+    let mut names = BTreeSet::new();
+    for (g, group) in w.workers.iter().enumerate() {
+        let gp = format!("{base}/workers/{g}/name");
+        if group.name.as_str() == "head" {
+            ctx.report(
+                &HEAD_GROUP_NAME,
+                &gp,
+                "a worker group cannot be named `head`: Kueue names the head PodSet so and rejects the object".into(),
+                Some("rename the group, e.g. `workers` or `gpu-workers`".into()),
+            );
+        }
+        if !names.insert(group.name.as_str()) {
+            ctx.report(
+                &DUPLICATE_GROUP,
+                &gp,
+                format!(
+                    "worker group `{}` appears twice in `{}`",
+                    group.name, w.name
+                ),
+                Some("group names must be unique within a workload".into()),
+            );
+        }
+    }
+}
+
+fn image(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+    let p = ctx.profile;
+    let Some(img) = w.image_in(p) else {
+        ctx.report(
+            &NO_IMAGE,
+            &format!("{base}/kind"),
+            format!("workload `{}` has no image", w.name),
+            Some("set `image` on the workload, or `ray.image` for every workload".into()),
+        );
+        return;
+    };
+    if w.ray_version_in(p).is_none() {
+        let pointer = if w.image.is_some() {
+            format!("{base}/image")
+        } else {
+            "/ray/image".to_owned()
+        };
+        ctx.report(
+            &NO_RAY_VERSION,
+            &pointer,
+            format!(
+                "the tag of `{img}` names no Ray version, and workload `{}` gives no rayVersion",
+                w.name
+            ),
+            Some("pin an image tag with the Ray version (e.g. `rayproject/ray:2.57.0-gpu`), or set `rayVersion`".into()),
+        );
+    }
+}
+
+fn scripts_of(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+    if !w.scripts.is_empty() && !w.scripts_mount_path.starts_with('/') {
+        ctx.report(
+            &MOUNT_PATH,
+            &format!("{base}/scriptsMountPath"),
+            format!(
+                "scriptsMountPath `{}` is not an absolute path",
+                w.scripts_mount_path
+            ),
+            Some("use an absolute path such as `/home/ray/scripts`".into()),
+        );
+    }
+    let mut keys: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut read = Vec::new();
+    for (s, rel) in w.scripts.iter().enumerate() {
+        let pointer = format!("{base}/scripts/{s}");
+        if let Some(first) = keys.insert(scripts::key(rel), s) {
+            ctx.report(
+                &SCRIPT_KEY_CLASH,
+                &pointer,
+                format!(
+                    "`{rel}` and `{}` are both mounted as `{}`",
+                    w.scripts[first],
+                    scripts::key(rel)
+                ),
+                Some("scripts are mounted by file name: rename one of the files".into()),
+            );
+        }
+        match scripts::read(ctx.base_dir, rel) {
+            Ok(script) => read.push(script),
+            Err(e) => {
+                let hint = match &e {
+                    ScriptError::NoBaseDir(_) => {
+                        "copy the profile next to its scripts and pass its path: `--profile ./team.yaml`"
+                    }
+                    ScriptError::Escapes(_) => {
+                        "name a file in the profile's folder or below it, without `..`"
+                    }
+                    ScriptError::Unreadable { .. } => {
+                        "scripts are read relative to the profile file's folder"
+                    }
+                    ScriptError::NotUtf8(_) => "pack text files only (scripts, configs)",
+                    ScriptError::TooLarge(_) => {
+                        "ship large files in the image or in storage, not in a ConfigMap"
+                    }
+                };
+                ctx.report(
+                    &SCRIPT_UNREADABLE,
+                    &pointer,
+                    e.to_string(),
+                    Some(hint.into()),
+                );
+            }
+        }
+    }
+    let total = scripts::total_bytes(&read);
+    if total > MAX_CONFIGMAP_BYTES {
+        ctx.report(
+            &SCRIPTS_TOO_LARGE,
+            &format!("{base}/scripts"),
+            format!(
+                "the scripts of `{}` take {total} bytes; a ConfigMap holds at most {MAX_CONFIGMAP_BYTES}",
+                w.name
+            ),
+            Some("ship large files in the image or in storage, not in a ConfigMap".into()),
+        );
+    }
+}
+
+/// Kueue manages a kind only when its integration is listed; a queued object of an unlisted
+/// kind is ignored by Kueue: suspended, nobody ever admits it.
+fn frameworks(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let Some(kueue) = &p.operators.kueue else {
+        return;
+    };
+    let mut reported = BTreeSet::new();
+    for w in p.workloads.iter().filter(|w| w.queue.is_some()) {
+        let fw = framework_of(w.kind);
+        if kueue.frameworks.contains(&fw) || !reported.insert(fw) {
+            continue;
+        }
+        let count = p
+            .workloads
+            .iter()
+            .filter(|o| o.kind == w.kind && o.queue.is_some())
+            .count();
+        let who = if count == 1 {
+            format!("queued {} `{}` relies on it", w.kind.as_str(), w.name)
+        } else {
+            format!(
+                "{count} queued {}s (first `{}`) rely on it",
+                w.kind.as_str(),
+                w.name
+            )
+        };
+        ctx.report(
+            &FRAMEWORK_MISSING,
+            "/operators/kueue/frameworks",
+            format!(
+                "`{}` is not in Kueue's integration frameworks, but {who}: Kueue would never admit it, so it would stay suspended",
+                fw.as_str(),
+            ),
+            Some(format!("add `{}` to operators.kueue.frameworks", fw.as_str())),
+        );
+    }
+}

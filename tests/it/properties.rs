@@ -1,0 +1,208 @@
+//! Property tests and a bounded fuzz run of the whole pipeline (load → schema → rules → render →
+//! output). CI runs a fixed number of cases; a long local run sets `PROPTEST_CASES`, e.g.
+//! `PROPTEST_CASES=200000 cargo test --release properties::fuzz -- --nocapture`.
+
+use proptest::prelude::*;
+use raykueue::resolve::{Resolved, SHIPPED};
+use serde_json::Value;
+
+fn compile_text(
+    text: &[u8],
+) -> Result<raykueue::compile::Compiled, Vec<raykueue::diagnostic::Diagnostic>> {
+    let source = raykueue::load::decode("fuzz.yaml", text).map_err(|d| vec![d])?;
+    raykueue::compile::compile(
+        &Resolved {
+            source,
+            base_dir: None,
+        },
+        false,
+    )
+}
+
+/// Tokens that break YAML, retype scalars or probe limits.
+const TOKENS: &[&str] = &[
+    "NO",
+    "yes",
+    "~",
+    "null",
+    "1e400",
+    ".nan",
+    "-.inf",
+    "0x10",
+    "010",
+    "2.50",
+    "-1",
+    "768GB",
+    "&a ",
+    "*a",
+    "!!binary ",
+    "!x ",
+    "---\n",
+    "...\n",
+    "\t",
+    "{",
+    "}",
+    "[",
+    "]",
+    ": ",
+    "- ",
+    "? ",
+    "\"",
+    "'",
+    "|\n",
+    ">-\n",
+    "#",
+    "\u{0}",
+    "\u{feff}",
+    "\r\n",
+    "\\",
+    "%YAML 1.1\n",
+    "<<: *a\n",
+    "é",
+    "\u{202e}",
+    "99999999999999999999999",
+    "nvidia.com/gpu",
+    "Standard_NC6s_v3",
+    "$(id)",
+    "`id`",
+    ";",
+];
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Insert(usize, &'static str),
+    Delete(usize, usize),
+    DuplicateLine(usize),
+    SwapLines(usize, usize),
+}
+
+fn apply(text: &str, edits: &[Edit]) -> Vec<u8> {
+    let mut bytes = text.as_bytes().to_vec();
+    for e in edits {
+        match *e {
+            Edit::Insert(at, tok) => {
+                let at = at % (bytes.len() + 1);
+                bytes.splice(at..at, tok.bytes());
+            }
+            Edit::Delete(at, len) => {
+                if !bytes.is_empty() {
+                    let at = at % bytes.len();
+                    let end = (at + len % 40).min(bytes.len());
+                    bytes.drain(at..end);
+                }
+            }
+            Edit::DuplicateLine(line) | Edit::SwapLines(line, _) => {
+                let text = String::from_utf8_lossy(&bytes).into_owned();
+                let mut lines: Vec<&str> = text.split('\n').collect();
+                let first = line % lines.len();
+                if let Edit::SwapLines(_, other) = *e {
+                    let second = other % lines.len();
+                    lines.swap(first, second);
+                } else {
+                    lines.insert(first, lines[first]);
+                }
+                bytes = lines.join("\n").into_bytes();
+            }
+        }
+    }
+    bytes
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), proptest::sample::select(TOKENS)).prop_map(|(a, t)| Edit::Insert(a, t)),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, l)| Edit::Delete(a, l)),
+        any::<usize>().prop_map(Edit::DuplicateLine),
+        (any::<usize>(), any::<usize>()).prop_map(|(a, b)| Edit::SwapLines(a, b)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Whatever the edits, the pipeline answers: output, or diagnostics that each have a place.
+    #[test]
+    fn fuzz_mutated_profiles_never_panic_and_errors_are_located(
+        which in 0..SHIPPED.len(),
+        edits in proptest::collection::vec(edit(), 1..6),
+    ) {
+        let bytes = apply(SHIPPED[which].1, &edits);
+        match compile_text(&bytes) {
+            Ok(c) => prop_assert!(!c.bundle.files.is_empty()),
+            Err(diags) => {
+                prop_assert!(!diags.is_empty());
+                for d in &diags {
+                    let place = d.place.as_ref();
+                    prop_assert!(place.is_some_and(|p| p.pos.line > 0 && p.pos.column > 0), "unplaced: {d:?}");
+                }
+            }
+        }
+    }
+
+    /// Reordering the keys of every mapping in a profile does not change a byte of the output.
+    #[test]
+    fn key_order_does_not_change_the_output(which in 0..SHIPPED.len(), seed in any::<u64>()) {
+        let original: Value = serde_saphyr::from_str(SHIPPED[which].1).unwrap();
+        let shuffled = shuffle(&original, seed);
+        let text = serde_saphyr::to_string(&shuffled).unwrap();
+        let a = compile_text(SHIPPED[which].1.as_bytes()).unwrap().bundle.files;
+        let b = compile_text(text.as_bytes()).unwrap().bundle.files;
+        prop_assert_eq!(a, b);
+    }
+
+    /// Any text in a free-text field lands in the YAML unchanged, and adds nothing.
+    #[test]
+    fn free_text_round_trips_unchanged(description in "\\PC{0,40}|[\\x00-\\x7f]{0,40}") {
+        prop_assume!(!description.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+        let profile = format!(
+            "{}\npriorityClasses:\n  - name: p\n    value: 1\n    description: {}\n",
+            SHIPPED[0].1,
+            serde_json::to_string(&description).unwrap()
+        );
+        let compiled = compile_text(profile.as_bytes()).unwrap();
+        let wpc = compiled.bundle.objects.iter().find(|r| r.object.kind == "WorkloadPriorityClass").unwrap();
+        let reparsed: Value = serde_saphyr::from_str(&wpc.yaml).unwrap();
+        prop_assert_eq!(reparsed["description"].as_str(), Some(description.as_str()));
+        prop_assert_eq!(reparsed.as_object().unwrap().len(), 5, "apiVersion, kind, metadata, value, description");
+    }
+}
+
+/// Rebuild every mapping with its keys in a seed-determined order.
+fn shuffle(v: &Value, seed: u64) -> Value {
+    match v {
+        Value::Object(m) => {
+            let mut keys: Vec<&String> = m.keys().collect();
+            keys.sort_by_key(|k| {
+                let mut h = seed ^ 0x9E37_79B9_7F4A_7C15;
+                for b in k.bytes() {
+                    h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
+                }
+                h
+            });
+            Value::Object(
+                keys.into_iter()
+                    .map(|k| (k.clone(), shuffle(&m[k], seed)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|i| shuffle(i, seed)).collect()),
+        other => other.clone(),
+    }
+}
+
+#[test]
+fn synthetic_profiles_compile_at_every_size() {
+    for n in [2, 100] {
+        let text = raykueue::synthetic::teams_profile(n);
+        let compiled = compile_text(text.as_bytes()).unwrap_or_else(|d| {
+            panic!("{}", raykueue::diagnostic::render_human(&d));
+        });
+        let cqs = compiled
+            .bundle
+            .objects
+            .iter()
+            .filter(|r| r.object.kind == "ClusterQueue")
+            .count();
+        assert_eq!(cqs, n);
+    }
+}
