@@ -4,6 +4,7 @@
 //! (domain checks) → `model` (the objects) → `render` (templates) → `emit` (stream, tree, check).
 
 pub mod bundle;
+pub mod catalogue;
 pub mod cli;
 pub mod compile;
 pub mod diagnostic;

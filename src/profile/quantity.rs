@@ -151,6 +151,59 @@ impl Quantity {
         Self::from_units(0)
     }
 
+    /// An exact value in nano-units, written in decimal SI (`5820m`).
+    pub fn from_nanos(nanos: i128) -> Self {
+        Self {
+            nanos,
+            format: Format::DecimalSi,
+        }
+    }
+
+    /// A number of bytes, written in binary SI where it divides (`109538Mi`).
+    pub fn from_bytes(bytes: i128) -> Self {
+        Self {
+            nanos: bytes.saturating_mul(NANO),
+            format: Format::BinarySi,
+        }
+    }
+
+    pub fn is_zero(self) -> bool {
+        self.nanos == 0
+    }
+
+    /// How many times `per` fits into `self`, rounded down (`None` when `per` is zero).
+    pub fn fits(self, per: Self) -> Option<u64> {
+        if per.nanos <= 0 {
+            return None;
+        }
+        u64::try_from(self.nanos / per.nanos).ok()
+    }
+
+    /// A short human spelling for messages: `95.3` CPUs, `1.9Ti`, `107Gi`, `500m`.
+    pub fn human(self) -> String {
+        if self.format == Format::BinarySi && self.nanos >= 1024 * NANO {
+            let bytes = self.nanos as f64 / NANO as f64;
+            let mut v = bytes;
+            let mut unit = 0;
+            let units = ["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"];
+            while v >= 1024.0 && unit < 6 {
+                v /= 1024.0;
+                unit += 1;
+            }
+            let rounded = (v * 10.0).floor() / 10.0;
+            if (rounded - rounded.trunc()).abs() < f64::EPSILON {
+                return format!("{}{}", rounded as i64, units[unit]);
+            }
+            return format!("{rounded:.1}{}", units[unit]);
+        }
+        if self.nanos % NANO != 0 && self.nanos > NANO && self.format == Format::DecimalSi {
+            // Whole units with two decimals read better than `94940m`.
+            let v = (self.nanos as f64 / NANO as f64 * 100.0).floor() / 100.0;
+            return format!("{v}");
+        }
+        self.canonical()
+    }
+
     /// Exact value in nano-units, for arithmetic in rules.
     pub fn nanos(self) -> i128 {
         self.nanos

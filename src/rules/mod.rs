@@ -2,7 +2,14 @@
 //! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
 //! reports at the profile line it is about.
 
+mod admission;
+mod azure;
+mod cq_limits;
 mod infra;
+mod input;
+pub mod kuberay;
+mod nodes;
+mod pods;
 mod queues;
 mod workloads;
 
@@ -79,14 +86,31 @@ impl Ctx<'_> {
 type Check = fn(&mut Ctx<'_>);
 
 /// Every rule group, in reporting order.
-const CHECKS: &[Check] = &[queues::check, workloads::check, infra::check];
+const CHECKS: &[Check] = &[
+    queues::check,
+    cq_limits::check,
+    admission::check,
+    nodes::check,
+    workloads::check,
+    kuberay::check,
+    azure::check,
+    infra::check,
+];
 
 /// All rules, for the README and tests.
 pub fn all_rules() -> Vec<RuleInfo> {
-    let mut all = queues::RULES.to_vec();
-    all.extend_from_slice(workloads::RULES);
-    all.extend_from_slice(infra::RULES);
-    all
+    [
+        input::RULES,
+        queues::RULES,
+        cq_limits::RULES,
+        admission::RULES,
+        nodes::RULES,
+        workloads::RULES,
+        kuberay::RULES,
+        azure::RULES,
+        infra::RULES,
+    ]
+    .concat()
 }
 
 /// Run every rule over the profile.

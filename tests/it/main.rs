@@ -15,5 +15,6 @@ mod hostile;
 mod infra;
 mod overlay;
 mod properties;
+mod rules;
 mod tree;
 mod workloads;

@@ -49,6 +49,7 @@ fn named_items_merge_null_removes_and_delete_drops() {
     fs::write(
         &p,
         "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: team\nname: o\n\
+         azure:\n  nodePools:\n    - name: gpupool\n      labels: {pool: big}\n\
          flavors:\n  - name: gpu\n    nodeLabels: {accelerator: nvidia, pool: big}\n\
          serviceAccount: null\n\
          queues:\n  localQueues:\n    - name: team-b\n      $patch: delete\n\

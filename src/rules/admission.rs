@@ -1,0 +1,365 @@
+//! Admission: can Kueue ever admit a workload through its ClusterQueue? (Seed 000's
+//! troubleshooting table: "the workload stays pending".)
+//!
+//! The model, kept simple and on the safe side (it never reports a workload Kueue could admit):
+//! - A workload's demand is every pod it creates, as Kueue counts them: the head, each worker
+//!   group at `replicas × numOfHosts`, and in K8sJobMode the submitter pod (KubeRay's default
+//!   500m CPU / 200Mi, or `submitter.resources`); SidecarMode adds the submitter container to
+//!   the head instead, and an elastic workload adds the autoscaler sidecar (500m / 512Mi) to it.
+//!   A `pods` quota counts one per pod.
+//! - What a ClusterQueue can ever get of flavor F and resource R is its `nominalQuota` plus
+//!   what it may borrow: nothing without a cohort; in a cohort, the lesser of its
+//!   `borrowingLimit` (unlimited when unset) and what the other queues of the cohort can lend
+//!   (each one's `lendingLimit`, or its whole `nominalQuota` when unset). Cohort objects with
+//!   quota of their own are not part of a profile.
+//! - Kueue gives each pod set one flavor per resource group. A pod set that fits no single
+//!   flavor of a group is never admitted. For the whole workload, the sum over pod sets must fit
+//!   the sum over the group's flavors; with one flavor per group (the seed's shape) these two
+//!   checks are exact, with several they are necessary conditions only.
+
+use super::pods::{PodSet, cluster_queue_of, pod_sets};
+use super::{Ctx, RuleInfo};
+use crate::diagnostic::Severity::Error;
+use crate::profile::{Quantity, Queues, ResourceGroup, ResourceQuota};
+use std::collections::HashMap;
+
+pub const OVER_QUOTA: RuleInfo = RuleInfo {
+    code: "RK140",
+    severity: Error,
+    title: "a workload needs more than its ClusterQueue can ever get (nominal quota + borrowing): it stays pending forever",
+};
+pub const NOT_COVERED: RuleInfo = RuleInfo {
+    code: "RK141",
+    severity: Error,
+    title: "a workload requests a resource its ClusterQueue does not cover: Kueue never admits it",
+};
+
+pub const RULES: &[RuleInfo] = &[OVER_QUOTA, NOT_COVERED];
+
+/// What one ClusterQueue can ever use of one flavor and resource, and how that comes about.
+pub struct Capacity {
+    pub total: Quantity,
+    pub explain: String,
+}
+
+/// The quotas of all ClusterQueues, indexed once so that each lookup is cheap whatever the
+/// size of the profile.
+pub struct Quotas<'q> {
+    queues: &'q Queues,
+    own: HashMap<(usize, &'q str, &'q str), &'q ResourceQuota>,
+    /// Per (cohort, flavor, resource): what all its queues together can lend.
+    lendable: HashMap<(&'q str, &'q str, &'q str), Quantity>,
+}
+
+fn lendable(r: &ResourceQuota) -> Quantity {
+    r.lending_limit.unwrap_or(r.nominal_quota)
+}
+
+impl<'q> Quotas<'q> {
+    pub fn new(queues: &'q Queues) -> Self {
+        let mut own = HashMap::new();
+        let mut lend: HashMap<(&str, &str, &str), Quantity> = HashMap::new();
+        for (c, cq) in queues.cluster_queues.iter().enumerate() {
+            for f in cq.resource_groups.iter().flat_map(|g| &g.flavors) {
+                for r in &f.resources {
+                    // The first entry wins, as in a lookup by scan (duplicates are RK107/RK109).
+                    if own.contains_key(&(c, f.name.as_str(), r.name.as_str())) {
+                        continue;
+                    }
+                    own.insert((c, f.name.as_str(), r.name.as_str()), r);
+                    if let Some(cohort) = &cq.cohort_name {
+                        let e = lend
+                            .entry((cohort.as_str(), f.name.as_str(), r.name.as_str()))
+                            .or_insert_with(Quantity::zero);
+                        *e = e.plus(lendable(r));
+                    }
+                }
+            }
+        }
+        Self {
+            queues,
+            own,
+            lendable: lend,
+        }
+    }
+
+    /// What ClusterQueue `c` can ever use of (`flavor`, `resource`); see the module comment.
+    pub fn total(&self, c: usize, flavor: &str, resource: &str) -> Quantity {
+        self.parts(c, flavor, resource).0
+    }
+
+    /// (total, nominal, borrow, borrowing limit, what the others lend, cohort).
+    #[allow(clippy::type_complexity)]
+    fn parts(
+        &self,
+        c: usize,
+        flavor: &str,
+        resource: &str,
+    ) -> (
+        Quantity,
+        Quantity,
+        Quantity,
+        Option<Quantity>,
+        Quantity,
+        Option<&'q str>,
+    ) {
+        let own = self.own.get(&(c, flavor, resource)).copied();
+        let nominal = own.map_or_else(Quantity::zero, |r| r.nominal_quota);
+        let cohort = self
+            .queues
+            .cluster_queues
+            .get(c)
+            .and_then(|cq| cq.cohort_name.as_ref());
+        let Some(cohort) = cohort else {
+            return (
+                nominal,
+                nominal,
+                Quantity::zero(),
+                None,
+                Quantity::zero(),
+                None,
+            );
+        };
+        let all = self
+            .lendable
+            .get(&(cohort.as_str(), flavor, resource))
+            .copied()
+            .unwrap_or_else(Quantity::zero);
+        // What the others lend: the cohort's total less this queue's own share.
+        let others =
+            Quantity::from_nanos((all.nanos() - own.map_or(0, |r| lendable(r).nanos())).max(0));
+        let limit = own.and_then(|r| r.borrowing_limit);
+        let borrow = limit.map_or(others, |b| b.min(others));
+        (
+            nominal.plus(borrow),
+            nominal,
+            borrow,
+            limit,
+            others,
+            Some(cohort.as_str()),
+        )
+    }
+
+    /// The total with the words that explain it, for messages.
+    pub fn capacity(&self, c: usize, flavor: &str, resource: &str) -> Capacity {
+        let (total, nominal, borrow, limit, others, cohort) = self.parts(c, flavor, resource);
+        let Some(cohort) = cohort else {
+            return Capacity {
+                total,
+                explain: format!("nominalQuota {nominal}; no cohort to borrow from"),
+            };
+        };
+        let limit_text = limit.map_or_else(
+            || "no borrowingLimit".to_string(),
+            |b| format!("borrowingLimit {b}"),
+        );
+        Capacity {
+            total,
+            explain: format!(
+                "nominalQuota {nominal} + borrowing {borrow}: {limit_text}, the other queues of cohort `{cohort}` lend at most {others}"
+            ),
+        }
+    }
+}
+
+pub fn check(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let Some(queues) = &p.queues else { return };
+    let quotas = Quotas::new(queues);
+    for (i, w) in p.workloads.iter().enumerate() {
+        let Some((c, cq)) = cluster_queue_of(p, w) else {
+            continue;
+        };
+        let sets: Vec<PodSet<'_>> = pod_sets(i, w).into_iter().filter(|s| s.count > 0).collect();
+        let covers_pods = cq
+            .resource_groups
+            .iter()
+            .any(|g| g.covered_resources.iter().any(|r| r.as_str() == "pods"));
+        // Resources no group covers.
+        for s in &sets {
+            for (r, amount) in &s.requests {
+                if amount.is_zero()
+                    || cq
+                        .resource_groups
+                        .iter()
+                        .any(|g| g.covered_resources.iter().any(|c| c.as_str() == r))
+                {
+                    continue;
+                }
+                ctx.report(
+                    &NOT_COVERED,
+                    &s.resource_pointer(r),
+                    format!(
+                        "{} requests `{r}`, which ClusterQueue `{}` does not cover: Kueue never admits the workload",
+                        s.describe(),
+                        cq.name
+                    ),
+                    Some(format!(
+                        "add `{r}` to a resource group of ClusterQueue `{}` with a quota on a flavor, or remove the request",
+                        cq.name
+                    )),
+                );
+            }
+        }
+        for group in &cq.resource_groups {
+            group_fit(ctx, &quotas, c, group, &sets, covers_pods);
+        }
+    }
+}
+
+/// What pod set `s` needs in total of `resource` (all its pods).
+fn demand(s: &PodSet<'_>, resource: &str, covers_pods: bool) -> Quantity {
+    if resource == "pods" && covers_pods {
+        return Quantity::from_units(s.count);
+    }
+    s.request(resource).times(s.count)
+}
+
+fn group_fit(
+    ctx: &mut Ctx<'_>,
+    quotas: &Quotas<'_>,
+    c: usize,
+    group: &ResourceGroup,
+    sets: &[PodSet<'_>],
+    covers_pods: bool,
+) {
+    let Some(cq) = quotas.queues.cluster_queues.get(c) else {
+        return;
+    };
+    let covered: Vec<&str> = group
+        .covered_resources
+        .iter()
+        .map(crate::profile::QualifiedName::as_str)
+        .collect();
+    let touching: Vec<&PodSet<'_>> = sets
+        .iter()
+        .filter(|s| covered.iter().any(|r| !demand(s, r, covers_pods).is_zero()))
+        .collect();
+    if touching.is_empty() {
+        return;
+    }
+    let mut any_alone_failed = false;
+    for s in &touching {
+        // Only what the pod set asks for can fail: a zero demand always fits.
+        let wanted: Vec<(&str, Quantity)> = covered
+            .iter()
+            .map(|r| (*r, demand(s, r, covers_pods)))
+            .filter(|(_, d)| !d.is_zero())
+            .collect();
+        let fits_some = group.flavors.iter().any(|f| {
+            wanted
+                .iter()
+                .all(|(r, d)| *d <= quotas.total(c, &f.name, r))
+        });
+        if fits_some {
+            continue;
+        }
+        any_alone_failed = true;
+        // Name the first flavor's first shortfall: with one flavor (the usual shape) it is the
+        // whole story.
+        let Some(f) = group.flavors.first() else {
+            continue;
+        };
+        let Some((r, need, cap)) = covered.iter().find_map(|r| {
+            let need = demand(s, r, covers_pods);
+            let cap = quotas.capacity(c, &f.name, r);
+            (need > cap.total).then_some((*r, need, cap))
+        }) else {
+            continue;
+        };
+        let per_pod = if r == "pods" {
+            "1 pod".to_string()
+        } else {
+            format!("{} `{r}`", s.request(r))
+        };
+        let others = if group.flavors.len() > 1 {
+            " (and no other flavor of its resource group fits it either)"
+        } else {
+            ""
+        };
+        ctx.report(
+            &OVER_QUOTA,
+            &s.resource_pointer(r),
+            format!(
+                "{} needs {} × {per_pod} = {need}, but ClusterQueue `{}` can never get more than {} of flavor `{}` ({}){others}: the workload stays pending forever",
+                s.describe(),
+                s.count,
+                cq.name,
+                cap.total,
+                f.name,
+                cap.explain
+            ),
+            Some(format!(
+                "raise `{r}` of flavor `{}` in ClusterQueue `{}` (nominalQuota, or borrowingLimit in a cohort) to at least {need}, or request less",
+                f.name, cq.name
+            )),
+        );
+    }
+    if any_alone_failed {
+        return;
+    }
+    // The whole workload against the whole group.
+    let Some(first) = touching.first() else {
+        return;
+    };
+    let w = first.workload;
+    for r in &covered {
+        let total = touching.iter().fold(Quantity::zero(), |acc, s| {
+            acc.plus(demand(s, r, covers_pods))
+        });
+        if total.is_zero() {
+            continue;
+        }
+        let cap_total = group.flavors.iter().fold(Quantity::zero(), |acc, f| {
+            acc.plus(quotas.total(c, &f.name, r))
+        });
+        if total <= cap_total {
+            continue;
+        }
+        let caps: Vec<(String, Capacity)> = group
+            .flavors
+            .iter()
+            .map(|f| (f.name.to_string(), quotas.capacity(c, &f.name, r)))
+            .collect();
+        let breakdown: Vec<String> = touching
+            .iter()
+            .filter(|s| !demand(s, r, covers_pods).is_zero())
+            .map(|s| {
+                let name = match s.role {
+                    super::pods::Role::Head => "head".to_string(),
+                    super::pods::Role::Worker(j) => w
+                        .workers
+                        .get(j)
+                        .map_or("?", |g| g.name.as_str())
+                        .to_string(),
+                    super::pods::Role::Submitter => "submitter".to_string(),
+                };
+                if *r == "pods" {
+                    format!("{name} {}", s.count)
+                } else {
+                    format!("{name} {} × {}", s.count, s.request(r))
+                }
+            })
+            .collect();
+        let flavors: Vec<String> = caps
+            .iter()
+            .map(|(f, cap)| format!("flavor `{f}`: {}", cap.explain))
+            .collect();
+        ctx.report(
+            &OVER_QUOTA,
+            &format!("/workloads/{}/name", first.index),
+            format!(
+                "{} `{}` needs {total} `{r}` in total ({}), but ClusterQueue `{}` can never get more than {cap_total} ({}): the workload stays pending forever",
+                w.kind.as_str(),
+                w.name,
+                breakdown.join(", "),
+                cq.name,
+                flavors.join("; ")
+            ),
+            Some(format!(
+                "raise the `{r}` quota of ClusterQueue `{}` to at least {total}, or make the workload smaller",
+                cq.name
+            )),
+        );
+    }
+}

@@ -1,0 +1,943 @@
+//! Nodes: can the pods run on the AKS node pools the profile creates? Flavors whose node labels
+//! no pool carries (seed 000's "ResourceFlavor does not match the nodes"), pool taints the pods
+//! that need the pool do not tolerate, pods larger than any node, quotas and worker groups
+//! larger than the pools at their maximum size. Only with an `azure` section: without it the
+//! node pools are unknown and these rules stay silent.
+//!
+//! What a pool's nodes carry: the pool's own `labels`, plus what AKS sets itself —
+//! `kubernetes.azure.com/agentpool` and `agentpool` (pool name), `kubernetes.azure.com/mode`
+//! (`system`/`user`), `node.kubernetes.io/instance-type` (VM size), `kubernetes.io/os=linux`,
+//! `topology.kubernetes.io/region` (location) and `accelerator=nvidia` on NVIDIA GPU sizes.
+//! Taints: the pool's `taints`, and `CriticalAddonsOnly=true:NoSchedule` with
+//! `criticalAddonsOnly`.
+//!
+//! What a pod tolerates: its own tolerations, those of the flavors Kueue assigns it (Kueue adds
+//! them), and — because AKS enables the ExtendedResourceToleration admission plugin — a
+//! toleration `{key: <resource>, operator: Exists, effect: NoSchedule}` for every extended
+//! resource it requests (so a pod requesting `nvidia.com/gpu` tolerates the seed-004 taint
+//! `nvidia.com/gpu=present:NoSchedule`).
+//!
+//! Which flavors a pod gets: one per resource group covering what it requests; every choice is
+//! tried and the best one counts (a problem is reported only when no choice avoids it).
+
+use super::pods::{PodSet, Role, cluster_queue_of, pod_sets};
+use super::{Ctx, RuleInfo};
+use crate::catalogue::{self, Allocatable, GPU_RESOURCE, VmSize};
+use crate::diagnostic::Severity::{Error, Warning};
+use crate::diagnostic::did_you_mean;
+use crate::profile::{
+    Azure, Flavor, NodePool, PoolMode, Profile, Quantity, Taint, TaintEffect, Toleration,
+    TolerationOperator,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub const FLAVOR_LABELS_UNMATCHED: RuleInfo = RuleInfo {
+    code: "RK142",
+    severity: Error,
+    title: "a ResourceFlavor's nodeLabels are carried by no node pool: pods admitted on it stay Pending",
+};
+pub const TAINT_NOT_TOLERATED: RuleInfo = RuleInfo {
+    code: "RK143",
+    severity: Error,
+    title: "a pod does not tolerate the taints of the only node pools it can run on",
+};
+pub const NO_POOL_MATCHES: RuleInfo = RuleInfo {
+    code: "RK144",
+    severity: Error,
+    title: "no node pool matches a pod's node selector (with its flavors' labels) or has the GPUs it requests",
+};
+pub const UNKNOWN_VM_SIZE: RuleInfo = RuleInfo {
+    code: "RK201",
+    severity: Warning,
+    title: "a node pool's VM size is not in raykueue's catalogue: capacity checks skip the pool",
+};
+pub const QUOTA_BEYOND_POOLS: RuleInfo = RuleInfo {
+    code: "RK202",
+    severity: Warning,
+    title: "a flavor's nominal quota exceeds what the node pools carrying it can provide at their maximum size",
+};
+pub const POD_FITS_NO_NODE: RuleInfo = RuleInfo {
+    code: "RK203",
+    severity: Error,
+    title: "a pod requests more than one node of any pool it can run on has allocatable: it stays Pending",
+};
+pub const GROUP_BEYOND_POOLS: RuleInfo = RuleInfo {
+    code: "RK204",
+    severity: Warning,
+    title: "a worker group at maxReplicas needs more nodes than its pools can scale to",
+};
+
+pub const RULES: &[RuleInfo] = &[
+    FLAVOR_LABELS_UNMATCHED,
+    TAINT_NOT_TOLERATED,
+    NO_POOL_MATCHES,
+    UNKNOWN_VM_SIZE,
+    QUOTA_BEYOND_POOLS,
+    POD_FITS_NO_NODE,
+    GROUP_BEYOND_POOLS,
+];
+
+/// A node pool as the scheduler sees its nodes.
+struct Pool<'a> {
+    index: usize,
+    np: &'a NodePool,
+    size: Option<&'static VmSize>,
+    labels: BTreeMap<String, String>,
+    taints: Vec<Taint>,
+}
+
+impl Pool<'_> {
+    fn name(&self) -> &str {
+        self.np.name.as_str()
+    }
+
+    /// Whether every node carries `key=value`. An unknown N-series size may carry
+    /// `accelerator=nvidia`: assumed so, to avoid false alarms.
+    fn carries(&self, key: &str, value: &str) -> bool {
+        self.labels.get(key).is_some_and(|v| v == value)
+            || (self.size.is_none()
+                && key == "accelerator"
+                && value == "nvidia"
+                && catalogue::maybe_gpu_size(&self.np.vm_size))
+    }
+
+    fn carries_all<'k>(&self, labels: impl IntoIterator<Item = (&'k str, &'k str)>) -> bool {
+        labels.into_iter().all(|(k, v)| self.carries(k, v))
+    }
+
+    /// GPUs per node; unknown sizes of the N-series are assumed to have some.
+    fn has_gpus(&self) -> bool {
+        self.size.map_or_else(
+            || catalogue::maybe_gpu_size(&self.np.vm_size),
+            |s| s.gpus > 0,
+        )
+    }
+
+    /// The most nodes the pool can have; `None` when the profile gives neither `count` nor
+    /// `autoscale` (RK404): az picks the size, and capacity checks skip the pool.
+    fn max_nodes(&self) -> Option<u32> {
+        (self.np.count.is_some() || self.np.autoscale.is_some()).then(|| self.np.max_nodes())
+    }
+
+    fn allocatable(&self) -> Option<Allocatable> {
+        self.size.map(catalogue::allocatable)
+    }
+
+    /// `gpupool (Standard_NC6s_v3: 6 vCPU, 112 GiB, 1 × V100)`.
+    fn describe(&self) -> String {
+        match self.size {
+            Some(s) if s.gpus > 0 => format!(
+                "`{}` ({}: {} vCPU, {} GiB, {} × {})",
+                self.name(),
+                s.name,
+                s.vcpus,
+                s.memory_gib,
+                s.gpus,
+                s.gpu_model
+            ),
+            Some(s) => format!(
+                "`{}` ({}: {} vCPU, {} GiB)",
+                self.name(),
+                s.name,
+                s.vcpus,
+                s.memory_gib
+            ),
+            None => format!("`{}` ({})", self.name(), self.np.vm_size),
+        }
+    }
+
+    /// `autoscale.max` 3, or `count` 2.
+    fn size_field(&self) -> &'static str {
+        if self.np.autoscale.is_some() {
+            "autoscale.max"
+        } else {
+            "count"
+        }
+    }
+}
+
+fn pools(azure: &Azure) -> Vec<Pool<'_>> {
+    azure
+        .node_pools
+        .iter()
+        .enumerate()
+        .map(|(index, np)| {
+            let size = catalogue::vm_size(&np.vm_size);
+            let mut labels: BTreeMap<String, String> = np
+                .labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            let mode = match np.mode {
+                PoolMode::System => "system",
+                PoolMode::User => "user",
+            };
+            for (k, v) in [
+                ("kubernetes.azure.com/agentpool", np.name.as_str()),
+                ("agentpool", np.name.as_str()),
+                ("kubernetes.azure.com/mode", mode),
+                ("node.kubernetes.io/instance-type", np.vm_size.as_str()),
+                ("kubernetes.io/os", "linux"),
+                ("topology.kubernetes.io/region", azure.location.as_str()),
+            ] {
+                labels.insert(k.into(), v.into());
+            }
+            if size.is_some_and(|s| s.gpus > 0) {
+                labels.insert("accelerator".into(), "nvidia".into());
+            }
+            let mut taints = np.taints.clone();
+            if np.critical_addons_only {
+                taints.push(Taint {
+                    key: crate::profile::QualifiedName("CriticalAddonsOnly".into()),
+                    value: Some(crate::profile::LabelValue("true".into())),
+                    effect: TaintEffect::NoSchedule,
+                });
+            }
+            Pool {
+                index,
+                np,
+                size,
+                labels,
+                taints,
+            }
+        })
+        .collect()
+}
+
+/// Extended resources (`nvidia.com/gpu`): a domain-prefixed name outside `kubernetes.io`. The
+/// ExtendedResourceToleration plugin adds tolerations for exactly these.
+fn is_extended_resource(name: &str) -> bool {
+    name.split_once('/').is_some_and(|(domain, _)| {
+        domain != "kubernetes.io" && !domain.ends_with(".kubernetes.io") && domain != "requests"
+    })
+}
+
+/// Taints that keep pods away (PreferNoSchedule only discourages).
+fn blocking(t: &Taint) -> bool {
+    t.effect != TaintEffect::PreferNoSchedule
+}
+
+fn taint_text(t: &Taint) -> String {
+    match &t.value {
+        Some(v) if !v.is_empty() => format!("{}={}:{}", t.key, v, t.effect.as_str()),
+        _ => format!("{}:{}", t.key, t.effect.as_str()),
+    }
+}
+
+/// A pod's tolerations, with ExtendedResourceToleration's for what it requests.
+fn effective_tolerations(s: &PodSet<'_>, flavors: &[&Flavor]) -> (Vec<Toleration>, Vec<String>) {
+    let mut out: Vec<Toleration> = s.tolerations.to_vec();
+    for f in flavors {
+        out.extend(f.tolerations.iter().cloned());
+    }
+    let mut extended = Vec::new();
+    for (r, q) in &s.requests {
+        if !q.is_zero() && is_extended_resource(r) {
+            extended.push(r.clone());
+            out.push(Toleration {
+                key: Some(crate::profile::QualifiedName(r.clone())),
+                operator: TolerationOperator::Exists,
+                value: None,
+                effect: Some(TaintEffect::NoSchedule),
+                toleration_seconds: None,
+            });
+        }
+    }
+    (out, extended)
+}
+
+fn untolerated<'t>(pool: &'t Pool<'_>, tolerations: &[Toleration]) -> Vec<&'t Taint> {
+    pool.taints
+        .iter()
+        .filter(|t| blocking(t) && !tolerations.iter().any(|tol| tol.tolerates(t)))
+        .collect()
+}
+
+/// The first resource of one pod that one node cannot hold: (resource, request, allocatable).
+fn too_big(pool: &Pool<'_>, s: &PodSet<'_>) -> Option<(String, Quantity, Quantity)> {
+    let alloc = pool.allocatable()?;
+    s.requests.iter().find_map(|(r, q)| {
+        let a = alloc.get(r)?;
+        (*q > a).then(|| (r.clone(), *q, a))
+    })
+}
+
+/// How many pods like `s` one node of `pool` holds, and the resource that limits it. `None`
+/// when the size is unknown or the pod requests nothing the catalogue knows.
+fn pods_per_node(pool: &Pool<'_>, s: &PodSet<'_>) -> Option<(u64, String)> {
+    let alloc = pool.allocatable()?;
+    s.requests
+        .iter()
+        .filter_map(|(r, q)| Some((alloc.get(r)?.fits(*q)?, r.clone())))
+        // On a tie, name the GPUs: they are what a GPU pool is sized by.
+        .min_by_key(|(n, r)| (*n, r != GPU_RESOURCE))
+}
+
+/// How far a pod got on one choice of flavors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    NoPoolMatches,
+    TaintsBlock,
+    TooBig,
+    Fits,
+}
+
+/// The outcome of one choice of flavors for one pod set.
+struct Placement {
+    stage: Stage,
+    flavors: Vec<String>,
+    selector: BTreeMap<String, String>,
+    /// Pools that pass labels (and GPUs), with the taints the pod does not tolerate.
+    blocked: Vec<(usize, Vec<Taint>)>,
+    /// Pools that pass labels and taints.
+    tolerated: Vec<usize>,
+    /// Pools where one pod fits.
+    fitting: Vec<usize>,
+    extended: Vec<String>,
+}
+
+pub fn check(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let Some(azure) = &p.azure else { return };
+    let pools = pools(azure);
+    for pool in &pools {
+        if pool.size.is_none() {
+            let names = catalogue::VM_SIZES.iter().map(|s| s.name);
+            let hint = did_you_mean(&pool.np.vm_size, names).map_or_else(
+                || "the catalogue has the Dv3, Dsv3, Dsv5, Ddsv5, Dsv6, Ddsv6, NCv3, NCasT4_v3, NC A10 v4, NC A100 v4, NCads H100 v5, ND A100 v4 and ND H100 v5 sizes; check the spelling with `az vm list-sizes`".to_string(),
+                |s| format!("did you mean `{s}`?"),
+            );
+            ctx.report(
+                &UNKNOWN_VM_SIZE,
+                &format!("/azure/nodePools/{}/vmSize", pool.index),
+                format!(
+                    "VM size `{}` is not in raykueue's catalogue: node pool `{}` is not checked for capacity",
+                    pool.np.vm_size,
+                    pool.name()
+                ),
+                Some(hint),
+            );
+        }
+    }
+    flavor_labels(ctx, &pools);
+    quota_vs_pools(ctx, p, &pools);
+    // Flavors whose labels no pool carries (RK142), once.
+    let unmatched: BTreeSet<&str> = p
+        .flavors
+        .iter()
+        .filter(|f| {
+            !f.node_labels.is_empty()
+                && !pools.iter().any(|pool| {
+                    pool.carries_all(f.node_labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+                })
+        })
+        .map(|f| f.name.as_str())
+        .collect();
+    for (i, w) in p.workloads.iter().enumerate() {
+        let cq = cluster_queue_of(p, w);
+        for s in pod_sets(i, w) {
+            place(ctx, p, &pools, &unmatched, cq.map(|(_, c)| c), &s);
+        }
+    }
+}
+
+/// RK142: flavor node labels no pool carries.
+fn flavor_labels(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
+    let p = ctx.profile;
+    for (i, f) in p.flavors.iter().enumerate() {
+        if f.node_labels.is_empty()
+            || pools.iter().any(|pool| {
+                pool.carries_all(f.node_labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            })
+        {
+            continue;
+        }
+        // Point at the first label no pool carries at all, else at the whole map.
+        let lonely = f
+            .node_labels
+            .iter()
+            .find(|(k, v)| !pools.iter().any(|pool| pool.carries(k, v)));
+        let (pointer, what) = match lonely {
+            Some((k, v)) => (
+                crate::load::pointer_push(&format!("/flavors/{i}/nodeLabels"), k),
+                format!("`{k}={v}`"),
+            ),
+            None => (
+                format!("/flavors/{i}/nodeLabels"),
+                format!(
+                    "all of {}",
+                    f.node_labels
+                        .iter()
+                        .map(|(k, v)| format!("`{k}={v}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
+        };
+        let hint = match lonely {
+            Some((k, v)) => {
+                let keys: Vec<&str> = pools
+                    .iter()
+                    .flat_map(|pool| pool.labels.keys().map(String::as_str))
+                    .collect();
+                let values: Vec<String> = pools
+                    .iter()
+                    .filter_map(|pool| {
+                        pool.labels
+                            .get(k.as_str())
+                            .map(|val| format!("`{}` has {k}={val}", pool.name()))
+                    })
+                    .collect();
+                if k.as_str() == "accelerator" && v.as_str() == "nvidia" {
+                    format!(
+                        "AKS labels nodes `accelerator=nvidia` only on NVIDIA GPU sizes; pools: {}. Add a GPU pool, or add the label to a pool's `labels`",
+                        pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", ")
+                    )
+                } else if !values.is_empty() {
+                    format!("{}; use one of these values", values.join(", "))
+                } else if let Some(s) = did_you_mean(k, keys) {
+                    format!("did you mean the label `{s}`?")
+                } else {
+                    format!(
+                        "add `{k}: {v}` to the `labels` of the node pool these pods belong on, or select a label AKS sets, e.g. `kubernetes.azure.com/agentpool: {}`",
+                        pools.first().map_or("<pool>", Pool::name)
+                    )
+                }
+            }
+            None => "no single pool carries them together; add the missing labels to one pool's `labels`".into(),
+        };
+        ctx.report(
+            &FLAVOR_LABELS_UNMATCHED,
+            &pointer,
+            format!(
+                "no node pool carries {what}: pods Kueue admits on flavor `{}` would stay Pending",
+                f.name
+            ),
+            Some(hint),
+        );
+    }
+}
+
+/// Pools a flavor's quota can be backed by: they carry its labels, and their taints are
+/// tolerated by the flavor or are extended-resource taints the pods using them tolerate.
+fn backing_pools<'a, 'p>(pools: &'a [Pool<'p>], f: &Flavor) -> Vec<&'a Pool<'p>> {
+    pools
+        .iter()
+        .filter(|pool| {
+            pool.carries_all(f.node_labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        })
+        .filter(|pool| {
+            pool.taints.iter().filter(|t| blocking(t)).all(|t| {
+                f.tolerations.iter().any(|tol| tol.tolerates(t))
+                    || (is_extended_resource(&t.key) && t.effect == TaintEffect::NoSchedule)
+            })
+        })
+        .collect()
+}
+
+/// RK202: per flavor and resource, the nominal quota of all ClusterQueues together against
+/// what the backing pools hold at their maximum size.
+/// Total nominal quota of one flavor and resource, the queues' shares, the first quota's pointer.
+type QuotaSum = (Quantity, Vec<String>, String);
+
+fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
+    let Some(queues) = &p.queues else { return };
+    // One pass over every quota: (flavor, resource) → (total nominal, per-queue parts,
+    // pointer of the first quota).
+    let mut by_flavor: BTreeMap<&str, BTreeMap<String, QuotaSum>> = BTreeMap::new();
+    for (c, cq) in queues.cluster_queues.iter().enumerate() {
+        for (g, group) in cq.resource_groups.iter().enumerate() {
+            for (k, fq) in group.flavors.iter().enumerate() {
+                let totals = by_flavor.entry(fq.name.as_str()).or_default();
+                for (m, rq) in fq.resources.iter().enumerate() {
+                    let e = totals.entry(rq.name.to_string()).or_insert_with(|| {
+                        (
+                            Quantity::zero(),
+                            Vec::new(),
+                            format!(
+                                "/queues/clusterQueues/{c}/resourceGroups/{g}/flavors/{k}/resources/{m}/nominalQuota"
+                            ),
+                        )
+                    });
+                    e.0 = e.0.plus(rq.nominal_quota);
+                    if e.1.len() < 8 {
+                        e.1.push(format!("{} {}", cq.name, rq.nominal_quota));
+                    } else if e.1.len() == 8 {
+                        e.1.push("...".into());
+                    }
+                }
+            }
+        }
+    }
+    for f in &p.flavors {
+        if !f.node_labels.is_empty()
+            && !pools.iter().any(|pool| {
+                pool.carries_all(f.node_labels.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            })
+        {
+            continue; // RK142
+        }
+        let backing = backing_pools(pools, f);
+        if backing.is_empty() || backing.iter().any(|pool| pool.size.is_none()) {
+            // No pool it can use: taints are RK143's finding, from the pods' side. A pool of
+            // unknown size: capacity unknown (RK201).
+            continue;
+        }
+        let Some(totals) = by_flavor.remove(f.name.as_str()) else {
+            continue;
+        };
+        for (r, (total, parts, pointer)) in totals {
+            let mut cap = Quantity::zero();
+            let mut known = true;
+            let mut from = Vec::new();
+            for pool in &backing {
+                let Some(a) = pool.allocatable().and_then(|a| a.get(&r)) else {
+                    known = false;
+                    break;
+                };
+                let Some(nodes) = pool.max_nodes().map(u64::from) else {
+                    known = false;
+                    break;
+                };
+                cap = cap.plus(a.times(nodes));
+                from.push(format!(
+                    "{} node{} ({}) × {} of pool {}",
+                    nodes,
+                    if nodes == 1 { "" } else { "s" },
+                    pool.size_field(),
+                    a.human(),
+                    pool.describe(),
+                ));
+            }
+            if !known || total <= cap {
+                continue;
+            }
+            let pools_text = format!("the node pools it can use have {}", from.join(" + "));
+            ctx.report(
+                &QUOTA_BEYOND_POOLS,
+                &pointer,
+                format!(
+                    "the ClusterQueues give flavor `{}` a nominal quota of {total} `{r}` ({}), but {pools_text} = {} allocatable: workloads admitted against the rest stay Pending",
+                    f.name,
+                    parts.join(", "),
+                    cap.human()
+                ),
+                Some(format!(
+                    "lower the `{r}` quota of flavor `{}` to at most {}, or add nodes to its pools (count or autoscale.max); AKS reserves part of each node for the kubelet and system",
+                    f.name,
+                    cap.human()
+                )),
+            );
+        }
+    }
+}
+
+/// Every choice of one flavor per resource group the pod set touches, in Kueue's order (at
+/// most 16 choices, so that a hostile profile stays fast; queues have one or two flavors per
+/// group in practice, and a choice past the 16th is not tried).
+const MAX_CHOICES: usize = 16;
+
+fn flavor_choices<'p>(
+    p: &'p Profile,
+    cq: Option<&'p crate::profile::ClusterQueue>,
+    s: &PodSet<'_>,
+) -> Vec<Vec<&'p Flavor>> {
+    let mut choices: Vec<Vec<&Flavor>> = vec![Vec::new()];
+    let Some(cq) = cq else { return choices };
+    for group in &cq.resource_groups {
+        let touches = group
+            .covered_resources
+            .iter()
+            .any(|r| r.as_str() == "pods" || !s.request(r).is_zero());
+        if !touches {
+            continue;
+        }
+        let options: Vec<&Flavor> = group
+            .flavors
+            .iter()
+            .filter_map(|fq| p.flavors.iter().find(|f| f.name == fq.name))
+            .collect();
+        if options.is_empty() {
+            continue; // RK102
+        }
+        let mut next = Vec::new();
+        for c in &choices {
+            for f in &options {
+                if next.len() >= MAX_CHOICES {
+                    break;
+                }
+                let mut c2 = c.clone();
+                c2.push(*f);
+                next.push(c2);
+            }
+        }
+        choices = next;
+    }
+    choices
+}
+
+fn evaluate(
+    pools: &[Pool<'_>],
+    unmatched: &BTreeSet<&str>,
+    s: &PodSet<'_>,
+    flavors: &[&Flavor],
+) -> Option<Placement> {
+    let mut selector = s.node_selector.clone();
+    for f in flavors {
+        // A flavor whose labels no pool carries is RK142's finding, not this pod's.
+        if unmatched.contains(f.name.as_str()) {
+            return None;
+        }
+        for (k, v) in &f.node_labels {
+            selector.insert(k.to_string(), v.to_string());
+        }
+    }
+    let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
+    let (tolerations, extended) = effective_tolerations(s, flavors);
+    let mut blocked = Vec::new();
+    let mut tolerated = Vec::new();
+    let mut fitting = Vec::new();
+    for pool in pools {
+        if !pool.carries_all(selector.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            || (wants_gpu && !pool.has_gpus())
+        {
+            continue;
+        }
+        let bad = untolerated(pool, &tolerations);
+        if !bad.is_empty() {
+            blocked.push((pool.index, bad.into_iter().cloned().collect()));
+            continue;
+        }
+        tolerated.push(pool.index);
+        if pool.max_nodes() != Some(0) && too_big(pool, s).is_none() {
+            fitting.push(pool.index);
+        }
+    }
+    let stage = if !fitting.is_empty() {
+        Stage::Fits
+    } else if !tolerated.is_empty() {
+        Stage::TooBig
+    } else if !blocked.is_empty() {
+        Stage::TaintsBlock
+    } else {
+        Stage::NoPoolMatches
+    };
+    Some(Placement {
+        stage,
+        flavors: flavors.iter().map(|f| f.name.to_string()).collect(),
+        selector,
+        blocked,
+        tolerated,
+        fitting,
+        extended,
+    })
+}
+
+/// RK143, RK144, RK203 and RK204 for one pod set.
+fn place(
+    ctx: &mut Ctx<'_>,
+    p: &Profile,
+    pools: &[Pool<'_>],
+    unmatched: &BTreeSet<&str>,
+    cq: Option<&crate::profile::ClusterQueue>,
+    s: &PodSet<'_>,
+) {
+    if s.max_count == 0 {
+        return;
+    }
+    let outcomes: Vec<Placement> = flavor_choices(p, cq, s)
+        .iter()
+        .filter_map(|choice| evaluate(pools, unmatched, s, choice))
+        .collect();
+    let Some(best) = outcomes.iter().max_by_key(|o| {
+        let cap = capacity(pools, s, &o.fitting).map_or(u64::MAX, |(n, _)| n);
+        (o.stage, cap)
+    }) else {
+        return;
+    };
+    let via = if best.flavors.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " (with flavor{} {})",
+            if best.flavors.len() == 1 { "" } else { "s" },
+            best.flavors
+                .iter()
+                .map(|f| format!("`{f}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let pool_by = |i: usize| pools.iter().find(|pool| pool.index == i);
+    match best.stage {
+        Stage::NoPoolMatches => {
+            let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
+            let label_ok = pools.iter().any(|pool| {
+                pool.carries_all(best.selector.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            });
+            if wants_gpu && label_ok {
+                ctx.report(
+                    &NO_POOL_MATCHES,
+                    &s.resource_pointer(GPU_RESOURCE),
+                    format!(
+                        "{} requests `{GPU_RESOURCE}`, but no node pool it may run on{via} has NVIDIA GPUs (pools: {}): its pods stay Pending",
+                        s.describe(),
+                        pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", ")
+                    ),
+                    Some("add a GPU node pool (e.g. vmSize Standard_NC24ads_A100_v4), or remove the GPU request".into()),
+                );
+            } else {
+                // Name the labels no pool carries at all; else the set no one pool carries.
+                let lonely: Vec<String> = best
+                    .selector
+                    .iter()
+                    .filter(|(k, v)| !pools.iter().any(|pool| pool.carries(k, v)))
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let what = if lonely.is_empty() {
+                    format!(
+                        "no single node pool carries all of {}",
+                        best.selector
+                            .iter()
+                            .map(|(k, v)| format!("{k}={v}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                } else {
+                    format!("no node pool carries {}", lonely.join(", "))
+                };
+                let pointer = if s.node_selector.is_empty() {
+                    s.pointer.clone()
+                } else {
+                    format!("{}/nodeSelector", s.pointer)
+                };
+                ctx.report(
+                    &NO_POOL_MATCHES,
+                    &pointer,
+                    format!(
+                        "{} cannot be placed{via}: {what}; its pods stay Pending",
+                        s.describe(),
+                    ),
+                    Some("fix the nodeSelector, or add the labels to the `labels` of the node pool these pods belong on".into()),
+                );
+            }
+        }
+        Stage::TaintsBlock => {
+            let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
+            let why = if !s.node_selector.is_empty() || !best.flavors.is_empty() {
+                format!("its node selection{via} leaves only")
+            } else if wants_gpu {
+                "it requests GPUs, and the only GPU node pools are".to_string()
+            } else {
+                "it could run on".to_string()
+            };
+            let blocked: Vec<String> = best
+                .blocked
+                .iter()
+                .filter_map(|(i, taints)| {
+                    Some(format!(
+                        "{} with taint {}",
+                        pool_by(*i)?.describe(),
+                        taints.iter().map(taint_text).collect::<Vec<_>>().join(", ")
+                    ))
+                })
+                .collect();
+            let first = best.blocked.first().and_then(|(_, t)| t.first());
+            let ert_relevant = best.blocked.iter().any(|(_, taints)| {
+                taints
+                    .iter()
+                    .any(|t| best.extended.iter().any(|r| r == t.key.as_str()))
+            });
+            let ert = if ert_relevant {
+                format!(
+                    "; AKS's ExtendedResourceToleration adds only `{{key: <resource>, operator: Exists, effect: NoSchedule}}` for {}",
+                    best.extended.join(", ")
+                )
+            } else {
+                String::new()
+            };
+            let hint = first.map_or_else(String::new, |t| {
+                let value = t
+                    .value
+                    .as_ref()
+                    .filter(|v| !v.is_empty())
+                    .map_or_else(String::new, |v| format!(", operator: Equal, value: {v}"));
+                format!(
+                    "add `tolerations: [{{key: {}{value}, effect: {}}}]` to this pod group{}{ert}",
+                    t.key,
+                    t.effect.as_str(),
+                    if best.flavors.is_empty() {
+                        String::new()
+                    } else {
+                        // The flavor that selects the nodes is the natural home of the toleration.
+                        let selecting: Vec<&str> = best
+                            .flavors
+                            .iter()
+                            .filter(|f| {
+                                p.flavors
+                                    .iter()
+                                    .any(|pf| pf.name.as_str() == f.as_str() && !pf.node_labels.is_empty())
+                            })
+                            .map(String::as_str)
+                            .collect();
+                        let named = if selecting.is_empty() {
+                            best.flavors.join("`/`")
+                        } else {
+                            selecting.join("`/`")
+                        };
+                        format!(
+                            ", or to the tolerations of flavor `{named}` (Kueue adds them to the pods it admits)"
+                        )
+                    }
+                )
+            });
+            let pointer = if s.tolerations.is_empty() {
+                s.pointer.clone()
+            } else {
+                format!("{}/tolerations", s.pointer)
+            };
+            ctx.report(
+                &TAINT_NOT_TOLERATED,
+                &pointer,
+                format!(
+                    "{} does not tolerate the taints of the node pools {why}: {}; its pods stay Pending",
+                    s.describe(),
+                    blocked.join("; ")
+                ),
+                Some(hint),
+            );
+        }
+        Stage::TooBig => {
+            let parts: Vec<String> = best
+                .tolerated
+                .iter()
+                .filter_map(|i| {
+                    let pool = pool_by(*i)?;
+                    if pool.max_nodes() == Some(0) {
+                        return Some(format!("pool {} has at most 0 nodes", pool.describe()));
+                    }
+                    let (resource, request, alloc) = too_big(pool, s)?;
+                    Some(format!(
+                        "`{resource}` {request} > {} allocatable on a node of pool {}",
+                        alloc.human(),
+                        pool.describe()
+                    ))
+                })
+                .collect();
+            let (pointer, hint) = match best
+                .tolerated
+                .iter()
+                .filter_map(|i| pool_by(*i))
+                .find_map(|pool| Some((pool, too_big(pool, s)?)))
+            {
+                Some((pool, (r, _, a))) => (
+                    s.resource_pointer(&r),
+                    format!(
+                        "request at most {} `{r}` per pod, or use a larger vmSize for node pool `{}`",
+                        a.human(),
+                        pool.name()
+                    ),
+                ),
+                None => (
+                    s.resources_pointer.clone(),
+                    "give the node pool a `count` or `autoscale.max` of at least 1".to_string(),
+                ),
+            };
+            ctx.report(
+                &POD_FITS_NO_NODE,
+                &pointer,
+                format!(
+                    "{} fits on no node{via}: {}; its pods stay Pending (allocatable is the VM size minus AKS's kubelet and eviction reservations)",
+                    s.describe(),
+                    parts.join("; ")
+                ),
+                Some(hint),
+            );
+        }
+        Stage::Fits => {
+            let Role::Worker(j) = s.role else { return };
+            let Some((cap, per_pool)) = capacity(pools, s, &best.fitting) else {
+                return;
+            };
+            if s.max_count <= cap {
+                return;
+            }
+            let Some(group) = s.workload.workers.get(j) else {
+                return;
+            };
+            let field = if group.max_replicas.is_some() {
+                "maxReplicas"
+            } else {
+                "replicas"
+            };
+            let hosts = if group.num_of_hosts > 1 {
+                format!(" × {} hosts", group.num_of_hosts)
+            } else {
+                String::new()
+            };
+            let first = per_pool.first();
+            let hint = match (first, best.fitting.len()) {
+                (Some((pool, per_node, _)), 1) if *per_node > 0 => {
+                    let needed = s.max_count.div_ceil(*per_node);
+                    format!(
+                        "raise {} of node pool `{}` to {needed}, or lower {field} to {}",
+                        pool.size_field(),
+                        pool.name(),
+                        cap / u64::from(group.num_of_hosts.max(1))
+                    )
+                }
+                _ => format!(
+                    "add nodes to the pools, or lower {field} to {}",
+                    cap / u64::from(group.num_of_hosts.max(1))
+                ),
+            };
+            let pools_text: Vec<String> = per_pool
+                .iter()
+                .map(|(pool, per_node, r)| {
+                    format!(
+                        "node pool {} holds {per_node} per node (`{r}`: {} per pod, {} allocatable per node) and has at most {} nodes ({})",
+                        pool.describe(),
+                        s.request(r),
+                        pool.allocatable().and_then(|a| a.get(r)).map_or_else(String::new, Quantity::human),
+                        pool.max_nodes().unwrap_or_default(),
+                        pool.size_field()
+                    )
+                })
+                .collect();
+            ctx.report(
+                &GROUP_BEYOND_POOLS,
+                &format!("{}/{}", s.pointer, field),
+                format!(
+                    "{} may scale to {} pods ({field} {}{hosts}), but {}: at most {cap} fit, the other {} stay Pending",
+                    s.describe(),
+                    s.max_count,
+                    group.max(),
+                    pools_text.join("; "),
+                    s.max_count - cap
+                ),
+                Some(hint),
+            );
+        }
+    }
+}
+
+/// Pods like `s` that the `fitting` pools hold at their maximum size, with each pool's share:
+/// (pool, pods per node, limiting resource). `None` when a pool's size is unknown or the pod
+/// requests nothing the catalogue measures.
+#[allow(clippy::type_complexity)]
+fn capacity<'a, 'p>(
+    pools: &'a [Pool<'p>],
+    s: &PodSet<'_>,
+    fitting: &[usize],
+) -> Option<(u64, Vec<(&'a Pool<'p>, u64, String)>)> {
+    let mut total = 0_u64;
+    let mut parts = Vec::new();
+    for i in fitting {
+        let pool = pools.iter().find(|pool| pool.index == *i)?;
+        let (per_node, r) = pods_per_node(pool, s)?;
+        let nodes = pool.max_nodes()?;
+        total = total.saturating_add(per_node.saturating_mul(u64::from(nodes)));
+        parts.push((pool, per_node, r));
+    }
+    Some((total, parts))
+}

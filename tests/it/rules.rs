@@ -1,0 +1,241 @@
+//! Domain rules end to end: the seed-004 capacity finding (a warning: `gen` still succeeds), the
+//! shipped profiles' documented warnings, the cohort borrowing model, the taint toleration
+//! model, and the README's rule inventory.
+
+use crate::common::{raykueue, repo, stderr, stdout};
+
+/// `(severity, code, message)` of every diagnostic of `check --error-format json`.
+fn diagnostics(args: &[&str]) -> (Option<i32>, Vec<(String, String, String)>) {
+    let mut all = vec!["check", "--error-format", "json"];
+    all.extend_from_slice(args);
+    let out = raykueue(&all);
+    let found = stderr(&out)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("one JSON object per line");
+            (
+                v["severity"].as_str().unwrap().to_string(),
+                v["code"].as_str().unwrap().to_string(),
+                v["message"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    (out.status.code(), found)
+}
+
+/// Check a profile given as text (written to a temporary file).
+fn check_text(text: &str) -> Vec<(String, String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.yaml");
+    std::fs::write(&path, text).unwrap();
+    diagnostics(&["--profile", path.to_str().unwrap()]).1
+}
+
+fn codes(d: &[(String, String, String)]) -> Vec<&str> {
+    d.iter().map(|(_, c, _)| c.as_str()).collect()
+}
+
+#[test]
+fn seed_004_pool_too_small_for_max_replicas_warns_and_gen_still_succeeds() {
+    let out = raykueue(&["gen", "--profile", "kuberay-gpu"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(!stdout(&out).is_empty(), "the stream is still printed");
+    assert!(err.contains("warning[RK204]"), "{err}");
+    assert!(
+        err.contains("profiles/kuberay-gpu.yaml:") && err.contains("|         maxReplicas: 5"),
+        "points at maxReplicas: {err}"
+    );
+    assert!(err.contains("may scale to 5 pods"), "{err}");
+    assert!(err.contains("`gpupool` (Standard_NC6s_v3"), "{err}");
+    assert!(err.contains("at most 3 nodes"), "{err}");
+    assert!(
+        err.contains("raise autoscale.max of node pool `gpupool` to 5"),
+        "{err}"
+    );
+    // The seed's taint is tolerated through ExtendedResourceToleration: no RK143.
+    assert!(!err.contains("RK143"), "{err}");
+
+    let denied = raykueue(&["gen", "--profile", "kuberay-gpu", "--deny-warnings"]);
+    assert_eq!(denied.status.code(), Some(1));
+    assert!(denied.stdout.is_empty());
+}
+
+#[test]
+fn shipped_profiles_warn_only_as_documented() {
+    // single/team: the 96-CPU quota of flavor `default` against one ND96amsr node, whose
+    // allocatable CPU is below 96 (AKS reserves about 1 core); team: the unqueued RayService.
+    // kuberay-gpu: seed 004's pool.
+    for (profile, expected) in [
+        ("single", &["RK202"][..]),
+        ("team", &["RK202", "RK121"][..]),
+        ("kuberay-gpu", &["RK204"][..]),
+    ] {
+        let (exit, found) = diagnostics(&["--profile", profile]);
+        assert_eq!(exit, Some(0), "{profile}: {found:?}");
+        assert_eq!(codes(&found), expected, "{profile}: {found:?}");
+        assert!(found.iter().all(|(s, _, _)| s == "warning"), "{found:?}");
+    }
+}
+
+#[test]
+fn every_rule_code_is_in_the_readme() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let rules = raykueue::rules::all_rules();
+    let mut seen = std::collections::BTreeSet::new();
+    for r in &rules {
+        assert!(seen.insert(r.code), "{} is listed twice", r.code);
+        assert!(
+            readme.contains(&format!("| `{}` |", r.code)),
+            "README.md has no row for {} ({})",
+            r.code,
+            r.title
+        );
+    }
+    // And the README lists no code the tool does not have.
+    for line in readme.lines().filter(|l| l.starts_with("| `RK")) {
+        let code = &line[3..8];
+        assert!(seen.contains(code), "README lists unknown code {code}");
+    }
+}
+
+/// Two team queues in one cohort, 4 GPUs nominal each, and one RayJob with `gpus` one-GPU
+/// workers on team A's queue.
+fn cohort_profile(gpus: u32, borrowing_limit: Option<u32>, lending_limit_b: Option<u32>) -> String {
+    let borrow = borrowing_limit.map_or_else(String::new, |b| format!(", borrowingLimit: \"{b}\""));
+    let lend = lending_limit_b.map_or_else(String::new, |l| format!(", lendingLimit: \"{l}\""));
+    let cq = |name: &str, extra: &str| {
+        format!(
+            r#"    - name: {name}
+      cohortName: shared
+      resourceGroups:
+        - coveredResources: [cpu, memory]
+          flavors:
+            - name: default
+              resources:
+                - {{name: cpu, nominalQuota: "64"}}
+                - {{name: memory, nominalQuota: 512Gi}}
+        - coveredResources: [nvidia.com/gpu]
+          flavors:
+            - name: gpu
+              resources:
+                - {{name: nvidia.com/gpu, nominalQuota: "4"{extra}}}
+"#
+        )
+    };
+    format!(
+        r#"apiVersion: raykueue.io/v1alpha1
+kind: Profile
+name: cohort
+namespace: ray
+flavors:
+  - name: default
+  - {{name: gpu, nodeLabels: {{accelerator: nvidia}}}}
+queues:
+  mode: team
+  clusterQueues:
+{}{}  localQueues:
+    - {{name: team-a, clusterQueue: team-a-cq}}
+    - {{name: team-b, clusterQueue: team-b-cq}}
+ray:
+  image: rayproject/ray:2.57.0-gpu
+workloads:
+  - kind: RayJob
+    name: train
+    queue: team-a
+    entrypoint: python train.py
+    head:
+      resources: {{cpu: "1", memory: 4Gi}}
+    workers:
+      - name: gpu-workers
+        replicas: {gpus}
+        resources: {{cpu: "1", memory: 4Gi, nvidia.com/gpu: "1"}}
+"#,
+        cq("team-a-cq", &borrow),
+        cq("team-b-cq", &lend)
+    )
+}
+
+#[test]
+fn a_team_borrows_up_to_its_limit_and_what_the_cohort_lends() {
+    let over = |gpus, borrow, lend| {
+        let found = check_text(&cohort_profile(gpus, borrow, lend));
+        found.iter().any(|(_, c, _)| c == "RK140")
+    };
+    // The seed's scenario: team A alone may use all 8 GPUs (4 own + 4 borrowed), not 9.
+    assert!(!over(8, Some(4), None));
+    assert!(over(9, Some(4), None));
+    // A smaller borrowing limit caps it.
+    assert!(!over(6, Some(2), None));
+    assert!(over(7, Some(2), None));
+    // No borrowing limit: unlimited, but only what the other queue lends.
+    assert!(!over(8, None, None));
+    assert!(over(9, None, None));
+    assert!(!over(5, None, Some(1)));
+    assert!(over(6, None, Some(1)));
+    let found = check_text(&cohort_profile(9, Some(4), None));
+    let msg = &found.iter().find(|(_, c, _)| c == "RK140").unwrap().2;
+    assert!(
+        msg.contains("nominalQuota 4 + borrowing 4: borrowingLimit 4"),
+        "{msg}"
+    );
+}
+
+/// The seed-004 cluster with the GPU pool tainted `effect`, and one GPU worker group.
+fn tainted_gpu_pool(effect: &str, worker_tolerations: &str) -> String {
+    format!(
+        r#"apiVersion: raykueue.io/v1alpha1
+kind: Profile
+name: taints
+azure:
+  location: eastus
+  resourceGroup: kuberay-rg
+  cluster: {{name: kuberay-gpu-cluster}}
+  nodePools:
+    - {{name: system, mode: System, vmSize: Standard_D8s_v3, count: 3, criticalAddonsOnly: true}}
+    - name: gpupool
+      vmSize: Standard_NC6s_v3
+      taints: [{{key: nvidia.com/gpu, value: present, effect: {effect}}}]
+      autoscale: {{min: 0, max: 3}}
+    - {{name: cpupool, vmSize: Standard_D8s_v3, count: 1}}
+namespace: ray
+ray:
+  image: rayproject/ray:2.57.0-gpu
+workloads:
+  - kind: RayCluster
+    name: gpu
+    head:
+      resources: {{cpu: "2", memory: 8Gi}}
+    workers:
+      - name: gpu-group
+        replicas: 1
+        resources: {{cpu: "3", memory: 50Gi, nvidia.com/gpu: "1"}}
+{worker_tolerations}"#
+    )
+}
+
+#[test]
+fn gpu_requests_tolerate_only_no_schedule_gpu_taints() {
+    assert!(!codes(&check_text(&tainted_gpu_pool("NoSchedule", ""))).contains(&"RK143"));
+    let found = check_text(&tainted_gpu_pool("NoExecute", ""));
+    let (_, _, msg) = found.iter().find(|(_, c, _)| c == "RK143").unwrap();
+    assert!(msg.contains("nvidia.com/gpu=present:NoExecute"), "{msg}");
+    let tolerated = tainted_gpu_pool(
+        "NoExecute",
+        "        tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]\n",
+    );
+    assert!(!codes(&check_text(&tolerated)).contains(&"RK143"));
+}
+
+#[test]
+fn head_without_an_untainted_pool_is_reported() {
+    // Only the critical-addons system pool and the tainted GPU pool: the head has nowhere to go.
+    let text = tainted_gpu_pool("NoSchedule", "").replace(
+        "    - {name: cpupool, vmSize: Standard_D8s_v3, count: 1}\n",
+        "",
+    );
+    let found = check_text(&text);
+    let (_, _, msg) = found.iter().find(|(_, c, _)| c == "RK143").unwrap();
+    assert!(msg.contains("the head of RayCluster `gpu`"), "{msg}");
+    assert!(msg.contains("CriticalAddonsOnly=true:NoSchedule"), "{msg}");
+}
