@@ -59,7 +59,21 @@ pub fn header(profile: &Profile) -> String {
     )
 }
 
+/// Render the bundle and validate every object in it against its upstream schema: output
+/// that the API server would reject or prune never leaves the tool (RK9xx, a raykueue bug).
 fn build(profile: &Profile) -> Result<Bundle, Vec<Diagnostic>> {
+    let bundle = render(profile)?;
+    let invalid = crate::validate::bundle(&bundle);
+    if invalid.is_empty() {
+        Ok(bundle)
+    } else {
+        Err(invalid)
+    }
+}
+
+/// The bundle as rendered, before output validation (`build` is the pipeline's way in; this
+/// is public for the benchmark that measures what validation costs).
+pub fn render(profile: &Profile) -> Result<Bundle, Vec<Diagnostic>> {
     let mut bundle = Bundle::default();
     let header = header(profile);
     let platform = Bundle::render_objects(model::platform_objects(profile))?;

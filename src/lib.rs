@@ -1,7 +1,8 @@
 //! raykueue: compile one typed cluster profile into Kueue + KubeRay manifests and AKS scripts.
 //!
 //! The modules follow the data: `load` (YAML with positions) → `schema_check` → `rules`
-//! (domain checks) → `model` (the objects) → `render` (templates) → `emit` (stream, tree, check).
+//! (domain checks) → `model` (the objects) → `render` (templates) → `validate` (output against
+//! the upstream schemas) → `emit` (stream, tree, check).
 
 pub mod bundle;
 pub mod cli;
@@ -16,3 +17,4 @@ pub mod resolve;
 pub mod rules;
 pub mod schema_check;
 pub mod source;
+pub mod validate;
