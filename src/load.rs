@@ -43,6 +43,11 @@ impl SpanMap {
             .unwrap_or_default()
     }
 
+    /// Whether the document has a node at exactly this pointer.
+    pub fn has(&self, pointer: &str) -> bool {
+        self.nodes.contains_key(pointer)
+    }
+
     fn lookup(&self, pointer: &str) -> Option<(Option<Pos>, Pos)> {
         let mut p = pointer;
         loop {
@@ -276,8 +281,8 @@ fn to_pos(source: &Source, loc: &serde_saphyr::Location) -> Pos {
 /// would quietly decode or ignore them, so they are refused here with their position. A
 /// manifest stream (`single == false`) may have many documents, but no tags either.
 fn find_tags_and_documents(source: &Source, single: bool) -> Vec<Diagnostic> {
-    let noun = if single { "a profile" } else { "a manifest" };
     use serde_saphyr::granit_parser::{Event, Parser};
+    let noun = if single { "a profile" } else { "a manifest" };
     let mut out = Vec::new();
     let mut documents = 0;
     for item in Parser::new_from_str(&source.text) {

@@ -4,6 +4,7 @@
 mod check;
 mod gen_cmd;
 mod schema;
+mod validate;
 
 use crate::diagnostic::{self, Diagnostic};
 use crate::resolve::{self, ResolveError, Resolved};
@@ -33,6 +34,9 @@ enum Command {
     Check(check::CheckCommand),
     /// Print the profile JSON Schema.
     Schema(schema::SchemaCommand),
+    /// Validate Kubernetes manifests (files, or - for stdin) against the Kueue, KubeRay and
+    /// Kubernetes schemas, CEL rules included.
+    Validate(validate::ValidateCommand),
 }
 
 /// How diagnostics are printed.
@@ -68,6 +72,7 @@ pub fn main() -> ExitCode {
         Command::Gen(c) => c.run(),
         Command::Check(c) => c.run(),
         Command::Schema(_) => schema::run(),
+        Command::Validate(c) => c.run(),
     };
     ExitCode::from(code)
 }

@@ -36,7 +36,7 @@ pub fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
     }
 }
 
-fn report(w: &mut Walker, at: &str, message: String) {
+fn report(w: &mut Walker, at: &str, message: &str) {
     w.report(
         Check::Admission,
         at,
@@ -88,7 +88,7 @@ fn cluster_queue(w: &mut Walker, root: &Map<String, Value>) {
                 report(
                     w,
                     &format!("{gp}/coveredResources/{i}"),
-                    format!(
+                    &format!(
                         "resource `{r}` is already covered by resourceGroups[{first}]; a resource may be in one group only"
                     ),
                 );
@@ -107,7 +107,7 @@ fn cluster_queue(w: &mut Walker, root: &Map<String, Value>) {
                 report(
                     w,
                     &format!("{fp}/name"),
-                    format!(
+                    &format!(
                         "flavor `{name}` is already in resourceGroups[{first}]; a flavor may be in one group only"
                     ),
                 );
@@ -125,7 +125,7 @@ fn cluster_queue(w: &mut Walker, root: &Map<String, Value>) {
                     report(
                         w,
                         &format!("{rp}/name"),
-                        format!(
+                        &format!(
                             "resource {} must be `{want}`: each flavor lists coveredResources in the same order",
                             short(&Value::from(name))
                         ),
@@ -147,7 +147,7 @@ fn resource_limits(w: &mut Walker, res: &Value, rp: &str, has_cohort: bool) {
             Some(Err(e)) => report(
                 w,
                 &format!("{rp}/{field}"),
-                format!("{field}: {e}; it must be a quantity >= 0"),
+                &format!("{field}: {e}; it must be a quantity >= 0"),
             ),
             None => {}
         }
@@ -158,14 +158,14 @@ fn resource_limits(w: &mut Walker, res: &Value, rp: &str, has_cohort: bool) {
         report(
             w,
             &format!("{rp}/lendingLimit"),
-            format!("lendingLimit {lend} is larger than nominalQuota {nominal}"),
+            &format!("lendingLimit {lend} is larger than nominalQuota {nominal}"),
         );
     }
     if !has_cohort && res.get("lendingLimit").is_some() {
         report(
             w,
             &format!("{rp}/lendingLimit"),
-            "lendingLimit is allowed only when cohortName is set".to_owned(),
+            "lendingLimit is allowed only when cohortName is set",
         );
     }
 }
@@ -184,7 +184,7 @@ fn ray_job(w: &mut Walker, root: &Map<String, Value>) {
             report(
                 w,
                 "/spec/rayClusterSpec",
-                format!("a RayJob with label `{QUEUE_LABEL}` must have spec.rayClusterSpec{also}"),
+                &format!("a RayJob with label `{QUEUE_LABEL}` must have spec.rayClusterSpec{also}"),
             );
         }
         Some(cluster) => {
@@ -192,7 +192,7 @@ fn ray_job(w: &mut Walker, root: &Map<String, Value>) {
                 report(
                     w,
                     "/spec/clusterSelector",
-                    "clusterSelector together with rayClusterSpec: a queued RayJob must not use an existing cluster".to_owned(),
+                    "clusterSelector together with rayClusterSpec: a queued RayJob must not use an existing cluster",
                 );
             }
             ray_cluster(w, root, cluster, "/spec/rayClusterSpec");
@@ -202,7 +202,7 @@ fn ray_job(w: &mut Walker, root: &Map<String, Value>) {
         report(
             w,
             "/spec/shutdownAfterJobFinishes",
-            "a RayJob queued by Kueue must set shutdownAfterJobFinishes: true".to_owned(),
+            "a RayJob queued by Kueue must set shutdownAfterJobFinishes: true",
         );
     }
 }
@@ -220,7 +220,7 @@ fn ray_cluster(w: &mut Walker, root: &Map<String, Value>, spec: &Value, at: &str
             report(
                 w,
                 &format!("{at}/enableInTreeAutoscaling"),
-                format!(
+                &format!(
                     "in-tree autoscaling is allowed only for elastic jobs (annotation `{ELASTIC}: \"true\"`)"
                 ),
             );
@@ -234,7 +234,7 @@ fn ray_cluster(w: &mut Walker, root: &Map<String, Value>, spec: &Value, at: &str
         report(
             w,
             &format!("{at}/workerGroupSpecs"),
-            format!(
+            &format!(
                 "{} worker groups; Kueue allows at most {MAX_WORKER_GROUPS}",
                 groups.len()
             ),
@@ -245,8 +245,7 @@ fn ray_cluster(w: &mut Walker, root: &Map<String, Value>, spec: &Value, at: &str
             report(
                 w,
                 &format!("{at}/workerGroupSpecs/{i}/groupName"),
-                "a worker group must not be named `head` (Kueue names the head pod set so)"
-                    .to_owned(),
+                "a worker group must not be named `head`: that is the name of Kueue's head pod set",
             );
         }
     }

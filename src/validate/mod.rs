@@ -171,13 +171,18 @@ pub enum Origin {
     Manifest,
 }
 
-/// A violation as a diagnostic, placed in `place` (the document's source and positions).
-pub fn diagnostic(
-    origin: Origin,
-    name: &str,
-    v: &Violation,
-    place: Option<(&Source, &SpanMap)>,
-) -> Diagnostic {
+/// Where an object stands in a parsed document: its source, the document (value and
+/// positions), and the object's JSON pointer in it (`""`, or `/items/3` in a `List`).
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    pub source: &'a Source,
+    pub document: &'a Value,
+    pub spans: &'a SpanMap,
+    pub base: &'a str,
+}
+
+/// A violation as a diagnostic, placed in `place` when the object has one.
+pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place>) -> Diagnostic {
     let generated = origin == Origin::Generated;
     let mut d = match (v.check, generated) {
         (Check::Schema | Check::UnknownField | Check::RequiredDefaulted, true) => {
@@ -200,13 +205,22 @@ pub fn diagnostic(
     } else {
         format!("{name}: {field}")
     });
-    if let Some((source, spans)) = place {
-        let pos = if v.check == Check::UnknownField {
-            spans.key_pos(&v.pointer)
+    if let Some(p) = place {
+        let pointer = format!("{}{}", p.base, v.pointer);
+        // A scalar is shown where it is; a field that is missing, unknown, or a whole
+        // mapping or list is shown at its key (`spec:`), not at its first entry.
+        let scalar = p
+            .document
+            .pointer(&pointer)
+            .is_some_and(|x| !x.is_object() && !x.is_array());
+        let pos = if scalar && v.check != Check::UnknownField {
+            p.spans.value_pos(&pointer)
+        } else if p.spans.has(&pointer) {
+            p.spans.key_pos(&pointer)
         } else {
-            spans.value_pos(&v.pointer)
+            p.spans.key_pos(parent(&pointer))
         };
-        d = d.at(source, pos);
+        d = d.at(p.source, pos);
     }
     let bug = "this is a bug in raykueue, not in the profile: please report it with the profile";
     match (&v.hint, generated) {
@@ -246,11 +260,20 @@ pub fn bundle(bundle: &Bundle) -> Vec<Diagnostic> {
                 Origin::Generated,
                 &name,
                 v,
-                located.as_ref().map(|(s, d)| (s, &d.spans)),
+                located.as_ref().map(|(source, doc)| Place {
+                    source,
+                    document: &doc.value,
+                    spans: &doc.spans,
+                    base: "",
+                }),
             ));
         }
     }
     out
+}
+
+fn parent(pointer: &str) -> &str {
+    pointer.rfind('/').map_or("", |i| &pointer[..i])
 }
 
 fn unchecked_group(value: &Value) -> bool {
@@ -358,6 +381,50 @@ mod tests {
             panic!("v1beta1 has no schema here");
         };
         assert!(hint.unwrap().contains("kueue.x-k8s.io/v1beta2"));
+    }
+
+    #[test]
+    fn the_compile_hook_names_object_path_and_rule_in_the_bundle_file() {
+        use crate::bundle::Rendered;
+        use crate::model::Object;
+        let value = cq(&json!({"cohort": "shared", "namespaceSelector": {}}));
+        let object = Object::new(
+            "ClusterQueue",
+            "team-a-cq",
+            None,
+            "platform/clusterqueue.yaml.j2",
+            "platform/20-clusterqueues.yaml",
+            &json!({}),
+        );
+        let yaml = crate::render::to_yaml(&value).unwrap();
+        let mut b = Bundle::default();
+        b.add_object_files(
+            vec![Rendered {
+                object,
+                value,
+                yaml,
+            }],
+            "# header\n",
+        );
+        let diags = bundle(&b);
+        assert_eq!(diags.len(), 1, "{diags:#?}");
+        let d = &diags[0];
+        assert_eq!(d.code, "RK901");
+        assert!(d.is_error());
+        assert_eq!(
+            d.path.as_deref(),
+            Some("ClusterQueue/team-a-cq: spec.cohort")
+        );
+        assert!(
+            d.message.contains("unknown field `cohort`"),
+            "{}",
+            d.message
+        );
+        assert!(d.hint.as_deref().unwrap().contains("bug in raykueue"));
+        let place = d.place.as_ref().unwrap();
+        assert_eq!(&*place.source.name, "platform/20-clusterqueues.yaml");
+        // header, `---`, apiVersion, kind, metadata (4 lines), spec, then `cohort`.
+        assert_eq!(place.pos.line, 10, "{}", place.source.text);
     }
 
     #[test]

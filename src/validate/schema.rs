@@ -21,6 +21,7 @@ pub type NodeId = u32;
 
 /// One kind raykueue knows the schema of.
 #[derive(Debug, Deserialize)]
+#[allow(clippy::struct_field_names)] // `kind` is the Kubernetes field's name.
 pub struct Kind {
     #[serde(rename = "apiVersion")]
     pub api_version: String,
@@ -31,6 +32,7 @@ pub struct Kind {
 
 /// A structural schema node, keys as the importer shortens them.
 #[derive(Debug, Default, Deserialize)]
+#[allow(clippy::struct_excessive_bools)] // One flag per schema keyword, as the schema has them.
 pub struct Node {
     #[serde(rename = "t")]
     pub ty: Option<Type>,
@@ -103,19 +105,6 @@ pub enum Type {
     Boolean,
 }
 
-impl Type {
-    pub fn name(self) -> &'static str {
-        match self {
-            Type::Object => "object",
-            Type::Array => "array",
-            Type::String => "string",
-            Type::Integer => "integer",
-            Type::Number => "number",
-            Type::Boolean => "boolean",
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ListType {
@@ -125,6 +114,7 @@ pub enum ListType {
 
 /// One `x-kubernetes-validations` entry.
 #[derive(Debug, Clone, Deserialize)]
+#[allow(clippy::struct_field_names)] // `rule` is the CRD field's name.
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
     pub rule: String,

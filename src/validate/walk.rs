@@ -92,15 +92,7 @@ impl<'t> Walker<'t> {
             && !type_matches(t, value)
         {
             self.type_errors += 1;
-            self.schema(
-                ptr,
-                format!(
-                    "expected {} ({}), found {}",
-                    a(t),
-                    t.name(),
-                    describe(value)
-                ),
-            );
+            self.schema(ptr, format!("expected {}, found {}", a(t), describe(value)));
             return;
         }
         match value {
@@ -509,7 +501,7 @@ fn is_date_time(s: &str) -> bool {
 /// Standard base64 with padding (how `[]byte` fields are written in JSON).
 fn is_base64(s: &str) -> bool {
     let b = s.as_bytes();
-    if b.len() % 4 != 0 {
+    if !b.len().is_multiple_of(4) {
         return false;
     }
     let pad = b.iter().rev().take_while(|c| **c == b'=').count();

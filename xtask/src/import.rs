@@ -206,9 +206,8 @@ fn crd_kind(
     // The root is converted by hand: `metadata` becomes ObjectMeta, `status` is left open
     // (the API server ignores it on create: the status subresource owns it).
     let mut root = schema.clone();
-    let mut props = match root.remove("properties") {
-        Some(Value::Object(p)) => p,
-        _ => return Err(format!("{file}: root has no properties")),
+    let Some(Value::Object(mut props)) = root.remove("properties") else {
+        return Err(format!("{file}: root has no properties"));
     };
     let status = props.remove("status");
     let mut node = crd_node(table, &Value::Object(root), &format!("{file}#"))?;
