@@ -13,14 +13,19 @@ const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 
 /// Check `metadata` of an object of `kind`; `namespaced` from the kind's scope.
 pub fn check(w: &mut Walker, kind: &str, namespaced: bool, root: &Map<String, Value>) {
-    let Some(Value::Object(meta)) = root.get("metadata") else {
-        w.report(
-            Check::Schema,
-            "/metadata",
-            "required field `metadata` is missing".to_owned(),
-            None,
-        );
-        return;
+    let meta = match root.get("metadata") {
+        Some(Value::Object(meta)) => meta,
+        // A wrong type is reported by the schema walk already.
+        Some(_) => return,
+        None => {
+            w.report(
+                Check::Schema,
+                "/metadata",
+                "required field `metadata` is missing".to_owned(),
+                None,
+            );
+            return;
+        }
     };
     let name = meta.get("name").and_then(Value::as_str);
     match name {
@@ -74,7 +79,7 @@ pub fn check(w: &mut Walker, kind: &str, namespaced: bool, root: &Map<String, Va
             let at = pointer_push("/metadata/labels", k);
             if let Some(p) = qualified_name(k) {
                 w.report(
-                    Check::Schema,
+                    Check::BadKey,
                     &at,
                     format!(
                         "label key {} is invalid: {p}",
@@ -99,7 +104,7 @@ pub fn check(w: &mut Walker, kind: &str, namespaced: bool, root: &Map<String, Va
             total += k.len() + v.as_str().map_or(0, str::len);
             if let Some(p) = qualified_name(&k.to_ascii_lowercase()) {
                 w.report(
-                    Check::Schema,
+                    Check::BadKey,
                     &pointer_push("/metadata/annotations", k),
                     format!(
                         "annotation key {} is invalid: {p}",

@@ -31,6 +31,8 @@ pub enum Check {
     Schema,
     /// A field the schema does not have.
     UnknownField,
+    /// A map key that is not allowed (label and annotation keys).
+    BadKey,
     /// A required field that the API server would fill from its default.
     RequiredDefaulted,
     /// A CEL rule (`x-kubernetes-validations`) that the object breaks.
@@ -185,13 +187,13 @@ pub struct Place<'a> {
 pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place>) -> Diagnostic {
     let generated = origin == Origin::Generated;
     let mut d = match (v.check, generated) {
-        (Check::Schema | Check::UnknownField | Check::RequiredDefaulted, true) => {
+        (Check::Schema | Check::UnknownField | Check::BadKey | Check::RequiredDefaulted, true) => {
             Diagnostic::error("RK901", v.message.clone())
         }
         (Check::Rule, true) => Diagnostic::error("RK902", v.message.clone()),
         (Check::Admission, true) => Diagnostic::error("RK903", v.message.clone()),
         (Check::NotEvaluated, true) => Diagnostic::error("RK904", v.message.clone()),
-        (Check::Schema | Check::UnknownField, false) => {
+        (Check::Schema | Check::UnknownField | Check::BadKey, false) => {
             Diagnostic::error("RK050", v.message.clone())
         }
         (Check::RequiredDefaulted, false) => Diagnostic::warning("RK051", v.message.clone()),
@@ -213,7 +215,8 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
             .document
             .pointer(&pointer)
             .is_some_and(|x| !x.is_object() && !x.is_array());
-        let pos = if scalar && v.check != Check::UnknownField {
+        let at_key = matches!(v.check, Check::UnknownField | Check::BadKey);
+        let pos = if scalar && !at_key {
             p.spans.value_pos(&pointer)
         } else if p.spans.has(&pointer) {
             p.spans.key_pos(&pointer)

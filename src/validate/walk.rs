@@ -311,9 +311,14 @@ impl<'t> Walker<'t> {
                 })
                 .collect()
         };
-        let keys: Vec<Vec<Value>> = items.iter().map(key_of).collect();
+        // Items that are not objects have a type error already; they have no keys.
+        let keys: Vec<Option<Vec<Value>>> = items
+            .iter()
+            .map(|v| v.is_object().then(|| key_of(v)))
+            .collect();
         for (i, k) in keys.iter().enumerate() {
-            if let Some(first) = keys[..i].iter().position(|other| other == k) {
+            let Some(k) = k else { continue };
+            if let Some(first) = keys[..i].iter().position(|other| other.as_ref() == Some(k)) {
                 let shown: Vec<String> = node
                     .list_keys
                     .iter()
