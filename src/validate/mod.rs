@@ -5,7 +5,8 @@
 //! - structure: types, enums, required fields, patterns, formats, bounds, int-or-string,
 //!   nullable, list-type set/map uniqueness;
 //! - unknown fields, which the API server prunes without a word (`walk`);
-//! - `metadata`: name, namespace, label and annotation rules (`meta`);
+//! - `metadata`: name, namespace, label and annotation rules (`meta`), and the core API
+//!   server's ConfigMap key and size rules (`core`);
 //! - the CRDs' CEL rules (`cel`), transition rules excepted;
 //! - Kueue's admission webhook rules for queues and queued Ray objects (`admission`).
 //!
@@ -14,6 +15,7 @@
 
 mod admission;
 mod cel;
+mod core;
 mod meta;
 mod schema;
 mod walk;
@@ -140,6 +142,7 @@ pub fn object(value: &Value) -> Verdict {
     };
     w.walk(entry.root, value, "");
     meta::check(&mut w, kind, entry.namespaced, root);
+    core::check(&mut w, kind, root);
     admission::check(&mut w, kind, root);
     Verdict::Checked(w.out)
 }
