@@ -1,7 +1,8 @@
 //! raykueue: compile one typed cluster profile into Kueue + KubeRay manifests and AKS scripts.
 //!
 //! The modules follow the data: `load` (YAML with positions) → `schema_check` → `rules`
-//! (domain checks) → `model` (the objects) → `render` (templates) → `emit` (stream, tree, check).
+//! (domain checks) → `model` (the objects) → `render` (templates) → `validate` (output against
+//! the upstream schemas) → `emit` (stream, tree, check).
 
 pub mod bundle;
 pub mod catalogue;
@@ -21,3 +22,4 @@ pub mod scripts;
 pub mod semantic_diff;
 pub mod source;
 pub mod synthetic;
+pub mod validate;

@@ -86,6 +86,11 @@ impl SpanMap {
         self.key_place(pointer).map(|(_, p)| p).unwrap_or_default()
     }
 
+    /// Whether the document has a node at exactly this pointer.
+    pub fn has(&self, pointer: &str) -> bool {
+        self.nodes.contains_key(pointer)
+    }
+
     fn lookup(&self, pointer: &str) -> Option<&(Source, Option<Pos>, Pos)> {
         let mut p = pointer;
         loop {
@@ -157,11 +162,20 @@ pub fn pointer_push(base: &str, key: &str) -> String {
 
 /// Read bytes into a `Source`: UTF-8 only, a leading BOM dropped (so columns match editors).
 pub fn decode(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
+    decode_as(name, bytes, "profile")
+}
+
+/// `decode` for a manifest stream (`raykueue validate`): same rules, worded for manifests.
+pub fn decode_manifest(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
+    decode_as(name, bytes, "manifest")
+}
+
+fn decode_as(name: &str, bytes: &[u8], noun: &str) -> Result<Source, Diagnostic> {
     if bytes.len() > MAX_PROFILE_BYTES {
         return Err(Diagnostic::error(
             "RK004",
             format!(
-                "the profile is larger than {} MiB, the limit for a profile",
+                "the {noun} is larger than {} MiB, the limit for a {noun}",
                 MAX_PROFILE_BYTES / (1024 * 1024)
             ),
         )
@@ -196,10 +210,12 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
             let text = String::from_utf8_lossy(good).into_owned();
             let src = Source::new(name, text);
             let pos = src.pos_at(good.len());
-            Err(Diagnostic::error("RK002", "the profile is not valid UTF-8")
-                .at(&src, pos)
-                .label("invalid byte sequence here")
-                .hint("save the file as UTF-8"))
+            Err(
+                Diagnostic::error("RK002", format!("the {noun} is not valid UTF-8"))
+                    .at(&src, pos)
+                    .label("invalid byte sequence here")
+                    .hint("save the file as UTF-8"),
+            )
         }
     }
 }
@@ -223,7 +239,7 @@ pub fn parse_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
                 .hint("start from a shipped profile: `raykueue gen --profile team` shows what one produces; `profiles/team.yaml` is a complete example"),
         ]);
     }
-    let tag_errors = find_tags_and_documents(source);
+    let tag_errors = find_tags_and_documents(source, true);
     if !tag_errors.is_empty() {
         return Err(tag_errors);
     }
@@ -248,6 +264,53 @@ pub fn parse_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
             vec![yaml_error(source, pos, &e)]
         })?;
     Ok(to_tree(source, node, None))
+}
+
+/// One document of a manifest stream, with the position of each of its nodes.
+#[derive(Debug)]
+pub struct Document {
+    pub value: Value,
+    pub spans: SpanMap,
+}
+
+/// Parse a multi-document YAML stream (Kubernetes manifests, `raykueue validate`). Empty
+/// documents are skipped, as kubectl skips them. The same hostile-input bounds as for a
+/// profile, scaled for streams of many objects.
+pub fn parse_stream(source: &Source) -> Result<Vec<Document>, Vec<Diagnostic>> {
+    let tag_errors = find_tags_and_documents(source, false);
+    if !tag_errors.is_empty() {
+        return Err(tag_errors);
+    }
+    let options = serde_saphyr::options! {
+        budget: serde_saphyr::budget! {
+            max_documents: 10_000,
+            max_depth: 64,
+            max_nodes: 2_000_000,
+            max_aliases: 1_000,
+            max_anchors: 1_000,
+        },
+        alias_limits: serde_saphyr::alias_limits! {
+            max_total_replayed_events: 20_000,
+            max_alias_expansions_per_anchor: 100,
+        },
+    };
+    let trees: Vec<Spanned<Node>> = serde_saphyr::from_multiple_with_options(&source.text, options)
+        .map_err(|e| {
+            let pos = e
+                .location()
+                .map_or_else(Pos::default, |l| to_pos(source, &l));
+            vec![yaml_error(source, pos, &e)]
+        })?;
+    Ok(trees
+        .into_iter()
+        .map(|node| {
+            let loaded = flatten(to_tree(source, node, None));
+            Document {
+                value: loaded.value,
+                spans: loaded.spans,
+            }
+        })
+        .collect())
 }
 
 /// The first line of serde-saphyr's message, without its own position prefix and excerpt:
@@ -322,9 +385,11 @@ fn to_pos(source: &Source, loc: &serde_saphyr::Location) -> Pos {
 }
 
 /// YAML tags (`!!binary`, `!foo`) and extra documents have no meaning in a profile; serde-saphyr
-/// would quietly decode or ignore them, so they are refused here with their position.
-fn find_tags_and_documents(source: &Source) -> Vec<Diagnostic> {
+/// would quietly decode or ignore them, so they are refused here with their position. A
+/// manifest stream (`single == false`) may have many documents, but no tags either.
+fn find_tags_and_documents(source: &Source, single: bool) -> Vec<Diagnostic> {
     use serde_saphyr::granit_parser::{Event, Parser};
+    let noun = if single { "a profile" } else { "a manifest" };
     let mut out = Vec::new();
     let mut documents = 0;
     for item in Parser::new_from_str(&source.text) {
@@ -338,7 +403,7 @@ fn find_tags_and_documents(source: &Source) -> Vec<Diagnostic> {
             | Event::MappingStart(_, _, tag) => tag.as_ref(),
             Event::DocumentStart(..) => {
                 documents += 1;
-                if documents == 2 {
+                if single && documents == 2 {
                     let pos = source.pos_at(span.start.byte_offset().unwrap_or(0));
                     out.push(
                         Diagnostic::error("RK001", "a profile is a single YAML document")
@@ -361,7 +426,7 @@ fn find_tags_and_documents(source: &Source) -> Vec<Diagnostic> {
             out.push(
                 Diagnostic::error(
                     "RK005",
-                    format!("YAML tag `{tag}` is not allowed in a profile"),
+                    format!("YAML tag `{tag}` is not allowed in {noun}"),
                 )
                 .at(source, pos)
                 .hint("remove the tag; write the value as a plain or quoted string"),
@@ -550,6 +615,17 @@ mod tests {
         assert_eq!(load("a: 1\na: 2\n").unwrap_err()[0].code, "RK003");
         assert_eq!(load("a: !!binary aGk=\n").unwrap_err()[0].code, "RK005");
         assert_eq!(load("a: 1\n---\nb: 2\n").unwrap_err()[0].code, "RK001");
+    }
+
+    #[test]
+    fn streams_keep_positions_per_document() {
+        let src = Source::new("s.yaml", "a: 1\n---\n---\nb:\n  c: 2\n");
+        let docs = parse_stream(&src).unwrap();
+        assert_eq!(docs.len(), 2, "the empty document is skipped");
+        assert_eq!(docs[1].spans.value_pos("/b/c").line, 5);
+        assert_eq!(docs[1].spans.key_pos("/b").line, 4);
+        let tagged = Source::new("t.yaml", "a: !foo 1\n");
+        assert_eq!(parse_stream(&tagged).unwrap_err()[0].code, "RK005");
     }
 
     #[test]

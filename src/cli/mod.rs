@@ -5,6 +5,7 @@ mod check;
 mod diff;
 mod gen_cmd;
 mod schema;
+mod validate;
 
 use crate::diagnostic::{self, Diagnostic};
 use crate::resolve::{self, ResolveError, Resolved};
@@ -36,6 +37,9 @@ enum Command {
     Diff(diff::DiffCommand),
     /// Print the profile JSON Schema.
     Schema(schema::SchemaCommand),
+    /// Validate Kubernetes manifests (files, or - for stdin) against the Kueue, KubeRay and
+    /// Kubernetes schemas, CEL rules included.
+    Validate(validate::ValidateCommand),
 }
 
 /// How diagnostics are printed.
@@ -72,6 +76,7 @@ pub fn main() -> ExitCode {
         Command::Check(c) => c.run(),
         Command::Schema(_) => schema::run(),
         Command::Diff(c) => c.run(),
+        Command::Validate(c) => c.run(),
     };
     ExitCode::from(code)
 }

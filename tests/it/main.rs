@@ -1,5 +1,5 @@
 //! One integration-test binary (fast links): CLI contract, golden bundles, bad-input corpus,
-//! determinism, bundle trees, Ray workloads.
+//! determinism, bundle trees, Ray workloads, output validation.
 
 // Tests may unwrap: a failure is a test failure with its message.
 #![allow(clippy::unwrap_used, clippy::format_push_string)]
@@ -17,4 +17,5 @@ mod overlay;
 mod properties;
 mod rules;
 mod tree;
+mod validate;
 mod workloads;

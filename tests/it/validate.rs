@@ -1,0 +1,246 @@
+//! Output validation: every shipped profile's output passes; `raykueue validate` rejects the
+//! broken-object corpus (`tests/fixtures/invalid-objects/<case>.yaml`, each declaring what it
+//! expects in `# expect: CODE text` lines; stderr snapshotted in `golden/validate/`), passes
+//! the valid samples, and keeps its exit-code contract. The embedded schema table is checked
+//! to be what `cargo run -p xtask -- import-schemas` would write today.
+
+use crate::common::{SHIPPED, raykueue, repo, stderr};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+// The importer itself, compiled here by path (xtask is no dependency of raykueue).
+#[allow(dead_code)]
+#[path = "../../xtask/src/import.rs"]
+mod import;
+
+fn rel(path: &std::path::Path) -> String {
+    path.strip_prefix(repo())
+        .unwrap()
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+/// Run `raykueue validate` with `input` on stdin.
+fn validate_stdin(args: &[&str], input: &str) -> std::process::Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_raykueue"))
+        .arg("validate")
+        .args(args)
+        .current_dir(repo())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn every_shipped_profile_output_validates() {
+    for p in SHIPPED {
+        let resolved = raykueue::resolve::resolve(p).unwrap();
+        let (typed, _) = raykueue::compile::check(&resolved);
+        let profile = typed.unwrap().1;
+        let bundle = raykueue::compile::render(&profile, None).unwrap();
+        assert!(!bundle.objects.is_empty(), "{p}");
+        let found = raykueue::validate::bundle(&bundle);
+        assert!(found.is_empty(), "{p}: {found:#?}");
+        // And through the CLI: the whole tree, as a user would check a committed one.
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let gen_out = raykueue(&["gen", "--profile", p, "--out", out.to_str().unwrap()]);
+        assert_eq!(gen_out.status.code(), Some(0), "{}", stderr(&gen_out));
+        let files: Vec<String> = crate::common::read_tree(&out)
+            .keys()
+            // Manifests only: `infra/` holds Helm values files, not Kubernetes objects.
+            .filter(|f| {
+                !f.starts_with("infra/")
+                    && std::path::Path::new(f)
+                        .extension()
+                        .is_some_and(|e| e == "yaml")
+            })
+            .map(|f| out.join(f).to_string_lossy().into_owned())
+            .collect();
+        let mut args = vec!["validate"];
+        args.extend(files.iter().map(String::as_str));
+        let v = raykueue(&args);
+        let err = stderr(&v);
+        assert_eq!(v.status.code(), Some(0), "{p}: {err}");
+        assert!(!err.contains("error["), "{p}: {err}");
+        // Only the kustomizations are not validated (no schema for them).
+        for line in err.lines().filter(|l| l.contains("[RK05")) {
+            assert!(
+                line.contains("[RK055]") && line.contains("Kustomization"),
+                "{p}: {line}\n{err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_platform_stream_validates_from_stdin() {
+    for p in SHIPPED {
+        let stream = raykueue(&["gen", "--profile", p]);
+        let v = validate_stdin(&["-"], &String::from_utf8(stream.stdout).unwrap());
+        assert_eq!(v.status.code(), Some(0), "{p}: {}", stderr(&v));
+        assert_eq!(stderr(&v), "", "{p}");
+    }
+}
+
+#[test]
+fn broken_objects_are_rejected_with_the_right_message() {
+    insta::glob!("../fixtures/invalid-objects", "*.yaml", |path| {
+        let rel = rel(path);
+        let out = raykueue(&["validate", &rel]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{rel}: {err}");
+        assert!(out.stdout.is_empty(), "{rel}");
+        assert!(
+            err.contains(&format!("{rel}:")),
+            "{rel}: not located\n{err}"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        let expects: Vec<&str> = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("# expect: "))
+            .collect();
+        assert!(!expects.is_empty(), "{rel}: declare `# expect:` lines");
+        for e in expects {
+            let (code, words) = match e.split_once(' ') {
+                Some((c, w)) if c.starts_with("RK") => (Some(c), w),
+                _ => (None, e),
+            };
+            if let Some(code) = code {
+                assert!(
+                    err.contains(&format!("[{code}]")),
+                    "{rel}: expected {code}\n{err}"
+                );
+            }
+            assert!(err.contains(words), "{rel}: expected `{words}`\n{err}");
+        }
+        insta::with_settings!({
+            snapshot_path => "../../golden/validate",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!(err);
+        });
+    });
+}
+
+#[test]
+fn valid_samples_pass() {
+    let dir = repo().join("tests/fixtures/valid-objects");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let path = e.unwrap().path();
+        let rel = rel(&path);
+        let out = raykueue(&["validate", &rel]);
+        assert_eq!(out.status.code(), Some(0), "{rel}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{rel}");
+        n += 1;
+    }
+    assert!(n >= 4);
+}
+
+#[test]
+fn exit_codes_and_what_is_not_validated() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    // Unreadable file, broken YAML, a document that is not an object: 2.
+    let missing = dir.path().join("missing.yaml");
+    let out = raykueue(&["validate", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cannot read"), "{}", stderr(&out));
+    let broken = write("broken.yaml", "kind: [\n");
+    assert_eq!(raykueue(&["validate", &broken]).status.code(), Some(2));
+    let list = write("list.yaml", "- a\n- b\n");
+    let out = raykueue(&["validate", &list]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("[RK056]"), "{}", stderr(&out));
+    // A kind without a schema is reported, not validated: 0, or 1 with --deny-warnings.
+    let deploy = write(
+        "deploy.yaml",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
+    );
+    let out = raykueue(&["validate", &deploy]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("[RK055]"), "{}", stderr(&out));
+    let out = raykueue(&["validate", "--deny-warnings", &deploy]);
+    assert_eq!(out.status.code(), Some(1));
+    // A deprecated Kueue version says which one is validated.
+    let old = write(
+        "old.yaml",
+        "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata:\n  name: q\nspec:\n  cohort: c\n",
+    );
+    let err = stderr(&raykueue(&["validate", &old]));
+    assert!(err.contains("kueue.x-k8s.io/v1beta2"), "{err}");
+    // Nothing to validate: a warning.
+    let empty = write("empty.yaml", "# nothing\n---\n");
+    let out = raykueue(&["validate", &empty]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(stderr(&out).contains("[RK057]"), "{}", stderr(&out));
+    // A required field the API server would default: a warning for a user's manifest.
+    let rc = write(
+        "rc.yaml",
+        "apiVersion: ray.io/v1\nkind: RayCluster\nmetadata:\n  name: c\nspec:\n  headGroupSpec:\n    template:\n      spec:\n        containers: [{name: h, image: i}]\n  workerGroupSpecs:\n  - groupName: w\n    maxReplicas: 2\n    template:\n      spec:\n        containers: [{name: w, image: i}]\n",
+    );
+    let out = raykueue(&["validate", &rc]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("[RK051]") && err.contains("minReplicas"),
+        "{err}"
+    );
+    assert!(err.contains("default it to 0"), "{err}");
+    // Items of a v1 List are validated in place; several files, one run, all findings.
+    let items = write(
+        "items.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata:\n    name: ray\n- apiVersion: v1\n  kind: ConfigMap\n  metadata:\n    name: c\n  dat: {}\n",
+    );
+    let out = raykueue(&["validate", "--error-format", "json", &items, &old, &deploy]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let lines: Vec<serde_json::Value> = err
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let bad = lines.iter().find(|l| l["code"] == "RK050").unwrap();
+    assert_eq!(bad["path"], "ConfigMap/c: dat");
+    assert_eq!(bad["line"], 12);
+    assert_eq!(bad["hint"], "did you mean `data`?");
+    assert_eq!(
+        lines.iter().filter(|l| l["code"] == "RK055").count(),
+        2,
+        "{err}"
+    );
+}
+
+#[test]
+fn the_embedded_schema_table_is_fresh() {
+    let shared = repo().join("../shared/schemas");
+    if !shared.is_dir() {
+        eprintln!(
+            "skipped: {} is absent; cannot check {} against the upstream schemas",
+            shared.display(),
+            import::OUTPUT
+        );
+        return;
+    }
+    let fresh = import::import(&shared).unwrap();
+    let committed = std::fs::read_to_string(repo().join(import::OUTPUT)).unwrap();
+    assert!(
+        fresh == committed,
+        "{} is stale: run `cargo run -p xtask -- import-schemas` and commit the result",
+        import::OUTPUT
+    );
+}

@@ -1,0 +1,73 @@
+//! Repository chores, run with `cargo run -p xtask -- <task>`.
+//!
+//! `import-schemas [--shared DIR] [--check]`: regenerate `assets/schemas.json` from the upstream
+//! schemas in `DIR/schemas` (default: `../shared` beside the repository). `--check` writes
+//! nothing and exits 1 when the committed file differs.
+
+mod import;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let mut shared = repo.join("../shared");
+    let mut check = false;
+    let mut task = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--shared" => match it.next() {
+                Some(d) => shared = PathBuf::from(d),
+                None => return usage("--shared needs a directory"),
+            },
+            "--check" => check = true,
+            "import-schemas" if task.is_none() => task = Some(a.as_str()),
+            other => return usage(&format!("unknown argument `{other}`")),
+        }
+    }
+    if task.is_none() {
+        return usage("no task given");
+    }
+    let text = match import::import(&shared.join("schemas")) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("import-schemas: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let out = repo.join(import::OUTPUT);
+    if check {
+        let current = std::fs::read_to_string(&out).unwrap_or_default();
+        if current == text {
+            eprintln!("{} is up to date", import::OUTPUT);
+            return ExitCode::SUCCESS;
+        }
+        eprintln!(
+            "{} is stale: run `cargo run -p xtask -- import-schemas`",
+            import::OUTPUT
+        );
+        return ExitCode::from(1);
+    }
+    if let Some(dir) = out.parent()
+        && let Err(e) = std::fs::create_dir_all(dir)
+    {
+        eprintln!("cannot create {}: {e}", dir.display());
+        return ExitCode::from(2);
+    }
+    if let Err(e) = std::fs::write(&out, &text) {
+        eprintln!("cannot write {}: {e}", out.display());
+        return ExitCode::from(2);
+    }
+    eprintln!("wrote {} ({} bytes)", import::OUTPUT, text.len());
+    ExitCode::SUCCESS
+}
+
+fn usage(problem: &str) -> ExitCode {
+    eprintln!("{problem}\nusage: cargo run -p xtask -- import-schemas [--shared DIR] [--check]");
+    ExitCode::from(2)
+}
