@@ -75,16 +75,41 @@ pub fn summary_context(p: &Profile) -> Value {
         .iter()
         .flat_map(|a| &a.node_pools)
         .map(|np| {
+            // Per node from the VM catalogue, and the pool's total at its largest size.
+            let size = crate::catalogue::vm_size(&np.vm_size);
+            let per_node = size.map_or_else(
+                || "unknown size".to_owned(),
+                |s| {
+                    let gpu = if s.gpus > 0 { format!(", {} × {}", s.gpus, s.gpu_model) } else { String::new() };
+                    format!("{} vCPU, {} GiB{gpu}", s.vcpus, s.memory_gib)
+                },
+            );
+            let max = np.max_nodes();
+            let at_max = size.map_or_else(
+                || "–".to_owned(),
+                |s| {
+                    let gpu = if s.gpus > 0 { format!(", {} GPU", s.gpus * max) } else { String::new() };
+                    format!("{} vCPU, {} GiB{gpu}", s.vcpus * max, s.memory_gib * max)
+                },
+            );
             json!({
                 "name": np.name,
                 "mode": format!("{:?}", np.mode),
                 "vmSize": np.vm_size,
+                "perNode": per_node,
+                "atMax": at_max,
                 "nodes": match (&np.autoscale, np.count) {
                     (Some(a), _) => format!("{}–{} (autoscaled)", a.min, a.max),
                     (None, Some(c)) => c.to_string(),
                     (None, None) => "–".to_owned(),
                 },
-                "taints": np.taints.iter().map(|t| format!("{}={}:{}", t.key, t.value.as_deref().unwrap_or(""), t.effect.as_str())).collect::<Vec<_>>().join(", "),
+                "taints": np
+                    .critical_addons_only
+                    .then(|| "CriticalAddonsOnly=true:NoSchedule".to_owned())
+                    .into_iter()
+                    .chain(np.taints.iter().map(|t| format!("{}={}:{}", t.key, t.value.as_deref().unwrap_or(""), t.effect.as_str())))
+                    .collect::<Vec<_>>()
+                    .join(", "),
             })
         })
         .collect();

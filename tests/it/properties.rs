@@ -206,3 +206,51 @@ fn synthetic_profiles_compile_at_every_size() {
         assert_eq!(cqs, n);
     }
 }
+
+/// The long fuzz run, by wall-clock time rather than case count (not part of `cargo test`):
+/// `RAYKUEUE_FUZZ_SECONDS=600 cargo test --test it -- --ignored fuzz_for_a_while --nocapture`.
+/// A crasher is written to `target/fuzz-crashers/` before the test fails, to become a fixture.
+#[test]
+#[ignore = "long fuzz run; see the doc comment"]
+fn fuzz_for_a_while() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, TestRunner};
+    let seconds: u64 = std::env::var("RAYKUEUE_FUZZ_SECONDS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(60);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(seconds);
+    let mut runner = TestRunner::new(Config {
+        failure_persistence: None,
+        ..Config::default()
+    });
+    let strategy = (0..SHIPPED.len(), proptest::collection::vec(edit(), 1..8));
+    let (mut runs, mut compiled, mut rejected) = (0u64, 0u64, 0u64);
+    while std::time::Instant::now() < deadline {
+        let (which, edits) = strategy.new_tree(&mut runner).unwrap().current();
+        let bytes = apply(SHIPPED[which].1, &edits);
+        match std::panic::catch_unwind(|| compile_text(&bytes)) {
+            Ok(Ok(_)) => compiled += 1,
+            Ok(Err(diags)) => {
+                assert!(
+                    diags
+                        .iter()
+                        .all(|d| d.place.as_ref().is_some_and(|p| p.pos.line > 0)),
+                    "unplaced diagnostic"
+                );
+                rejected += 1;
+            }
+            Err(_) => {
+                let dir =
+                    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-crashers");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join(format!("crash-{runs}.yaml")), &bytes).unwrap();
+                panic!("crash on input saved as target/fuzz-crashers/crash-{runs}.yaml");
+            }
+        }
+        runs += 1;
+    }
+    eprintln!(
+        "fuzz: {runs} executions in {seconds} s: {compiled} compiled, {rejected} rejected with located diagnostics, 0 crashes"
+    );
+}
