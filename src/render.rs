@@ -149,9 +149,8 @@ fn reorder(mut map: Map<String, Value>, first: &[&str]) -> Map<String, Value> {
 pub fn to_yaml(value: &Value) -> Result<String, Diagnostic> {
     let mut text = serde_saphyr::to_string(value)
         .map_err(|e| Diagnostic::error("RK900", format!("internal error writing YAML: {e}")))?;
-    while text.ends_with("\n\n") {
-        text.pop();
-    }
+    // Trailing blank lines are not trimmed: after a `|+` block scalar they are its content
+    // (a description of "\n" is written `description: |+` and an empty line).
     if !text.ends_with('\n') {
         text.push('\n');
     }
@@ -187,5 +186,16 @@ mod tests {
         assert_eq!(v["metadata"]["name"], "a\nkind: Secret");
         assert_eq!(v["metadata"]["namespace"], "---");
         assert_eq!(v["spec"]["clusterQueue"], "q: {}");
+    }
+
+    #[test]
+    fn trailing_newlines_of_a_keep_block_survive() {
+        // Found by the free-text property test: trimming the document's last blank line
+        // turned a description of "\n" into "".
+        for text in ["\n", "a\n\n", "\n\n\n"] {
+            let yaml = to_yaml(&serde_json::json!({ "description": text })).unwrap();
+            let back: Value = serde_saphyr::from_str(&yaml).unwrap();
+            assert_eq!(back["description"], text, "{yaml:?}");
+        }
     }
 }

@@ -177,3 +177,57 @@ fn kubectl_kustomize_builds_the_tree_and_matches_the_stream() {
         "kustomize keeps the objects and their order (sortOptions fifo)"
     );
 }
+
+/// A pull request that drops a team: `--check` on the committed tree lists the team's files
+/// as orphaned (and fails), and regenerating removes exactly those.
+#[test]
+fn check_reports_orphans_when_a_team_is_dropped() {
+    let dir = prod_tree();
+    let prod = crate::common::repo().join("profiles/examples/prod.yaml");
+    let overlay = dir.path().join("without-team-b.yaml");
+    std::fs::write(
+        &overlay,
+        format!(
+            "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: {}\nname: prod\n\
+             queues:\n  clusterQueues:\n    - {{name: team-b-cq, $patch: delete}}\n  localQueues:\n    - {{name: team-b, $patch: delete}}\n\
+             workloads:\n  - {{name: llm-training, $patch: delete}}\n  - {{name: batch-inference, $patch: delete}}\n",
+            prod.display()
+        ),
+    )
+    .unwrap();
+    let tree = dir.path().to_str().unwrap();
+    let check = raykueue(&[
+        "gen",
+        "--profile",
+        overlay.to_str().unwrap(),
+        "--check",
+        tree,
+    ]);
+    assert_eq!(check.status.code(), Some(1), "{}", stderr(&check));
+    let diff = stdout(&check);
+    for orphan in [
+        "workloads/llm-training/rayjob.yaml",
+        "workloads/batch-inference/rayjob.yaml",
+    ] {
+        assert!(
+            diff.contains(&format!("--- a/{orphan}\n+++ /dev/null")),
+            "{orphan}\n{diff}"
+        );
+    }
+    assert!(diff.contains("-  name: team-b-cq"), "{diff}");
+    assert!(stderr(&check).contains("4 orphaned"), "{}", stderr(&check));
+    let regen = raykueue(&["gen", "--profile", overlay.to_str().unwrap(), "--out", tree]);
+    assert_eq!(regen.status.code(), Some(0), "{}", stderr(&regen));
+    assert!(
+        !dir.path().join("workloads/llm-training").exists(),
+        "emptied folders go too"
+    );
+    let again = raykueue(&[
+        "gen",
+        "--profile",
+        overlay.to_str().unwrap(),
+        "--check",
+        tree,
+    ]);
+    assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+}

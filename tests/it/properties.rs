@@ -152,8 +152,9 @@ proptest! {
 
     /// Any text in a free-text field lands in the YAML unchanged, and adds nothing.
     #[test]
-    fn free_text_round_trips_unchanged(description in "\\PC{0,40}|[\\x00-\\x7f]{0,40}") {
-        prop_assume!(!description.chars().any(|c| c.is_control() && c != '\n' && c != '\t'));
+    // Printable text of any script, or ASCII with tabs and line breaks (YAML allows no other
+    // control characters, and the loader refuses them with RK001).
+    fn free_text_round_trips_unchanged(description in "\\PC{0,40}|[\\t\\n\\x20-\\x7e]{0,40}") {
         let profile = format!(
             "{}\npriorityClasses:\n  - name: p\n    value: 1\n    description: {}\n",
             SHIPPED[0].1,
@@ -165,6 +166,12 @@ proptest! {
         prop_assert_eq!(reparsed["description"].as_str(), Some(description.as_str()));
         prop_assert_eq!(reparsed.as_object().unwrap().len(), 5, "apiVersion, kind, metadata, value, description");
     }
+}
+
+/// Strings matching a schema pattern (proptest's generator takes the pattern without anchors).
+fn matching(pattern: &str) -> impl Strategy<Value = String> {
+    let body = pattern.trim_start_matches('^').trim_end_matches('$');
+    proptest::string::string_regex(body).unwrap()
 }
 
 /// Rebuild every mapping with its keys in a seed-determined order.
@@ -253,4 +260,41 @@ fn fuzz_for_a_while() {
     eprintln!(
         "fuzz: {runs} executions in {seconds} s: {compiled} compiled, {rejected} rejected with located diagnostics, 0 crashes"
     );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Any value the schema allows in the fields that reach the scripts leaves them valid bash.
+    #[test]
+    fn scripts_stay_valid_bash_for_any_allowed_value(
+        rg in matching(raykueue::profile::ResourceGroupName::PATTERN),
+        cluster in matching(raykueue::profile::ClusterName::PATTERN),
+        role in matching(raykueue::profile::RoleName::PATTERN),
+        label in matching(raykueue::profile::LabelValue::PATTERN),
+    ) {
+        prop_assume!(rg.len() <= 90 && cluster.len() <= 63 && role.len() <= 128 && label.len() <= 63);
+        let text = SHIPPED[0]
+            .1
+            .replace("resourceGroup: rg-kueue-and-ray-on-aks", &format!("resourceGroup: {}", serde_json::to_string(&rg).unwrap()))
+            .replace("    name: kueue-and-ray-on-aks", &format!("    name: {}", serde_json::to_string(&cluster).unwrap()))
+            .replace("role: Storage Blob Data Contributor", &format!("role: {}", serde_json::to_string(&role).unwrap()))
+            .replace("      count: 1\n", &format!("      count: 1\n      labels: {{team: {}}}\n", serde_json::to_string(&label).unwrap()));
+        let Ok(compiled) = compile_text(text.as_bytes()) else {
+            // A value a domain rule refuses never reaches a script.
+            return Ok(());
+        };
+        for (name, script) in compiled.bundle.files.iter().filter(|(n, _)| n.starts_with("infra/") && std::path::Path::new(n.as_str()).extension().is_some_and(|e| e == "sh")) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("s.sh");
+            std::fs::write(&path, script).unwrap();
+            let out = std::process::Command::new("bash").arg("-n").arg(&path).output().unwrap();
+            prop_assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+            if name == "infra/up.sh" {
+                for value in [&rg, &cluster, &role] {
+                    prop_assert!(script.contains(&raykueue::render::shell_quote(value)), "{name} quotes {value:?}");
+                }
+            }
+        }
+    }
 }
