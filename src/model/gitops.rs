@@ -77,28 +77,18 @@ pub fn gitops_objects(profile: &Profile) -> Result<Vec<Object>, Diagnostic> {
         return Ok(Vec::new());
     };
     let (kueue_values, kuberay_values) = values(profile)?;
+    let wiring = Wiring {
+        p: profile,
+        g,
+        kueue_values: kueue_values.as_ref(),
+        kuberay_values: kuberay_values.as_ref(),
+    };
     let mut out = Vec::new();
     if let Some(argo) = &g.argocd {
-        argocd(
-            profile,
-            g,
-            &argo.namespace,
-            &argo.project,
-            kueue_values.as_ref(),
-            kuberay_values.as_ref(),
-            &mut out,
-        );
+        argocd(&wiring, &argo.namespace, &argo.project, &mut out);
     }
     if let Some(flux) = &g.flux {
-        flux_objects(
-            profile,
-            g,
-            &flux.namespace,
-            &flux.interval,
-            kueue_values.as_ref(),
-            kuberay_values.as_ref(),
-            &mut out,
-        );
+        flux_objects(&wiring, &flux.namespace, &flux.interval, &mut out);
     }
     Ok(out)
 }
@@ -107,16 +97,16 @@ fn path_in_repo(g: &GitOps, sub: &str) -> String {
     format!("{}/{sub}", g.path.as_str().trim_end_matches('/'))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn argocd(
-    p: &Profile,
-    g: &GitOps,
-    ns: &str,
-    project: &str,
-    kueue_values: Option<&Value>,
-    kuberay_values: Option<&Value>,
-    out: &mut Vec<Object>,
-) {
+/// What both GitOps tools are generated from.
+struct Wiring<'a> {
+    p: &'a Profile,
+    g: &'a GitOps,
+    kueue_values: Option<&'a Value>,
+    kuberay_values: Option<&'a Value>,
+}
+
+fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
+    let (p, g, kueue_values, kuberay_values) = (w.p, w.g, w.kueue_values, w.kuberay_values);
     let name = p.name.as_str();
     let app = |app_name: String,
                wave: i32,
@@ -216,16 +206,8 @@ fn argocd(
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn flux_objects(
-    p: &Profile,
-    g: &GitOps,
-    ns: &str,
-    interval: &str,
-    kueue_values: Option<&Value>,
-    kuberay_values: Option<&Value>,
-    out: &mut Vec<Object>,
-) {
+fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>) {
+    let (p, g, kueue_values, kuberay_values) = (w.p, w.g, w.kueue_values, w.kuberay_values);
     let name = p.name.as_str();
     let obj =
         |kind: &'static str, obj_name: String, template: &'static str, file: &str, ctx: Value| {
