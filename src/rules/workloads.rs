@@ -100,6 +100,11 @@ pub const SERVE_APPS: RuleInfo = RuleInfo {
     severity: Error,
     title: "Serve applications must have unique names and unique route prefixes starting with `/`",
 };
+pub const NO_REQUESTS: RuleInfo = RuleInfo {
+    code: "RK138",
+    severity: Error,
+    title: "a Ray pod without cpu and memory requests: Kueue assigns it no flavor (so no node selector) and Ray no CPUs",
+};
 
 pub const RULES: &[RuleInfo] = &[
     QUEUE_NOT_FOUND,
@@ -120,6 +125,7 @@ pub const RULES: &[RuleInfo] = &[
     NO_RAY_VERSION,
     MOUNT_PATH,
     SERVE_APPS,
+    NO_REQUESTS,
 ];
 
 /// Kueue's Workload holds at most 18 PodSets: head + worker groups (+ submitter in K8sJobMode).
@@ -397,6 +403,35 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                     w.workers.len()
                 ),
                 Some("merge worker groups with the same pod shape".into()),
+            );
+        }
+    }
+    let pods = std::iter::once((
+        format!("{base}/head/resources"),
+        "the head",
+        &w.head.resources,
+    ))
+    .chain(w.workers.iter().enumerate().map(|(g, group)| {
+        (
+            format!("{base}/workers/{g}/resources"),
+            "a worker group",
+            &group.resources,
+        )
+    }));
+    for (pointer, what, resources) in pods {
+        let missing: Vec<&str> = ["cpu", "memory"]
+            .into_iter()
+            .filter(|r| !resources.keys().any(|k| k.as_str() == *r))
+            .collect();
+        if !missing.is_empty() {
+            ctx.report(
+                &NO_REQUESTS,
+                &pointer,
+                format!("{what} of `{}` requests no {}", w.name, missing.join(" and ")),
+                Some(
+                    "give every Ray pod cpu and memory (requests equal limits), e.g. `resources: {cpu: \"4\", memory: 16Gi}`; without them Kueue assigns no flavor and the pod lands on any node"
+                        .into(),
+                ),
             );
         }
     }
