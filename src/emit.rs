@@ -36,7 +36,7 @@ fn previously_owned(dir: &Path) -> BTreeSet<String> {
             t.lines()
                 .filter(|l| !l.starts_with('#') && !l.is_empty())
                 // Only plain relative paths: a tampered list must not reach outside the tree.
-                .filter(|l| safe_relative(l))
+                .filter(|l| safe_relative(l) && no_link_on_path(dir, l))
                 .map(str::to_owned)
                 .collect()
         })
@@ -45,6 +45,23 @@ fn previously_owned(dir: &Path) -> BTreeSet<String> {
 
 fn safe_relative(p: &str) -> bool {
     !p.starts_with('/') && !p.split('/').any(|s| s == ".." || s.is_empty() || s == ".")
+}
+
+/// Whether `rel` under `dir` is reached without passing through a symbolic link (the entry
+/// itself included). A committed tree can contain links; following one would let a pull
+/// request make `--check` print, or `--out` delete, a file outside the bundle.
+fn no_link_on_path(dir: &Path, rel: &str) -> bool {
+    let mut p = dir.to_path_buf();
+    for part in rel.split('/') {
+        p.push(part);
+        match fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => return false,
+            Ok(_) => {}
+            // Nothing further down exists: no link either.
+            Err(_) => return true,
+        }
+    }
+    true
 }
 
 /// Result of comparing a bundle with a directory.
@@ -74,6 +91,14 @@ pub fn check_tree(bundle: &Bundle, dir: &Path) -> io::Result<CheckReport> {
     let files = all_files(bundle);
     let mut report = CheckReport::default();
     for (name, new) in &files {
+        if !no_link_on_path(dir, name) {
+            // Never read through a link: report the file as stale without its content.
+            report.stale.push(name.clone());
+            report.diff.push_str(&format!(
+                "--- a/{name}\n+++ b/{name}\n(a symbolic link where raykueue writes a file)\n"
+            ));
+            continue;
+        }
         match fs::read(dir.join(name)) {
             Ok(old) => {
                 let old = String::from_utf8_lossy(&old);
@@ -139,13 +164,12 @@ pub fn write_tree_with(
 ) -> io::Result<WriteSummary> {
     let created_dir = !dir.exists();
     fs::create_dir_all(dir)?;
-    let parent = dir
-        .canonicalize()?
-        .parent()
-        .map_or_else(|| dir.to_path_buf(), Path::to_path_buf);
+    // Staged inside DIR: always the same file system (DIR may be a mount point, its parent
+    // read-only), so every move into place is an atomic rename. Not in the ownership list, and
+    // removed when the run ends, successful or not.
     let staging = tempfile::Builder::new()
         .prefix(".raykueue-staging-")
-        .tempdir_in(&parent)?;
+        .tempdir_in(dir)?;
     let result = stage_and_commit(bundle, dir, staging.path(), hook);
     if result.is_err() && created_dir {
         let _ = fs::remove_dir_all(dir);
@@ -161,11 +185,22 @@ fn stage_and_commit(
 ) -> io::Result<WriteSummary> {
     let files = all_files(bundle);
     let mut summary = WriteSummary::default();
+    // 0. Never write through a link: a linked folder could point anywhere.
+    for name in files.keys() {
+        let parent = name.rsplit_once('/').map_or("", |(d, _)| d);
+        if !parent.is_empty() && !no_link_on_path(dir, parent) {
+            return Err(io::Error::other(format!(
+                "refusing to write {name}: its folder is (or passes through) a symbolic link"
+            )));
+        }
+    }
     // 1. Stage every changed file next to the tree (same file system: renames are atomic).
     let mut changed = Vec::new();
     for (name, content) in &files {
         let target = dir.join(name);
-        if fs::read(&target).is_ok_and(|old| old == content.as_bytes())
+        let regular = fs::symlink_metadata(&target).is_ok_and(|m| m.is_file());
+        if regular
+            && fs::read(&target).is_ok_and(|old| old == content.as_bytes())
             && (!is_script(name) || is_executable(&target))
         {
             summary.unchanged += 1;
@@ -184,11 +219,14 @@ fn stage_and_commit(
     }
     let orphans: Vec<String> = previously_owned(dir)
         .into_iter()
-        .filter(|n| !files.contains_key(n) && dir.join(n).is_file())
+        .filter(|n| {
+            !files.contains_key(n) && fs::symlink_metadata(dir.join(n)).is_ok_and(|m| m.is_file())
+        })
         .collect();
     // 2. Commit: move old files aside, new ones in; undo everything on the first failure.
     let backup = staging.join("old");
     let mut journal: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
+    let mut created: Vec<PathBuf> = Vec::new();
     let commit = (|| -> io::Result<()> {
         for name in &changed {
             let target = dir.join(name);
@@ -196,7 +234,7 @@ fn stage_and_commit(
             let saved = move_aside(&target, &backup.join(name))?;
             journal.push((target.clone(), saved));
             if let Some(p) = target.parent() {
-                fs::create_dir_all(p)?;
+                create_dirs(p, &mut created)?;
             }
             fs::rename(staging.join("new").join(name), &target)?;
         }
@@ -222,6 +260,10 @@ fn stage_and_commit(
             if let Some(saved) = saved {
                 let _ = fs::rename(&saved, &placed);
             }
+        }
+        // Folders this run created, deepest first (they are empty again now).
+        for d in created.iter().rev() {
+            let _ = fs::remove_dir(d);
         }
         return Err(e);
     }
@@ -260,6 +302,19 @@ fn is_executable(_: &Path) -> bool {
 
 #[cfg(not(unix))]
 fn make_executable(_: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+/// `create_dir_all` that records each folder it creates, so a rollback can remove them.
+fn create_dirs(path: &Path, created: &mut Vec<PathBuf>) -> io::Result<()> {
+    if path.exists() {
+        return Ok(());
+    }
+    if let Some(parent) = path.parent() {
+        create_dirs(parent, created)?;
+    }
+    fs::create_dir(path)?;
+    created.push(path.to_path_buf());
     Ok(())
 }
 

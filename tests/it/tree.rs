@@ -175,3 +175,110 @@ fn an_io_failure_mid_write_leaves_the_tree_as_it_was() {
     let check = raykueue::emit::check_tree(&b, dir.path()).unwrap();
     assert!(check.is_clean(), "{}", check.diff);
 }
+
+/// A committed tree may hold symbolic links; raykueue never reads, writes or deletes through
+/// one (a pull request could otherwise make `--check` print, or `--out` delete, files outside).
+#[test]
+fn links_in_the_tree_are_never_followed() {
+    let root = tempfile::tempdir().unwrap();
+    let outside = root.path().join("outside");
+    fs::create_dir(&outside).unwrap();
+    fs::write(outside.join("secret.txt"), "SECRET=hunter2\n").unwrap();
+    let deploy = root.path().join("deploy");
+    assert_eq!(gen_out("team", &deploy).status.code(), Some(0));
+    std::os::unix::fs::symlink(&outside, deploy.join("leak")).unwrap();
+    let list = deploy.join(".raykueue-files");
+    let mut owned = fs::read_to_string(&list).unwrap();
+    owned.push_str("leak/secret.txt\n");
+    fs::write(&list, owned).unwrap();
+
+    let check = raykueue(&[
+        "gen",
+        "--profile",
+        "team",
+        "--check",
+        deploy.to_str().unwrap(),
+    ]);
+    assert!(!stdout(&check).contains("hunter2"), "{}", stdout(&check));
+    let out = gen_out("team", &deploy);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "SECRET=hunter2\n"
+    );
+
+    // A linked folder where raykueue writes: refused, nothing written through it.
+    fs::remove_dir_all(deploy.join("platform")).unwrap();
+    std::os::unix::fs::symlink(&outside, deploy.join("platform")).unwrap();
+    let out = gen_out("team", &deploy);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("symbolic link"), "{}", stderr(&out));
+    assert_eq!(
+        fs::read_dir(&outside).unwrap().count(),
+        1,
+        "nothing written outside"
+    );
+}
+
+/// Every folder below `dir`, relative (empty ones included: a rollback must remove its own).
+fn dirs(dir: &std::path::Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+                stack.push(p);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn a_failure_mid_write_in_either_direction_restores_files_and_folders() {
+    for (first, second) in [("team", "single"), ("single", "team")] {
+        let dir = tempfile::tempdir().unwrap();
+        let a = raykueue::compile::compile(&raykueue::resolve::resolve(first).unwrap(), false)
+            .unwrap()
+            .bundle;
+        let b = raykueue::compile::compile(&raykueue::resolve::resolve(second).unwrap(), false)
+            .unwrap()
+            .bundle;
+        raykueue::emit::write_tree(&a, dir.path()).unwrap();
+        let (files, folders) = (read_tree(dir.path()), dirs(dir.path()));
+        let mut step = 0;
+        loop {
+            let mut n = 0;
+            let result = raykueue::emit::write_tree_with(&b, dir.path(), &mut |_| {
+                n += 1;
+                if n > step {
+                    Err(std::io::Error::other("injected failure"))
+                } else {
+                    Ok(())
+                }
+            });
+            if result.is_ok() {
+                break;
+            }
+            assert_eq!(
+                read_tree(dir.path()),
+                files,
+                "{first}→{second}, failure after {step} steps"
+            );
+            assert_eq!(
+                dirs(dir.path()),
+                folders,
+                "{first}→{second}, failure after {step} steps"
+            );
+            step += 1;
+        }
+        assert!(
+            raykueue::emit::check_tree(&b, dir.path())
+                .unwrap()
+                .is_clean()
+        );
+    }
+}
