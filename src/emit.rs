@@ -4,6 +4,7 @@
 
 use crate::bundle::Bundle;
 use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -94,9 +95,10 @@ pub fn check_tree(bundle: &Bundle, dir: &Path) -> io::Result<CheckReport> {
         if !no_link_on_path(dir, name) {
             // Never read through a link: report the file as stale without its content.
             report.stale.push(name.clone());
-            report.diff.push_str(&format!(
+            let _ = write!(
+                report.diff,
                 "--- a/{name}\n+++ b/{name}\n(a symbolic link where raykueue writes a file)\n"
-            ));
+            );
             continue;
         }
         match fs::read(dir.join(name)) {
