@@ -126,6 +126,7 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
                 "source": source,
                 "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
                 "syncOptions": options,
+                "ignoreDifferences": Value::Null,
             }),
         )
     };
@@ -195,14 +196,26 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         ARGO_APPS,
     ));
     if !p.workloads.is_empty() {
-        out.push(app(
+        let mut workloads = app(
             format!("{name}-workloads"),
             1,
             git("workloads"),
             &p.namespace,
-            &dir_options,
+            &[
+                "SkipDryRunOnMissingResource=true",
+                "ServerSideApply=true",
+                "RespectIgnoreDifferences=true",
+            ],
             ARGO_APPS,
-        ));
+        );
+        // Kueue sets `suspend: false` when it admits a workload; without this, self-heal would
+        // suspend it again and Kueue would evict it.
+        workloads.context["ignoreDifferences"] = json!([
+            { "group": "ray.io", "kind": "RayJob", "jsonPointers": ["/spec/suspend"] },
+            { "group": "ray.io", "kind": "RayCluster", "jsonPointers": ["/spec/suspend"] },
+            { "group": "ray.io", "kind": "RayService", "jsonPointers": ["/spec/rayClusterConfig/suspend"] },
+        ]);
+        out.push(workloads);
     }
 }
 

@@ -15,6 +15,8 @@ use std::path::Path;
 
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 pub const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
+/// Flux's server-side-apply policy annotation: `IfNotPresent` creates, never overwrites.
+pub const FLUX_SSA: &str = "kustomize.toolkit.fluxcd.io/ssa";
 pub const ELASTIC_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
 /// The scheduling gate Kueue's RayCluster and RayService defaulters add to every pod template of
 /// an elastic object (and their validators require); emitted so the object is stable under diff.
@@ -177,8 +179,17 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
         labels.insert(PRIORITY_LABEL.into(), json!(pc));
     }
     let mut metadata = json!({ "name": w.name, "namespace": ns, "labels": labels });
+    let mut annotations = Map::new();
     if w.elastic && queued {
-        metadata["annotations"] = json!({ ELASTIC_ANNOTATION: "true" });
+        annotations.insert(ELASTIC_ANNOTATION.into(), json!("true"));
+    }
+    // Kueue flips `suspend` when it admits a queued workload; a Flux re-apply would flip it
+    // back and evict the job. Flux creates these objects and then leaves them alone.
+    if queued && p.gitops.as_ref().is_some_and(|g| g.flux.is_some()) {
+        annotations.insert(FLUX_SSA.into(), json!("IfNotPresent"));
+    }
+    if !annotations.is_empty() {
+        metadata["annotations"] = Value::Object(annotations);
     }
 
     let file = format!("{dir}/{}", object_file_name(w.kind));

@@ -59,6 +59,16 @@ fn argo_cd_installs_operators_before_platform_and_workloads() {
             "https://github.com/example/ray-platform.git"
         );
     }
+    // Kueue admits a workload by un-suspending it: Argo CD must not suspend it again.
+    let ignored = &apps[3]["spec"]["ignoreDifferences"];
+    assert_eq!(ignored[0]["kind"], "RayJob");
+    assert_eq!(ignored[0]["jsonPointers"][0], "/spec/suspend");
+    assert!(
+        apps[3]["spec"]["syncPolicy"]["syncOptions"]
+            .as_array()
+            .unwrap()
+            .contains(&Value::from("RespectIgnoreDifferences=true"))
+    );
     assert_eq!(apps[2]["spec"]["source"]["path"], "deploy/prod/platform");
     assert_eq!(apps[3]["spec"]["source"]["path"], "deploy/prod/workloads");
     // The Kueue chart is OCI: registry and chart name apart, the repository registered with OCI.
@@ -123,6 +133,12 @@ fn flux_kustomizations_depend_on_each_other_in_order() {
     assert_eq!(releases[0]["spec"]["chart"]["spec"]["version"], "1.7.0");
     assert_eq!(releases[1]["spec"]["chartRef"]["kind"], "OCIRepository");
     assert_eq!(releases[1]["spec"]["targetNamespace"], "kueue-system");
+    // Flux creates queued workloads and leaves them to Kueue afterwards (no re-suspend).
+    let job = &docs(&dir.path().join("workloads/llm-training/rayjob.yaml"))[0];
+    assert_eq!(
+        job["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"],
+        "IfNotPresent"
+    );
 }
 
 #[test]
