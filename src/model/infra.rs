@@ -269,7 +269,14 @@ fn pool(n: &NodePool) -> PoolCtx {
             PoolMode::User => "User",
         },
         vm_size: n.vm_size.to_string(),
-        count: n.count,
+        // Without a count, az starts a pool at 3 nodes, which it refuses when 3 lies outside the
+        // autoscaler range: then start at min (seed 004's 0–3 keeps az's default).
+        count: n.count.or_else(|| {
+            n.autoscale
+                .as_ref()
+                .filter(|s| !(s.min..=s.max).contains(&3))
+                .map(|s| s.min)
+        }),
         min: n.autoscale.as_ref().map(|s| s.min),
         max: n.autoscale.as_ref().map(|s| s.max),
         taints: (!taints.is_empty()).then(|| taints.join(",")),

@@ -113,7 +113,7 @@ pub fn check(ctx: &mut Ctx<'_>) {
                         n.name, s.min, s.max
                     ),
                     Some(
-                        "drop count (the pool starts at min), or pick a count inside the range"
+                        "drop count (up.sh then starts the pool at az's default of 3 nodes, or at min when 3 is outside the range), or pick a count inside the range"
                             .into(),
                     ),
                 );

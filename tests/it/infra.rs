@@ -860,7 +860,8 @@ fn az_commands_pass_az_argcheck() {
         eprintln!("note: az-argcheck skipped (not found or RAYKUEUE_SKIP_AZ_ARGCHECK set)");
         return;
     }
-    for profile in ["kuberay-gpu", "single"] {
+    // team shares single's az commands; the prod example adds an autoscaled GPU pool.
+    for profile in ["kuberay-gpu", "single", "profiles/examples/prod.yaml"] {
         let sb = Sandbox::new(profile);
         let infra = sb.bundle().join("infra");
         for (script, args) in [("up.sh", ""), ("down.sh", "--delete-resource-group")] {
