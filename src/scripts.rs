@@ -65,6 +65,17 @@ pub fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptErr
             _ => e.to_string(),
         },
     };
+    // A link inside the folder may point anywhere: the file itself must be below the folder.
+    let root = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    if let (Ok(real), Ok(root)) = (path.canonicalize(), root.canonicalize())
+        && !real.starts_with(&root)
+    {
+        return Err(ScriptError::Escapes(name));
+    }
     let file = std::fs::File::open(&path).map_err(unreadable)?;
     if file.metadata().map_err(unreadable)?.is_dir() {
         return Err(ScriptError::Unreadable {

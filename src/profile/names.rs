@@ -27,6 +27,12 @@ macro_rules! name_type {
             }
         }
 
+        impl std::borrow::Borrow<str> for $name {
+            fn borrow(&self) -> &str {
+                &self.0
+            }
+        }
+
         impl std::ops::Deref for $name {
             type Target = str;
             fn deref(&self) -> &str {
@@ -258,4 +264,21 @@ name_type!(
     2,
     32,
     "a duration such as 10m or 1h"
+);
+name_type!(
+    /// A `ray start` option name in `rayStartParams` (`num-cpus`).
+    RayParamName,
+    "^[a-z][a-z0-9-]*$",
+    1,
+    64,
+    "a `ray start` option name such as num-cpus: lowercase letters, digits and '-'"
+);
+name_type!(
+    /// A `rayStartParams` value. KubeRay pastes it unquoted into the container's `ray start`
+    /// shell command, so characters that start a shell command or redirect are refused.
+    RayParamValue,
+    "^[^$`;&|<>()\\\\\n\r]*$",
+    0,
+    1024,
+    "a `ray start` option value without $, `, ;, &, |, <, >, (, ), \\ or line breaks (KubeRay puts it into a shell command)"
 );

@@ -3,7 +3,7 @@
 
 use super::{
     Dns1035Label, Dns1123Label, Dns1123Subdomain, EnvName, Image, QualifiedName, Quantity,
-    RayVersion, RelativePath, Toleration,
+    RayParamName, RayParamValue, RayVersion, RelativePath, Toleration,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -159,7 +159,7 @@ pub struct HeadGroup {
     pub resources: Resources,
     /// `rayStartParams`, e.g. `num-cpus: "0"` to keep tasks off the head.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub ray_start_params: BTreeMap<String, String>,
+    pub ray_start_params: BTreeMap<RayParamName, RayParamValue>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<QualifiedName, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -187,7 +187,7 @@ pub struct WorkerGroup {
     pub num_of_hosts: u32,
     pub resources: Resources,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub ray_start_params: BTreeMap<String, String>,
+    pub ray_start_params: BTreeMap<RayParamName, RayParamValue>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub node_selector: BTreeMap<QualifiedName, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

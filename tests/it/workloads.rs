@@ -604,3 +604,21 @@ fn every_workload_rule_has_a_failing_fixture() {
         }
     }
 }
+
+/// A script that is a link out of the profile's folder is refused, like a `..` path.
+#[test]
+fn a_script_linked_out_of_the_profile_folder_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("secret.py"), "TOKEN = 'x'\n").unwrap();
+    let profile = format!("{BASE}{SCRIPTED_JOB}");
+    let dir = temp_profile(&profile, &[("jobs/util.py", "X = 1\n")]);
+    std::os::unix::fs::symlink(
+        outside.path().join("secret.py"),
+        dir.path().join("jobs/train.py"),
+    )
+    .unwrap();
+    let out = gen_workloads_at(dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("[RK131]"), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("TOKEN"));
+}
