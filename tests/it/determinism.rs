@@ -57,7 +57,8 @@ fn across_processes_locale_time_zone_and_directory_do_not_matter() {
 
 #[test]
 fn map_order_in_the_profile_does_not_matter() {
-    // The same profile with its top-level sections and a label map written in another order.
+    // The same profile with a top-level key moved (every mapping is reordered at random by
+    // `properties::key_order_does_not_change_the_output`).
     let text = std::fs::read_to_string(repo().join("profiles/single.yaml")).unwrap();
     let reordered = text.replace("namespace: ray\n", "").replace(
         "apiVersion: raykueue.io/v1alpha1\n",
