@@ -59,19 +59,22 @@ impl TreeKind {
 
 #[derive(Debug, Default)]
 pub struct SpanMap {
-    /// JSON pointer → (file, position of the key, position of the value).
-    nodes: HashMap<String, (Source, Option<Pos>, Pos)>,
+    /// The files the nodes came from (one, or a few with `extends`).
+    sources: Vec<Source>,
+    /// JSON pointer → (index in `sources`, position of the key, position of the value).
+    /// An index, not a `Source`, keeps the entry small: profiles have many nodes.
+    nodes: HashMap<String, (usize, Option<Pos>, Pos)>,
 }
 
 impl SpanMap {
     /// The value's place, or the nearest enclosing node's when the pointer names a missing field.
     pub fn value_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
-        self.lookup(pointer).map(|(s, _, v)| (s, *v))
+        self.lookup(pointer).map(|(s, _, v)| (s, v))
     }
 
     /// The key's place (for unknown-key errors), else the value's.
     pub fn key_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
-        self.lookup(pointer).map(|(s, k, v)| (s, k.unwrap_or(*v)))
+        self.lookup(pointer).map(|(s, k, v)| (s, k.unwrap_or(v)))
     }
 
     /// The value's position in its file.
@@ -91,11 +94,11 @@ impl SpanMap {
         self.nodes.contains_key(pointer)
     }
 
-    fn lookup(&self, pointer: &str) -> Option<&(Source, Option<Pos>, Pos)> {
+    fn lookup(&self, pointer: &str) -> Option<(&Source, Option<Pos>, Pos)> {
         let mut p = pointer;
         loop {
-            if let Some(found) = self.nodes.get(p) {
-                return Some(found);
+            if let Some(&(i, key, value)) = self.nodes.get(p) {
+                return Some((&self.sources[i], key, value));
             }
             let cut = p.rfind('/')?;
             p = &p[..cut];
@@ -599,10 +602,28 @@ fn flatten_into(tree: Tree, pointer: &mut String, spans: &mut SpanMap) -> Value 
             Value::Object(map)
         }
     };
+    let index = spans.source_index(tree.source);
     spans
         .nodes
-        .insert(pointer.clone(), (tree.source, tree.key, tree.pos));
+        .insert(pointer.clone(), (index, tree.key, tree.pos));
     value
+}
+
+impl SpanMap {
+    /// The index of `source` in `sources`, added when new. Nodes of one file come in runs,
+    /// so the last file is checked first.
+    fn source_index(&mut self, source: Source) -> usize {
+        let same =
+            |s: &Source| std::sync::Arc::ptr_eq(&s.text, &source.text) && s.name == source.name;
+        if self.sources.last().is_some_and(same) {
+            return self.sources.len() - 1;
+        }
+        if let Some(i) = self.sources.iter().position(same) {
+            return i;
+        }
+        self.sources.push(source);
+        self.sources.len() - 1
+    }
 }
 
 /// Append `/key`, escaped for a JSON pointer (as `pointer_push` does).
