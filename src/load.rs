@@ -59,19 +59,22 @@ impl TreeKind {
 
 #[derive(Debug, Default)]
 pub struct SpanMap {
-    /// JSON pointer → (file, position of the key, position of the value).
-    nodes: HashMap<String, (Source, Option<Pos>, Pos)>,
+    /// The files the nodes came from (one, or a few with `extends`).
+    sources: Vec<Source>,
+    /// JSON pointer → (index in `sources`, position of the key, position of the value).
+    /// An index, not a `Source`, keeps the entry small: profiles have many nodes.
+    nodes: HashMap<String, (usize, Option<Pos>, Pos)>,
 }
 
 impl SpanMap {
     /// The value's place, or the nearest enclosing node's when the pointer names a missing field.
     pub fn value_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
-        self.lookup(pointer).map(|(s, _, v)| (s, *v))
+        self.lookup(pointer).map(|(s, _, v)| (s, v))
     }
 
     /// The key's place (for unknown-key errors), else the value's.
     pub fn key_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
-        self.lookup(pointer).map(|(s, k, v)| (s, k.unwrap_or(*v)))
+        self.lookup(pointer).map(|(s, k, v)| (s, k.unwrap_or(v)))
     }
 
     /// The value's position in its file.
@@ -91,11 +94,11 @@ impl SpanMap {
         self.nodes.contains_key(pointer)
     }
 
-    fn lookup(&self, pointer: &str) -> Option<&(Source, Option<Pos>, Pos)> {
+    fn lookup(&self, pointer: &str) -> Option<(&Source, Option<Pos>, Pos)> {
         let mut p = pointer;
         loop {
-            if let Some(found) = self.nodes.get(p) {
-                return Some(found);
+            if let Some(&(i, key, value)) = self.nodes.get(p) {
+                return Some((&self.sources[i], key, value));
             }
             let cut = p.rfind('/')?;
             p = &p[..cut];
@@ -239,9 +242,13 @@ pub fn parse_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
                 .hint("start from a shipped profile: `raykueue gen --profile team` shows what one produces; `profiles/team.yaml` is a complete example"),
         ]);
     }
-    let tag_errors = find_tags_and_documents(source, true);
-    if !tag_errors.is_empty() {
-        return Err(tag_errors);
+    // A tag needs a `!`, a second document a `---` or `...` marker: without them the
+    // pre-pass can find nothing, and it costs a whole second parse.
+    if source.text.contains(['!']) || source.text.contains("---") || source.text.contains("...") {
+        let tag_errors = find_tags_and_documents(source, true);
+        if !tag_errors.is_empty() {
+            return Err(tag_errors);
+        }
     }
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
@@ -558,7 +565,8 @@ fn to_tree(source: &Source, node: Spanned<Node>, key: Option<Pos>) -> Tree {
 pub fn flatten(tree: Tree) -> Loaded {
     let source = tree.source.clone();
     let mut spans = SpanMap::default();
-    let value = flatten_into(tree, String::new(), &mut spans);
+    let mut pointer = String::new();
+    let value = flatten_into(tree, &mut pointer, &mut spans);
     Loaded {
         source,
         value,
@@ -566,30 +574,66 @@ pub fn flatten(tree: Tree) -> Loaded {
     }
 }
 
-fn flatten_into(tree: Tree, pointer: String, spans: &mut SpanMap) -> Value {
+/// `pointer` is one buffer for the whole walk: each child's segment is appended and cut off
+/// again, so only the span map's own key is allocated per node.
+fn flatten_into(tree: Tree, pointer: &mut String, spans: &mut SpanMap) -> Value {
+    use std::fmt::Write as _;
     let value = match tree.kind {
         TreeKind::Scalar(v) => v,
-        TreeKind::Seq(items) => Value::Array(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(i, item)| flatten_into(item, format!("{pointer}/{i}"), spans))
-                .collect(),
-        ),
+        TreeKind::Seq(items) => {
+            let mut out = Vec::with_capacity(items.len());
+            for (i, item) in items.into_iter().enumerate() {
+                let len = pointer.len();
+                let _ = write!(pointer, "/{i}");
+                out.push(flatten_into(item, pointer, spans));
+                pointer.truncate(len);
+            }
+            Value::Array(out)
+        }
         TreeKind::Map(entries) => {
-            let mut map = Map::new();
+            let mut map = Map::with_capacity(entries.len());
             for (k, v) in entries {
-                let child = pointer_push(&pointer, &k);
-                let value = flatten_into(v, child, spans);
+                let len = pointer.len();
+                push_segment(pointer, &k);
+                let value = flatten_into(v, pointer, spans);
+                pointer.truncate(len);
                 map.insert(k, value);
             }
             Value::Object(map)
         }
     };
+    let index = spans.source_index(tree.source);
     spans
         .nodes
-        .insert(pointer, (tree.source, tree.key, tree.pos));
+        .insert(pointer.clone(), (index, tree.key, tree.pos));
     value
+}
+
+impl SpanMap {
+    /// The index of `source` in `sources`, added when new. Nodes of one file come in runs,
+    /// so the last file is checked first.
+    fn source_index(&mut self, source: Source) -> usize {
+        let same =
+            |s: &Source| std::sync::Arc::ptr_eq(&s.text, &source.text) && s.name == source.name;
+        if self.sources.last().is_some_and(same) {
+            return self.sources.len() - 1;
+        }
+        if let Some(i) = self.sources.iter().position(same) {
+            return i;
+        }
+        self.sources.push(source);
+        self.sources.len() - 1
+    }
+}
+
+/// Append `/key`, escaped for a JSON pointer (as `pointer_push` does).
+fn push_segment(pointer: &mut String, key: &str) {
+    pointer.push('/');
+    if key.contains(['~', '/']) {
+        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+    } else {
+        pointer.push_str(key);
+    }
 }
 
 #[cfg(test)]
