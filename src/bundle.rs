@@ -28,11 +28,15 @@ impl Bundle {
     pub fn render_objects(objects: Vec<Object>) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
         let mut out = Vec::with_capacity(objects.len());
         let mut errors = Vec::new();
-        for object in objects {
-            match render::render_object(&object).and_then(|value| {
+        for mut object in objects {
+            let result = render::render_object(&object).and_then(|value| {
                 let yaml = render::to_yaml(&value)?;
                 Ok((value, yaml))
-            }) {
+            });
+            // Nothing reads the template context after rendering: freeing it now lets the
+            // rest of the bundle reuse its memory (a large profile has thousands of them).
+            object.context = Value::Null;
+            match result {
                 Ok((value, yaml)) => out.push(Rendered {
                     object,
                     value,

@@ -10,7 +10,6 @@ use crate::source::{Pos, Source};
 use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Number, Value};
 use serde_saphyr::Spanned;
-use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 /// Profiles are small; anything this large is a mistake or an attack, refused before parsing.
@@ -61,9 +60,29 @@ impl TreeKind {
 pub struct SpanMap {
     /// The files the nodes came from (one, or a few with `extends`).
     sources: Vec<Source>,
-    /// JSON pointer → (index in `sources`, position of the key, position of the value).
-    /// An index, not a `Source`, keeps the entry small: profiles have many nodes.
-    nodes: HashMap<String, (usize, Option<Pos>, Pos)>,
+    /// The document's shape with each node's place; `None` for a map built empty.
+    /// A tree, not a map from JSON pointer: spans are read only when a diagnostic is reported,
+    /// so building one pointer string and hash entry per node (every load) cost more than
+    /// walking a few segments per lookup.
+    root: Option<SpanNode>,
+}
+
+#[derive(Debug)]
+struct SpanNode {
+    /// Index in `sources`.
+    source: usize,
+    /// Position of the mapping key that holds this node, if any.
+    key: Option<Pos>,
+    pos: Pos,
+    kids: Kids,
+}
+
+#[derive(Debug)]
+enum Kids {
+    Leaf,
+    Seq(Vec<SpanNode>),
+    /// Sorted by key (keys are unique: duplicates are refused), for binary search.
+    Map(Vec<(String, SpanNode)>),
 }
 
 impl SpanMap {
@@ -91,18 +110,53 @@ impl SpanMap {
 
     /// Whether the document has a node at exactly this pointer.
     pub fn has(&self, pointer: &str) -> bool {
-        self.nodes.contains_key(pointer)
+        self.find(pointer).is_some_and(|(_, exact)| exact)
     }
 
     fn lookup(&self, pointer: &str) -> Option<(&Source, Option<Pos>, Pos)> {
-        let mut p = pointer;
-        loop {
-            if let Some(&(i, key, value)) = self.nodes.get(p) {
-                return Some((&self.sources[i], key, value));
-            }
-            let cut = p.rfind('/')?;
-            p = &p[..cut];
+        let (node, _) = self.find(pointer)?;
+        Some((&self.sources[node.source], node.key, node.pos))
+    }
+
+    /// The node `pointer` names, or the nearest enclosing one (and whether it was exact).
+    fn find(&self, pointer: &str) -> Option<(&SpanNode, bool)> {
+        let mut node = self.root.as_ref()?;
+        if pointer.is_empty() {
+            return Some((node, true));
         }
+        let rest = pointer.strip_prefix('/')?;
+        for raw in rest.split('/') {
+            let next = match &node.kids {
+                Kids::Leaf => None,
+                // Only the canonical spelling of an index names an item (`01` does not).
+                Kids::Seq(items) => raw
+                    .parse::<usize>()
+                    .ok()
+                    .filter(|i| i.to_string() == raw)
+                    .and_then(|i| items.get(i)),
+                Kids::Map(entries) => {
+                    let key = unescape_segment(raw);
+                    entries
+                        .binary_search_by(|(k, _)| k.as_str().cmp(&key))
+                        .ok()
+                        .map(|i| &entries[i].1)
+                }
+            };
+            match next {
+                Some(n) => node = n,
+                None => return Some((node, false)),
+            }
+        }
+        Some((node, true))
+    }
+}
+
+/// A JSON pointer segment back to the key it escapes (`~1` is `/`, `~0` is `~`).
+fn unescape_segment(raw: &str) -> std::borrow::Cow<'_, str> {
+    if raw.contains('~') {
+        raw.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        raw.into()
     }
 }
 
@@ -565,8 +619,8 @@ fn to_tree(source: &Source, node: Spanned<Node>, key: Option<Pos>) -> Tree {
 pub fn flatten(tree: Tree) -> Loaded {
     let source = tree.source.clone();
     let mut spans = SpanMap::default();
-    let mut pointer = String::new();
-    let value = flatten_into(tree, &mut pointer, &mut spans);
+    let (value, root) = flatten_into(tree, &mut spans);
+    spans.root = Some(root);
     Loaded {
         source,
         value,
@@ -574,39 +628,39 @@ pub fn flatten(tree: Tree) -> Loaded {
     }
 }
 
-/// `pointer` is one buffer for the whole walk: each child's segment is appended and cut off
-/// again, so only the span map's own key is allocated per node.
-fn flatten_into(tree: Tree, pointer: &mut String, spans: &mut SpanMap) -> Value {
-    use std::fmt::Write as _;
-    let value = match tree.kind {
-        TreeKind::Scalar(v) => v,
+fn flatten_into(tree: Tree, spans: &mut SpanMap) -> (Value, SpanNode) {
+    let (value, kids) = match tree.kind {
+        TreeKind::Scalar(v) => (v, Kids::Leaf),
         TreeKind::Seq(items) => {
             let mut out = Vec::with_capacity(items.len());
-            for (i, item) in items.into_iter().enumerate() {
-                let len = pointer.len();
-                let _ = write!(pointer, "/{i}");
-                out.push(flatten_into(item, pointer, spans));
-                pointer.truncate(len);
+            let mut kids = Vec::with_capacity(items.len());
+            for item in items {
+                let (v, k) = flatten_into(item, spans);
+                out.push(v);
+                kids.push(k);
             }
-            Value::Array(out)
+            (Value::Array(out), Kids::Seq(kids))
         }
         TreeKind::Map(entries) => {
             let mut map = Map::with_capacity(entries.len());
+            let mut kids = Vec::with_capacity(entries.len());
             for (k, v) in entries {
-                let len = pointer.len();
-                push_segment(pointer, &k);
-                let value = flatten_into(v, pointer, spans);
-                pointer.truncate(len);
+                let (value, node) = flatten_into(v, spans);
+                kids.push((k.clone(), node));
                 map.insert(k, value);
             }
-            Value::Object(map)
+            kids.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            (Value::Object(map), Kids::Map(kids))
         }
     };
-    let index = spans.source_index(tree.source);
-    spans
-        .nodes
-        .insert(pointer.clone(), (index, tree.key, tree.pos));
-    value
+    let source = spans.source_index(tree.source);
+    let node = SpanNode {
+        source,
+        key: tree.key,
+        pos: tree.pos,
+        kids,
+    };
+    (value, node)
 }
 
 impl SpanMap {
@@ -623,16 +677,6 @@ impl SpanMap {
         }
         self.sources.push(source);
         self.sources.len() - 1
-    }
-}
-
-/// Append `/key`, escaped for a JSON pointer (as `pointer_push` does).
-fn push_segment(pointer: &mut String, key: &str) {
-    pointer.push('/');
-    if key.contains(['~', '/']) {
-        pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-    } else {
-        pointer.push_str(key);
     }
 }
 

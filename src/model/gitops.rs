@@ -114,13 +114,13 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
                dest_ns: &str,
                options: &[&str],
                file: &str| {
-        Object::new(
+        Object::with_context(
             "Application",
             app_name.clone(),
             Some(ns),
             "gitops/argocd-application.yaml.j2",
             file,
-            &json!({
+            json!({
                 "metadata": meta(&app_name, ns, Some(wave)),
                 "project": project,
                 "source": source,
@@ -156,13 +156,13 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         let (repo, chart) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
         if k.chart.starts_with("oci://") {
             // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
-            out.push(Object::new(
+            out.push(Object::with_context(
                 "Secret",
                 format!("{name}-kueue-chart-repository"),
                 Some(ns),
                 "gitops/argocd-repository.yaml.j2",
                 ARGO_REPOS,
-                &json!({
+                json!({
                     "metadata": {
                         "name": format!("{name}-kueue-chart-repository"),
                         "namespace": ns,

@@ -52,6 +52,25 @@ impl Object {
         }
     }
 
+    /// `new` for a context already built as JSON: moved in, not serialized a second time.
+    pub fn with_context(
+        kind: &'static str,
+        name: impl Into<String>,
+        namespace: Option<&str>,
+        template: &'static str,
+        file: impl Into<String>,
+        context: serde_json::Value,
+    ) -> Self {
+        Self {
+            kind,
+            name: name.into(),
+            namespace: namespace.map(str::to_owned),
+            template,
+            file: file.into(),
+            context,
+        }
+    }
+
     /// `ClusterQueue/team-a-cq` or `RayJob/ray/llm-training`, for messages.
     pub fn display_name(&self) -> String {
         match &self.namespace {

@@ -47,13 +47,13 @@ fn meta<'a>(name: &'a str, namespace: Option<&'a str>) -> Meta<'a> {
 /// All platform objects of a profile, in the order `kubectl apply -f -` needs them.
 pub fn platform_objects(p: &Profile) -> Vec<Object> {
     let ns = p.namespace.as_str();
-    let mut out = vec![Object::new(
+    let mut out = vec![Object::with_context(
         "Namespace",
         ns,
         None,
         "platform/namespace.yaml.j2",
         FILE_NAMESPACE,
-        &json!({ "metadata": meta(ns, None) }),
+        json!({ "metadata": meta(ns, None) }),
     )];
     if let Some(sa) = &p.service_account {
         let mut m = meta(&sa.name, Some(ns));
@@ -70,13 +70,13 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
                 ("azure.workload.identity/tenant-id", tenant.to_owned()),
             ]));
         }
-        out.push(Object::new(
+        out.push(Object::with_context(
             "ServiceAccount",
             sa.name.as_str(),
             Some(ns),
             "platform/serviceaccount.yaml.j2",
             FILE_SERVICE_ACCOUNT,
-            &json!({ "metadata": m }),
+            json!({ "metadata": m }),
         ));
     }
     out.extend(p.flavors.iter().map(flavor));
@@ -124,13 +124,13 @@ pub fn toleration(t: &Toleration) -> Value {
 }
 
 fn flavor(f: &Flavor) -> Object {
-    Object::new(
+    Object::with_context(
         "ResourceFlavor",
         f.name.as_str(),
         None,
         "platform/resourceflavor.yaml.j2",
         FILE_FLAVORS,
-        &json!({
+        json!({
             "metadata": meta(&f.name, None),
             "nodeLabels": f.node_labels,
             "nodeTaints": f.node_taints.iter().map(taint).collect::<Vec<_>>(),
@@ -140,13 +140,13 @@ fn flavor(f: &Flavor) -> Object {
 }
 
 fn priority_class(pc: &PriorityClass) -> Object {
-    Object::new(
+    Object::with_context(
         "WorkloadPriorityClass",
         pc.name.as_str(),
         None,
         "platform/workloadpriorityclass.yaml.j2",
         FILE_PRIORITY,
-        &json!({
+        json!({
             "metadata": meta(&pc.name, None),
             "value": pc.value,
             "description": pc.description,
@@ -174,13 +174,13 @@ fn cluster_queue(cq: &ClusterQueue) -> Object {
             })
         })
         .collect();
-    Object::new(
+    Object::with_context(
         "ClusterQueue",
         cq.name.as_str(),
         None,
         "platform/clusterqueue.yaml.j2",
         FILE_CLUSTER_QUEUES,
-        &json!({
+        json!({
             "metadata": meta(&cq.name, None),
             "cohortName": cq.cohort_name,
             "namespaceSelector": selector,
@@ -196,13 +196,13 @@ fn cluster_queue(cq: &ClusterQueue) -> Object {
 
 fn local_queue(lq: &LocalQueue, default_ns: &str) -> Object {
     let ns = lq.namespace.as_ref().map_or(default_ns, |n| n.as_str());
-    Object::new(
+    Object::with_context(
         "LocalQueue",
         lq.name.as_str(),
         Some(ns),
         "platform/localqueue.yaml.j2",
         FILE_LOCAL_QUEUES,
-        &json!({
+        json!({
             "metadata": meta(&lq.name, Some(ns)),
             "clusterQueue": lq.cluster_queue,
         }),

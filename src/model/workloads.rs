@@ -124,13 +124,13 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
             .iter()
             .map(|s| (s.key.clone(), Value::String(s.text.clone())))
             .collect();
-        out.push(Object::new(
+        out.push(Object::with_context(
             "ConfigMap",
             name.clone(),
             Some(ns),
             "workloads/configmap.yaml.j2",
             format!("{dir}/{CONFIGMAP_FILE}"),
-            &json!({
+            json!({
                 "metadata": {
                     "name": name,
                     "namespace": ns,
@@ -208,13 +208,13 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
                     },
                 })
             });
-            Object::new(
+            Object::with_context(
                 "RayJob",
                 w.name.as_str(),
                 Some(ns),
                 "workloads/rayjob.yaml.j2",
                 file,
-                &json!({
+                json!({
                     "metadata": metadata,
                     "entrypoint": w.entrypoint,
                     "runtimeEnvYAML": w.runtime_env.as_ref().map(runtime_env_yaml).transpose()?.flatten(),
@@ -228,25 +228,25 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
                 }),
             )
         }
-        WorkloadKind::RayService => Object::new(
+        WorkloadKind::RayService => Object::with_context(
             "RayService",
             w.name.as_str(),
             Some(ns),
             "workloads/rayservice.yaml.j2",
             file,
-            &json!({
+            json!({
                 "metadata": metadata,
                 "serveConfigV2": w.serve.as_ref().map(serve_config).transpose()?,
                 "rayClusterConfig": cluster,
             }),
         ),
-        WorkloadKind::RayCluster => Object::new(
+        WorkloadKind::RayCluster => Object::with_context(
             "RayCluster",
             w.name.as_str(),
             Some(ns),
             "workloads/raycluster.yaml.j2",
             file,
-            &json!({ "metadata": metadata, "spec": cluster }),
+            json!({ "metadata": metadata, "spec": cluster }),
         ),
     };
     out.push(obj);

@@ -400,13 +400,13 @@ mod tests {
         use crate::bundle::Rendered;
         use crate::model::Object;
         let value = cq(&json!({"cohort": "shared", "namespaceSelector": {}}));
-        let object = Object::new(
+        let object = Object::with_context(
             "ClusterQueue",
             "team-a-cq",
             None,
             "platform/clusterqueue.yaml.j2",
             "platform/20-clusterqueues.yaml",
-            &json!({}),
+            json!({}),
         );
         let yaml = crate::render::to_yaml(&value).unwrap();
         let mut b = Bundle::default();
