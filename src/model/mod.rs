@@ -41,15 +41,9 @@ impl Object {
         file: impl Into<String>,
         context: &impl Serialize,
     ) -> Self {
-        Self {
-            kind,
-            name: name.into(),
-            namespace: namespace.map(str::to_owned),
-            template,
-            file: file.into(),
-            // Serializing plain data structs into a JSON value cannot fail.
-            context: serde_json::to_value(context).unwrap_or_default(),
-        }
+        // Serializing plain data structs into a JSON value cannot fail.
+        let context = serde_json::to_value(context).unwrap_or_default();
+        Self::with_context(kind, name, namespace, template, file, context)
     }
 
     /// `new` for a context already built as JSON: moved in, not serialized a second time.
