@@ -1,7 +1,7 @@
 //! GitOps wiring: Argo CD and Flux objects of the prod example, and the committed tree as
 //! `kubectl kustomize` builds it.
 
-use crate::common::{raykueue, stderr, stdout};
+use crate::common::{raykueue, skip, stderr, stdout};
 use serde_json::Value;
 use std::process::Command;
 
@@ -157,7 +157,7 @@ fn kubectl_kustomize_builds_the_tree_and_matches_the_stream() {
         .output()
         .is_err()
     {
-        eprintln!("note: kubectl not installed; kustomize check skipped");
+        skip("kubectl kustomize", "kubectl is not installed");
         return;
     }
     let dir = prod_tree();

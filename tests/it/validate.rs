@@ -4,7 +4,7 @@
 //! the valid samples, and keeps its exit-code contract. The embedded schema table is checked
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
-use crate::common::{SHIPPED, raykueue, repo, stderr};
+use crate::common::{SHIPPED, raykueue, repo, skip, stderr};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -229,10 +229,9 @@ fn exit_codes_and_what_is_not_validated() {
 fn the_embedded_schema_table_is_fresh() {
     let shared = repo().join("../shared/schemas");
     if !shared.is_dir() {
-        eprintln!(
-            "skipped: {} is absent; cannot check {} against the upstream schemas",
-            shared.display(),
-            import::OUTPUT
+        skip(
+            "schema table freshness",
+            &format!("{} is absent", shared.display()),
         );
         return;
     }
