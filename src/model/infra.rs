@@ -7,10 +7,12 @@
 //! ever parsed as shell syntax. This module prepares those values as plain strings.
 
 use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
+use crate::catalogue;
 use crate::compile::header;
 use crate::diagnostic::Diagnostic;
 use crate::profile::{
-    Framework, KubeRayOperator, KueueOperator, NodePool, PoolMode, Profile, ServiceAccount, Taint,
+    AZ_DEFAULT_NODE_COUNT, Framework, KubeRayOperator, KueueOperator, NodePool, PoolMode, Profile,
+    ServiceAccount, Taint,
 };
 use crate::render;
 use serde::Serialize;
@@ -257,6 +259,7 @@ fn subject(namespace: &str, sa: &ServiceAccount) -> String {
 }
 
 fn pool(n: &NodePool) -> PoolCtx {
+    let size = n.size();
     let mut taints: Vec<String> = Vec::new();
     if n.critical_addons_only {
         taints.push(CRITICAL_ADDONS_ONLY.into());
@@ -269,25 +272,18 @@ fn pool(n: &NodePool) -> PoolCtx {
             PoolMode::User => "User",
         },
         vm_size: n.vm_size.to_string(),
-        // Without a count, az starts a pool at 3 nodes, which it refuses when 3 lies outside the
-        // autoscaler range: then start at min (seed 004's 0–3 keeps az's default).
+        // Without a count, az starts a pool at its default, which it refuses when that lies
+        // outside the autoscaler range: then the count is written (seed 004's 0–3 keeps az's
+        // default, and its command line).
         count: n.count.or_else(|| {
-            n.autoscale
-                .as_ref()
-                .filter(|s| !(s.min..=s.max).contains(&3))
-                .map(|s| s.min)
+            (size.autoscaled && size.initial != AZ_DEFAULT_NODE_COUNT).then_some(size.initial)
         }),
         min: n.autoscale.as_ref().map(|s| s.min),
         max: n.autoscale.as_ref().map(|s| s.max),
         taints: (!taints.is_empty()).then(|| taints.join(",")),
         labels: n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-        gpu: is_nvidia_gpu_size(n.vm_size.as_str()),
-        min_nodes: match (&n.autoscale, n.count) {
-            (Some(s), _) => s.min,
-            (None, Some(c)) => c,
-            // No count: AKS's default of 3 nodes.
-            (None, None) => 3,
-        },
+        gpu: catalogue::has_nvidia_gpus(n.vm_size.as_str()),
+        min_nodes: size.min,
     }
 }
 
@@ -299,16 +295,6 @@ fn taint(t: &Taint) -> String {
         t.value.as_ref().map_or("", |v| v.as_str()),
         t.effect.as_str()
     )
-}
-
-/// NVIDIA GPU sizes: the N-series families NC, ND and NV (NVv4 and NGads are AMD and expose no
-/// `nvidia.com/gpu`).
-pub fn is_nvidia_gpu_size(vm_size: &str) -> bool {
-    let Some(rest) = vm_size.strip_prefix("Standard_") else {
-        return false;
-    };
-    let amd = (rest.starts_with("NV") && rest.ends_with("as_v4")) || rest.starts_with("NG");
-    !amd && (rest.starts_with("NC") || rest.starts_with("ND") || rest.starts_with("NV"))
 }
 
 /// The Deployment Kueue's chart creates: `<fullname>-controller-manager`, where fullname is the
@@ -448,14 +434,5 @@ mod tests {
             kueue_deployment("queues"),
             "queues-kueue-controller-manager"
         );
-    }
-
-    #[test]
-    fn nvidia_sizes_are_the_nc_nd_nv_families() {
-        assert!(is_nvidia_gpu_size("Standard_NC6s_v3"));
-        assert!(is_nvidia_gpu_size("Standard_ND96amsr_A100_v4"));
-        assert!(is_nvidia_gpu_size("Standard_NV36ads_A10_v5"));
-        assert!(!is_nvidia_gpu_size("Standard_NV16as_v4"));
-        assert!(!is_nvidia_gpu_size("Standard_D8s_v3"));
     }
 }

@@ -92,17 +92,21 @@ pub fn summary_context(p: &Profile) -> Value {
                     format!("{} vCPU, {} GiB{gpu}", s.vcpus * max, s.memory_gib * max)
                 },
             );
+            let n = np.size();
+            let nodes = if n.autoscaled {
+                format!("{}–{} (autoscaled)", n.min, n.max)
+            } else if n.given {
+                n.max.to_string()
+            } else {
+                format!("{} (az's default)", n.max)
+            };
             json!({
                 "name": np.name,
                 "mode": format!("{:?}", np.mode),
                 "vmSize": np.vm_size,
                 "perNode": per_node,
                 "atMax": at_max,
-                "nodes": match (&np.autoscale, np.count) {
-                    (Some(a), _) => format!("{}–{} (autoscaled)", a.min, a.max),
-                    (None, Some(c)) => c.to_string(),
-                    (None, None) => "–".to_owned(),
-                },
+                "nodes": nodes,
                 "taints": np
                     .critical_addons_only
                     .then(|| "CriticalAddonsOnly=true:NoSchedule".to_owned())

@@ -83,3 +83,26 @@ pub fn shared() -> Option<PathBuf> {
     let dir = repo().join("../shared");
     dir.is_dir().then_some(dir)
 }
+
+/// Compile a profile given as text, in-process (no folder: scripts cannot be named).
+pub fn compile_text(
+    text: &[u8],
+) -> Result<raykueue::compile::Compiled, Vec<raykueue::diagnostic::Diagnostic>> {
+    let source = raykueue::load::decode("profile.yaml", text).map_err(|d| vec![d])?;
+    raykueue::compile::compile(
+        &raykueue::resolve::Resolved {
+            source,
+            base_dir: None,
+        },
+        false,
+    )
+}
+
+/// A shipped profile's text.
+pub fn shipped_text(name: &str) -> &'static str {
+    raykueue::resolve::SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .expect("a shipped profile")
+}

@@ -9,6 +9,7 @@ mod cli;
 mod common;
 mod determinism;
 mod diff;
+mod facts;
 mod gitops;
 mod golden;
 mod hostile;

@@ -2,22 +2,10 @@
 //! output). CI runs a fixed number of cases; a long local run sets `PROPTEST_CASES`, e.g.
 //! `PROPTEST_CASES=200000 cargo test --release properties::fuzz -- --nocapture`.
 
+use crate::common::compile_text;
 use proptest::prelude::*;
 use raykueue::resolve::{Resolved, SHIPPED};
 use serde_json::Value;
-
-fn compile_text(
-    text: &[u8],
-) -> Result<raykueue::compile::Compiled, Vec<raykueue::diagnostic::Diagnostic>> {
-    let source = raykueue::load::decode("fuzz.yaml", text).map_err(|d| vec![d])?;
-    raykueue::compile::compile(
-        &Resolved {
-            source,
-            base_dir: None,
-        },
-        false,
-    )
-}
 
 /// Tokens that break YAML, retype scalars or probe limits.
 const TOKENS: &[&str] = &[
