@@ -57,14 +57,14 @@ fn values(profile: &Profile) -> Result<(Option<Value>, Option<Value>), Diagnosti
     let kueue = match &profile.operators.kueue {
         Some(k) => Some(parse(render::render_yaml_file(
             "infra/kueue-values.yaml.j2",
-            &super::infra::kueue_values(k)?,
+            &super::infra::kueue_values(profile, k)?,
         )?)?),
         None => None,
     };
     let kuberay = match &profile.operators.kuberay {
         Some(_) => Some(parse(render::render_yaml_file(
             "infra/kuberay-values.yaml.j2",
-            &json!({}),
+            &super::infra::kuberay_values(profile),
         )?)?),
         None => None,
     };

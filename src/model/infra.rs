@@ -10,6 +10,7 @@ use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
 use crate::catalogue;
 use crate::compile::header;
 use crate::diagnostic::Diagnostic;
+use crate::operators;
 use crate::profile::{
     AZ_DEFAULT_NODE_COUNT, Framework, KubeRayOperator, KueueOperator, NodePool, PoolMode, Profile,
     ServiceAccount, Taint,
@@ -160,11 +161,11 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
     }
     let yaml_header = header(p);
     if let Some(k) = &p.operators.kueue {
-        let values = render::render_yaml_file("infra/kueue-values.yaml.j2", &kueue_values(k)?)?;
+        let values = render::render_yaml_file("infra/kueue-values.yaml.j2", &kueue_values(p, k)?)?;
         out.push((FILE_KUEUE_VALUES.into(), format!("{yaml_header}{values}")));
     }
     if p.operators.kuberay.is_some() {
-        let values = render::render_yaml_file("infra/kuberay-values.yaml.j2", &json!({}))?;
+        let values = render::render_yaml_file("infra/kuberay-values.yaml.j2", &kuberay_values(p))?;
         out.push((FILE_KUBERAY_VALUES.into(), format!("{yaml_header}{values}")));
     }
     Ok(out)
@@ -379,47 +380,41 @@ fn platform(p: &Profile) -> PlatformCtx {
     }
 }
 
-/// Helm values for Kueue. `managerConfig.controllerManagerConfigYaml` replaces the chart's whole
-/// Configuration, so it repeats the chart's defaults and sets `integrations.frameworks`.
-/// The Kueue chart values (also embedded in the Argo CD and Flux objects).
-pub fn kueue_values(k: &KueueOperator) -> Result<Value, Diagnostic> {
+/// Helm values for Kueue: only what the profile decides. `managerConfig.controllerManagerConfigYaml`
+/// replaces the chart's whole Configuration, so it is the pinned chart's own Configuration with
+/// the profile's `integrations.frameworks` (everything else stays the chart's default); feature
+/// gates when the profile sets any; where the operators run (`operators::placement`).
+/// The same values are embedded in the Argo CD and Flux objects.
+pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic> {
     let frameworks: Vec<&str> = k
         .frameworks
         .iter()
         .map(|f: &Framework| f.as_str())
         .collect();
-    let config = json!({
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "health": { "healthProbeBindAddress": ":8081" },
-        "metrics": { "bindAddress": ":8443" },
-        "webhook": { "port": 9443 },
-        "leaderElection": {
-            "leaderElect": true,
-            "resourceName": "c1f6bfd2.kueue.x-k8s.io",
-        },
-        "controller": {
-            "groupKindConcurrency": {
-                "Job.batch": 5,
-                "Pod": 5,
-                "Workload.kueue.x-k8s.io": 5,
-                "LocalQueue.kueue.x-k8s.io": 1,
-                "ClusterQueue.kueue.x-k8s.io": 1,
-                "ResourceFlavor.kueue.x-k8s.io": 1,
-            },
-        },
-        "clientConnection": { "qps": 50, "burst": 100 },
-        "integrations": { "frameworks": frameworks },
-    });
+    let mut config = operators::kueue_default_configuration();
+    config["integrations"]["frameworks"] = json!(frameworks);
     let gates: Vec<Value> = k
         .feature_gates
         .iter()
         .map(|(name, enabled)| json!({ "name": name, "enabled": enabled }))
         .collect();
+    let placement = operators::placement(p);
     Ok(json!({
         "config": render::to_yaml(&config)?,
         "featureGates": gates,
+        "nodeSelector": placement.as_ref().map(operators::Placement::node_selector),
+        "tolerations": placement.as_ref().and_then(operators::Placement::tolerations),
     }))
+}
+
+/// Helm values for the KubeRay operator: only where it runs (everything else is the chart's
+/// default).
+pub fn kuberay_values(p: &Profile) -> Value {
+    let placement = operators::placement(p);
+    json!({
+        "nodeSelector": placement.as_ref().map(operators::Placement::node_selector),
+        "tolerations": placement.as_ref().and_then(operators::Placement::tolerations),
+    })
 }
 
 #[cfg(test)]

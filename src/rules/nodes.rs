@@ -25,6 +25,7 @@ use super::{Ctx, RuleInfo};
 use crate::catalogue::{self, Allocatable, GPU_RESOURCE, VmSize};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::diagnostic::did_you_mean;
+use crate::operators;
 use crate::profile::{
     Azure, Flavor, NodePool, PoolMode, Profile, Quantity, Taint, TaintEffect, Toleration,
     TolerationOperator,
@@ -510,10 +511,37 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                     pool.describe(),
                 ));
             }
+            // The operators' pods run on the System pool (`operators::placement`): what they
+            // request there is not left for the queues' workloads.
+            let mut operators_text = String::new();
+            if backing.iter().any(|pool| pool.np.mode == PoolMode::System)
+                && operators::placement(p).is_some()
+            {
+                let pods = operators::operator_pods(p);
+                let taken = pods.iter().fold(Quantity::zero(), |sum, (_, cpu, mem)| {
+                    sum.plus(match r.as_str() {
+                        "cpu" => *cpu,
+                        "memory" => *mem,
+                        _ => Quantity::zero(),
+                    })
+                });
+                if taken > Quantity::zero() {
+                    cap = cap.minus(taken);
+                    let names: Vec<&str> = pods.iter().map(|(n, _, _)| *n).collect();
+                    operators_text = format!(
+                        " − {} for the operators on the System pool ({})",
+                        taken.human(),
+                        names.join(", ")
+                    );
+                }
+            }
             if !known || total <= cap {
                 continue;
             }
-            let pools_text = format!("the node pools it can use have {}", from.join(" + "));
+            let pools_text = format!(
+                "the node pools it can use have {}{operators_text}",
+                from.join(" + ")
+            );
             ctx.report(
                 &QUOTA_BEYOND_POOLS,
                 &pointer,

@@ -71,3 +71,28 @@ fn pool_size_is_read_one_way() {
     assert_eq!((small.initial, small.min, small.max), (1, 1, 2));
     assert_eq!(profile("").azure.unwrap().node_pools[1].max_nodes(), 3);
 }
+
+/// The operators run on the System pool (`operators::placement`); where that pool backs a
+/// flavor (no `CriticalAddonsOnly` taint), their requests are not left for the queues, and the
+/// capacity rule counts them there.
+#[test]
+fn the_capacity_rule_counts_the_operators_on_the_system_pool() {
+    let text = shipped_text("single")
+        .replace("criticalAddonsOnly: true", "criticalAddonsOnly: false")
+        .replace("nominalQuota: \"96\"", "nominalQuota: \"1000\"");
+    let source = raykueue::load::decode("profile.yaml", text.as_bytes()).unwrap();
+    let (_, diags) = raykueue::compile::check(&raykueue::resolve::Resolved {
+        source,
+        base_dir: None,
+    });
+    let cpu = diags
+        .iter()
+        .find(|d| d.code == "RK202" && d.message.contains("`cpu`"))
+        .unwrap_or_else(|| panic!("{diags:?}"));
+    // Kueue's chart requests 500m, KubeRay's 100m (limits only: requests default to them).
+    assert!(
+        cpu.message.contains("− 600m for the operators on the System pool (kueue-controller-manager, kuberay-operator)"),
+        "{}",
+        cpu.message
+    );
+}

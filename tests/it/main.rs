@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::format_push_string)]
 
 mod bad_inputs;
+mod charts;
 mod cli;
 mod common;
 mod determinism;

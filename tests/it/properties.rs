@@ -4,7 +4,7 @@
 
 use crate::common::compile_text;
 use proptest::prelude::*;
-use raykueue::resolve::{Resolved, SHIPPED};
+use raykueue::resolve::SHIPPED;
 use serde_json::Value;
 
 /// Tokens that break YAML, retype scalars or probe limits.
