@@ -142,7 +142,10 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
         Some(name)
     };
 
-    let queued = w.queue.is_some();
+    // Queued also when Kueue's webhook will default it to the namespace's `default`
+    // LocalQueue: the label is then written out, so the object says what the cluster does.
+    let admission = w.admission(p);
+    let queued = admission.is_queued();
     let pods = Pods {
         image: image.as_str(),
         service_account: service_account(p, w),
@@ -172,7 +175,7 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
 
     let mut labels = Map::new();
     labels.insert(MANAGED_BY.0.into(), json!(MANAGED_BY.1));
-    if let Some(q) = &w.queue {
+    if let Some(q) = admission.queue() {
         labels.insert(QUEUE_LABEL.into(), json!(q));
     }
     if let Some(pc) = &w.priority_class {

@@ -96,3 +96,54 @@ fn the_capacity_rule_counts_the_operators_on_the_system_pool() {
         cpu.message
     );
 }
+
+/// `single` has a LocalQueue `default` in `ray`, so Kueue's RayJob webhook labels a RayJob
+/// without `queue` with it (kueue@v0.19.2 pkg/controller/jobframework/defaults.go
+/// `setDefaultLocalQueue`). raykueue writes that label itself, suspends the job, treats its
+/// elastic flag as Kueue's (annotation) and no longer warns that Kueue leaves it alone.
+#[test]
+fn a_workload_without_queue_is_queued_on_the_default_local_queue() {
+    let job = r#"
+workloads:
+  - kind: RayJob
+    name: elastic-train
+    elastic: true
+    entrypoint: python -c "import ray; ray.init()"
+    head:
+      resources: {cpu: "2", memory: 8Gi}
+    workers:
+      - name: workers
+        replicas: 1
+        minReplicas: 1
+        maxReplicas: 2
+        resources: {cpu: "2", memory: 8Gi}
+"#;
+    let text = format!("{}{job}", shipped_text("single"));
+    let c = compile_text(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}"));
+    assert!(!codes(&c).contains(&"RK121"), "{:?}", codes(&c));
+    let job = c
+        .bundle
+        .objects
+        .iter()
+        .find(|r| r.object.kind == "RayJob")
+        .expect("the RayJob");
+    let v = &job.value;
+    assert_eq!(
+        v["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "default"
+    );
+    assert_eq!(
+        v["metadata"]["annotations"]["kueue.x-k8s.io/elastic-job"],
+        "true"
+    );
+    assert_eq!(v["spec"]["suspend"], true);
+
+    // With the elastic-jobs gate off, Kueue's webhook would reject it: RK126 now says so.
+    let gated = text.replace(
+        "frameworks: [batch/job, pod, ray.io/rayjob]",
+        "frameworks: [batch/job, pod, ray.io/rayjob]\n    featureGates: {ElasticJobsViaWorkloadSlices: false}",
+    );
+    assert_ne!(gated, text);
+    let errors = compile_text(gated.as_bytes()).expect_err("refused");
+    assert!(errors.iter().any(|d| d.code == "RK126"), "{errors:?}");
+}
