@@ -13,7 +13,7 @@
 
 use super::{MANAGED_BY, Object};
 use crate::diagnostic::Diagnostic;
-use crate::profile::{GitOps, Profile};
+use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
 use crate::render;
 use serde_json::{Value, json};
 
@@ -25,6 +25,8 @@ const FLUX_KUSTOMIZATIONS: &str = "gitops/flux/10-kustomizations.yaml";
 const FLUX_RELEASES: &str = "gitops/flux/operators/helmreleases.yaml";
 
 /// The in-cluster API server, Argo CD's destination for everything here.
+/// The kustomization both GitOps tools sync workloads from: the long-running ones only.
+pub const GITOPS_WORKLOADS: &str = "gitops/workloads";
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
 
 fn meta(name: &str, namespace: &str, wave: Option<i32>) -> Value {
@@ -195,28 +197,51 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         &dir_options,
         ARGO_APPS,
     ));
-    if !p.workloads.is_empty() {
+    let synced = synced_workloads(p);
+    if !synced.is_empty() {
+        // Kueue sets `suspend: false` when it admits a queued workload; without this, self-heal
+        // would suspend it again and Kueue would evict it. Only for the kinds that are synced
+        // and queued: on anything else Kueue never touches `suspend`.
+        let mut ignore: Vec<Value> = Vec::new();
+        for (kind, pointer) in [
+            (WorkloadKind::RayCluster, "/spec/suspend"),
+            (WorkloadKind::RayService, "/spec/rayClusterConfig/suspend"),
+        ] {
+            if synced
+                .iter()
+                .any(|w| w.kind == kind && w.admission(p).is_queued())
+            {
+                ignore.push(
+                    json!({ "group": "ray.io", "kind": kind.as_str(), "jsonPointers": [pointer] }),
+                );
+            }
+        }
+        let mut options = vec!["SkipDryRunOnMissingResource=true", "ServerSideApply=true"];
+        if !ignore.is_empty() {
+            options.push("RespectIgnoreDifferences=true");
+        }
         let mut workloads = app(
             format!("{name}-workloads"),
             1,
-            git("workloads"),
+            git(GITOPS_WORKLOADS),
             &p.namespace,
-            &[
-                "SkipDryRunOnMissingResource=true",
-                "ServerSideApply=true",
-                "RespectIgnoreDifferences=true",
-            ],
+            &options,
             ARGO_APPS,
         );
-        // Kueue sets `suspend: false` when it admits a workload; without this, self-heal would
-        // suspend it again and Kueue would evict it.
-        workloads.context["ignoreDifferences"] = json!([
-            { "group": "ray.io", "kind": "RayJob", "jsonPointers": ["/spec/suspend"] },
-            { "group": "ray.io", "kind": "RayCluster", "jsonPointers": ["/spec/suspend"] },
-            { "group": "ray.io", "kind": "RayService", "jsonPointers": ["/spec/rayClusterConfig/suspend"] },
-        ]);
+        if !ignore.is_empty() {
+            workloads.context["ignoreDifferences"] = Value::Array(ignore);
+        }
         out.push(workloads);
     }
+}
+
+/// The workloads GitOps syncs: the long-running ones. RayJobs are one-shot
+/// (`WorkloadKind::is_one_shot`) and are submitted per run instead.
+pub fn synced_workloads(p: &Profile) -> Vec<&Workload> {
+    p.workloads
+        .iter()
+        .filter(|w| !w.kind.is_one_shot())
+        .collect()
 }
 
 fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>) {
@@ -298,10 +323,10 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
         "platform",
         has_operators.then(|| format!("{name}-operators")),
     ));
-    if !p.workloads.is_empty() {
+    if !synced_workloads(p).is_empty() {
         out.push(kustomization(
             "workloads",
-            "workloads",
+            GITOPS_WORKLOADS,
             Some(format!("{name}-platform")),
         ));
     }

@@ -187,8 +187,9 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
         annotations.insert(ELASTIC_ANNOTATION.into(), json!("true"));
     }
     // Kueue flips `suspend` when it admits a queued workload; a Flux re-apply would flip it
-    // back and evict the job. Flux creates these objects and then leaves them alone.
-    if queued && p.gitops.as_ref().is_some_and(|g| g.flux.is_some()) {
+    // back and evict it. Flux creates the workloads it syncs and then leaves them alone
+    // (RayJobs are not synced: `WorkloadKind::is_one_shot`).
+    if queued && !w.kind.is_one_shot() && p.gitops.as_ref().is_some_and(|g| g.flux.is_some()) {
         annotations.insert(FLUX_SSA.into(), json!("IfNotPresent"));
     }
     if !annotations.is_empty() {

@@ -25,6 +25,14 @@ impl WorkloadKind {
         }
     }
 
+    /// Whether an object of this kind runs once and is done: a RayJob ends, and with
+    /// `ttlSecondsAfterFinished` KubeRay deletes it. GitOps must not own such an object — a
+    /// synced folder would re-create it after it is deleted, and the job would run again for
+    /// ever — so only long-running kinds (RayService, RayCluster) are synced.
+    pub fn is_one_shot(self) -> bool {
+        self == Self::RayJob
+    }
+
     /// The Kueue integration that manages this kind.
     pub fn framework(self) -> super::Framework {
         match self {
