@@ -9,7 +9,7 @@ use raykueue::operators;
 use serde_json::Value;
 
 #[path = "../../xtask/src/charts.rs"]
-mod charts;
+mod chart_import;
 
 const PROFILES: &[&str] = &[
     "single",
@@ -166,11 +166,11 @@ fn the_embedded_chart_table_is_fresh() {
         skip("chart table freshness", "../shared is absent");
         return;
     };
-    let fresh = charts::import(&shared.join("schemas")).unwrap();
-    let committed = std::fs::read_to_string(repo().join(charts::OUTPUT)).unwrap();
+    let fresh = chart_import::import(&shared.join("schemas")).unwrap();
+    let committed = std::fs::read_to_string(repo().join(chart_import::OUTPUT)).unwrap();
     assert!(
         fresh == committed,
         "{} is stale: run `cargo run -p xtask -- import-schemas` and commit the result",
-        charts::OUTPUT
+        chart_import::OUTPUT
     );
 }

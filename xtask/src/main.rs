@@ -11,6 +11,9 @@ mod import;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// Reads `shared/schemas` and returns a generated file's text.
+type Importer = fn(&Path) -> Result<String, String>;
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -36,7 +39,7 @@ fn main() -> ExitCode {
         return usage("no task given");
     }
     let mut status = ExitCode::SUCCESS;
-    let tables: [(&str, fn(&Path) -> Result<String, String>); 2] = [
+    let tables: [(&str, Importer); 2] = [
         (import::OUTPUT, import::import),
         (charts::OUTPUT, charts::import),
     ];
