@@ -27,6 +27,26 @@ const FLUX_RELEASES: &str = "gitops/flux/operators/helmreleases.yaml";
 /// The in-cluster API server, Argo CD's destination for everything here.
 /// The kustomization both GitOps tools sync workloads from: the long-running ones only.
 pub const GITOPS_WORKLOADS: &str = "gitops/workloads";
+/// Argo CD's retry of a failed sync, on every Application. Without it an automated sync retries
+/// 5 times, 5 s doubling (argo-cd@v3.5.1 `controller/appcontroller.go` `RetryStrategy{Limit: 5}`,
+/// `pkg/apis/application/v1alpha1/application_defaults.go`: 5 s, factor 2, at most 3 m), about
+/// 2.5 minutes, and never again for that commit; the platform and workload Applications fail
+/// until the operators' CRDs and webhooks exist, which on a cold cluster takes minutes. 10
+/// retries from 10 s doubling to at most 3 m span about 20 minutes
+/// (`RetryStrategy.NextRetryAt`: duration × factor^n, capped).
+pub const ARGO_RETRY_LIMIT: i64 = 10;
+pub const ARGO_RETRY_BACKOFF: (&str, i64, &str) = ("10s", 2, "3m");
+/// Flux's HelmRelease install and upgrade strategy: `RetryOnFailure` retries a failed action
+/// indefinitely at `retryInterval`, without uninstalling in between (fluxcd/helm-controller@v1.6.3
+/// `api/v2/helmrelease_types.go` `InstallStrategy`, `internal/features/features.go`
+/// `DefaultToRetryOnFailure`). The default `RemediateOnFailure` has 0 retries: a first install
+/// that times out because the nodes are not ready yet ends in `RetriesExceeded` and waits for a
+/// spec change.
+pub const FLUX_RETRY_INTERVAL: &str = "1m";
+/// A Flux Kustomization retries a failed apply after `retryInterval` (default: its `interval`,
+/// 10 m; fluxcd/kustomize-controller@v1.9.4 `api/v1/kustomization_types.go`): one minute keeps a
+/// cold install from waiting ten minutes per failed step.
+pub const FLUX_KUSTOMIZATION_RETRY: &str = "1m";
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
 
 fn meta(name: &str, namespace: &str, wave: Option<i32>) -> Value {
@@ -128,6 +148,14 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
                 "source": source,
                 "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
                 "syncOptions": options,
+                "retry": {
+                    "limit": ARGO_RETRY_LIMIT,
+                    "backoff": {
+                        "duration": ARGO_RETRY_BACKOFF.0,
+                        "factor": ARGO_RETRY_BACKOFF.1,
+                        "maxDuration": ARGO_RETRY_BACKOFF.2,
+                    },
+                },
                 "ignoreDifferences": Value::Null,
             }),
         )
@@ -276,6 +304,11 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
                 "targetNamespace": k.namespace, "releaseName": k.release,
                 "chart": { "spec": { "chart": k.chart, "version": k.version,
                     "sourceRef": { "kind": "HelmRepository", "name": "kuberay" } } },
+                // KubeRay's chart ships its CRDs in `crds/` (ray-project/kuberay@v1.7.0
+                // helm-chart/kuberay-operator/crds), which Helm installs once and never
+                // upgrades unless told to.
+                "crdsInChartFolder": true,
+                "strategy": { "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL },
                 "values": v,
             }),
         ));
@@ -297,6 +330,10 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
                 "metadata": meta(&k.release, ns, None), "interval": interval,
                 "targetNamespace": k.namespace, "releaseName": k.release,
                 "chartRef": { "kind": "OCIRepository", "name": "kueue" },
+                // Kueue's chart ships its CRDs as templates (kubernetes-sigs/kueue@v0.19.2
+                // charts/kueue/templates/crd): a `crds` policy would do nothing.
+                "crdsInChartFolder": false,
+                "strategy": { "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL },
                 "values": v,
             }),
         ));
@@ -310,6 +347,7 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             FLUX_KUSTOMIZATIONS,
             json!({
                 "metadata": meta(&obj_name, ns, None), "interval": interval,
+                "retryInterval": FLUX_KUSTOMIZATION_RETRY,
                 "path": format!("./{}", path_in_repo(g, sub)), "source": name, "dependsOn": depends,
             }),
         )

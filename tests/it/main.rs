@@ -8,6 +8,7 @@ mod bad_inputs;
 mod charts;
 mod cli;
 mod common;
+mod converge;
 mod determinism;
 mod diff;
 mod facts;
