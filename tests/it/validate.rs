@@ -243,3 +243,35 @@ fn the_embedded_schema_table_is_fresh() {
         import::OUTPUT
     );
 }
+
+/// Argo CD and Flux objects and the repository Secret are checked against their CRDs and the
+/// core schema in `gen` (none is skipped as a kind without a schema any more).
+#[test]
+fn gitops_objects_are_validated_against_their_crds() {
+    let resolved = raykueue::resolve::resolve("profiles/examples/prod.yaml").unwrap();
+    let compiled = raykueue::compile::compile(&resolved, false).unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for r in &compiled.bundle.objects {
+        let kind = r.value["kind"].as_str().unwrap().to_owned();
+        match raykueue::validate::object(&r.value) {
+            raykueue::validate::Verdict::Checked(v) => {
+                assert!(v.is_empty(), "{kind}: {v:?}");
+                kinds.insert(kind);
+            }
+            raykueue::validate::Verdict::Unknown { message, .. } => {
+                panic!("{kind} is not validated: {message}")
+            }
+        }
+    }
+    for kind in [
+        "Application",
+        "Secret",
+        "GitRepository",
+        "HelmRepository",
+        "OCIRepository",
+        "HelmRelease",
+        "Kustomization",
+    ] {
+        assert!(kinds.contains(kind), "{kind} in {kinds:?}");
+    }
+}
