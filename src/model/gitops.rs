@@ -11,7 +11,7 @@
 //! OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the HelmReleases
 //! in `gitops/flux/operators/`), platform `dependsOn` operators, workloads `dependsOn` platform.
 
-use super::{MANAGED_BY, Object};
+use super::{Body, MANAGED_BY, Object};
 use crate::diagnostic::Diagnostic;
 use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
 use crate::render;
@@ -256,8 +256,10 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
             &options,
             ARGO_APPS,
         );
-        if !ignore.is_empty() {
-            workloads.context["ignoreDifferences"] = Value::Array(ignore);
+        if !ignore.is_empty()
+            && let Body::Template { context, .. } = &mut workloads.body
+        {
+            context["ignoreDifferences"] = Value::Array(ignore);
         }
         out.push(workloads);
     }
