@@ -128,8 +128,7 @@ pub const RULES: &[RuleInfo] = &[
     NO_REQUESTS,
 ];
 
-/// Kueue's Workload holds at most 18 PodSets: head + worker groups (+ submitter in K8sJobMode).
-const MAX_POD_SETS: usize = 18;
+use crate::validate::admission::{MAX_POD_SETS, max_worker_groups};
 
 /// The Kueue integration that manages a kind.
 pub fn framework_of(kind: WorkloadKind) -> Framework {
@@ -386,7 +385,7 @@ fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     // Kueue's limits apply to the objects it manages, i.e. queued ones.
     if w.queue.is_some() {
-        let max = MAX_POD_SETS - 1 - usize::from(w.has_submitter_pod_set());
+        let max = max_worker_groups(w.has_submitter_pod_set());
         if w.workers.len() > max {
             let why = if w.has_submitter_pod_set() {
                 "head, submitter and worker groups"
