@@ -689,18 +689,37 @@ fn topology_of_cluster(w: &mut Walker, spec: Option<&Value>, at: &str) {
         return;
     };
     if let Some(t) = spec.get("headGroupSpec").and_then(|h| h.get("template")) {
-        topology(w, t, &format!("{at}/headGroupSpec/template"));
+        topology(w, t, &format!("{at}/headGroupSpec/template"), 1);
     }
     for (i, g) in items(spec, "workerGroupSpecs").iter().enumerate() {
         if let Some(t) = g.get("template") {
-            topology(w, t, &format!("{at}/workerGroupSpecs/{i}/template"));
+            topology(
+                w,
+                t,
+                &format!("{at}/workerGroupSpecs/{i}/template"),
+                pod_count(g),
+            );
         }
     }
 }
 
-/// `jobframework.ValidateTASPodSetRequest` on one pod template (TopologyAwareScheduling is on
-/// by default in v0.19.2). The multi-level slice constraints annotation is not checked.
-fn topology(w: &mut Walker, template: &Value, at: &str) {
+/// A worker group's PodSet count (`effectiveWorkerCount`): `replicas` (the CRD defaults it to
+/// 0) times `numOfHosts` when that is above 1.
+fn pod_count(group: &Value) -> i64 {
+    let replicas = group.get("replicas").and_then(Value::as_i64).unwrap_or(0);
+    let hosts = group.get("numOfHosts").and_then(Value::as_i64).unwrap_or(1);
+    if hosts > 1 {
+        replicas * hosts
+    } else {
+        replicas
+    }
+}
+
+/// `jobframework.ValidateTASPodSetRequest` (and `ValidateSliceSizeAnnotationUpperBound`, with
+/// the template's PodSet `count`) on one pod template (TopologyAwareScheduling is on
+/// by default in v0.19.2). The multi-level slice constraints annotation and PodSet grouping
+/// across templates are not checked.
+fn topology(w: &mut Walker, template: &Value, at: &str, count: i64) {
     let Some(a) = template
         .get("metadata")
         .and_then(|m| m.get("annotations"))
@@ -797,6 +816,13 @@ fn topology(w: &mut Walker, template: &Value, at: &str) {
                 w,
                 &kp(SLICE_SIZE),
                 &format!("`{SLICE_SIZE}` must be a number, not `{v}`"),
+            ),
+            Ok(n) if i64::from(n) > count => report(
+                w,
+                &kp(SLICE_SIZE),
+                &format!(
+                    "`{SLICE_SIZE}` {n} must not be greater than the pod count {count} of this template"
+                ),
             ),
             Ok(n) if n < 1 => report(
                 w,

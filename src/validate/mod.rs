@@ -58,6 +58,17 @@ pub enum Check {
     NotEvaluated,
 }
 
+impl Check {
+    /// Whether the API server (schema, CEL, an admission webhook) refuses an object with this
+    /// finding, so that it never reaches a controller.
+    fn refused_by_api_server(self) -> bool {
+        matches!(
+            self,
+            Check::Schema | Check::UnknownField | Check::BadKey | Check::Rule | Check::Admission
+        )
+    }
+}
+
 /// One finding: where in the object (JSON pointer), what, and what would be right.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
@@ -191,7 +202,21 @@ pub fn object(value: &Value) -> Verdict {
     meta::check(&mut w, kind, entry.namespaced, root);
     core::check(&mut w, kind, root);
     admission::check(&mut w, kind, root);
+    let refused: Vec<String> = w
+        .out
+        .iter()
+        .filter(|v| v.check.refused_by_api_server())
+        .map(|v| v.pointer.clone())
+        .collect();
+    let before = w.out.len();
     kuberay::check(&mut w, kind, root);
+    // A field the API server refuses never reaches the controller: one finding, the first
+    // layer's (the CRD bounds some fields the controller checks again).
+    let mut i = 0;
+    w.out.retain(|v| {
+        i += 1;
+        i <= before || !refused.contains(&v.pointer)
+    });
     Verdict::Checked(w.out)
 }
 
