@@ -98,9 +98,7 @@ fn report(w: &mut Walker, at: &str, message: &str, hint: Option<&str>) {
     w.report(
         Check::KubeRay,
         at,
-        format!(
-            "{message} (KubeRay controller: the object is accepted, then marked ValidationFailed)"
-        ),
+        format!("{message} (KubeRay controller, at reconcile: ValidationFailed)"),
         hint.map(str::to_owned),
     );
 }

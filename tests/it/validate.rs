@@ -191,22 +191,35 @@ fn the_upstream_corpus_gets_the_clusters_verdict() {
             "invalid" => 1,
             other => panic!("{rel}: unknown verdict `{other}`"),
         };
-        assert_eq!(kind == "valid", want.is_empty(), "{rel}: codes only for findings");
+        assert_eq!(
+            kind == "valid",
+            want.is_empty(),
+            "{rel}: codes only for findings"
+        );
         if out.status.code() != Some(exit) || got != want {
-            failures.push(format!("{rel}: want {kind} {want:?}, got exit {:?} {got:?}", out.status.code()));
+            failures.push(format!(
+                "{rel}: want {kind} {want:?}, got exit {:?} {got:?}",
+                out.status.code()
+            ));
         }
         // Every finding is located: file, line, field path.
         for l in &lines {
             assert_eq!(l["file"], rel.as_str(), "{rel}: {l}");
             assert!(l["line"].as_u64().is_some_and(|n| n > 0), "{rel}: {l}");
-            assert!(l["path"].as_str().is_some_and(|p| p.contains(": ")), "{rel}: {l}");
+            assert!(
+                l["path"].as_str().is_some_and(|p| p.contains(": ")),
+                "{rel}: {l}"
+            );
         }
         *counts.entry(kind).or_default() += 1;
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     let total: usize = counts.values().sum();
     assert!(total >= 60, "{counts:?}");
-    assert!(counts["valid"] * 3 >= total, "too few valid edge cases: {counts:?}");
+    assert!(
+        counts["valid"] * 3 >= total,
+        "too few valid edge cases: {counts:?}"
+    );
 }
 
 #[test]
