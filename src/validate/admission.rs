@@ -846,3 +846,62 @@ fn topology(w: &mut Walker, template: &Value, at: &str, count: i64) {
         _ => {}
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::validate::{Check, Verdict, object};
+    use serde_json::json;
+
+    fn checks(v: &Value) -> Vec<(Check, String)> {
+        match object(v) {
+            Verdict::Checked(found) => found.into_iter().map(|f| (f.check, f.pointer)).collect(),
+            Verdict::Unknown { message, .. } => panic!("{message}"),
+        }
+    }
+
+    fn queued_job(groups: usize, mode: Option<&str>) -> Value {
+        let container = json!({"name": "ray", "image": "rayproject/ray:2.52.0"});
+        let workers: Vec<Value> = (0..groups)
+            .map(|i| {
+                json!({"groupName": format!("g{i}"), "replicas": 1, "minReplicas": 1, "maxReplicas": 1,
+                       "template": {"spec": {"containers": [container.clone()]}}})
+            })
+            .collect();
+        let mut job = json!({
+            "apiVersion": "ray.io/v1", "kind": "RayJob",
+            "metadata": {"name": "job", "namespace": "ns", "labels": {QUEUE_LABEL: "team-a"}},
+            "spec": {"entrypoint": "python main.py", "shutdownAfterJobFinishes": true,
+                     "rayClusterSpec": {"headGroupSpec": {"template": {"spec": {"containers": [container]}}},
+                                        "workerGroupSpecs": workers}},
+        });
+        if let Some(m) = mode {
+            job["spec"]["submissionMode"] = json!(m);
+        }
+        job
+    }
+
+    /// Kueue counts the submitter PodSet of a K8sJobMode RayJob (the default mode): 17 worker
+    /// groups pass its webhook but make 19 PodSets, one more than a Workload holds. A flat
+    /// limit of 17 worker groups let this through.
+    #[test]
+    fn a_k8s_job_mode_rayjob_with_17_worker_groups_gets_no_workload() {
+        assert_eq!(max_worker_groups(true), 16);
+        assert_eq!(max_worker_groups(false), 17);
+        let at = "/spec/rayClusterSpec/workerGroupSpecs".to_owned();
+        assert_eq!(
+            checks(&queued_job(17, None)),
+            vec![(Check::KueueWorkload, at.clone())]
+        );
+        assert_eq!(
+            checks(&queued_job(17, Some("K8sJobMode"))),
+            vec![(Check::KueueWorkload, at.clone())]
+        );
+        assert_eq!(checks(&queued_job(17, Some("HTTPMode"))), vec![]);
+        assert_eq!(checks(&queued_job(16, None)), vec![]);
+        assert_eq!(
+            checks(&queued_job(18, Some("HTTPMode"))),
+            vec![(Check::Admission, at)]
+        );
+    }
+}
