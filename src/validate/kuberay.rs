@@ -202,8 +202,8 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
     }
     let autoscaling = truthy(spec, &["enableInTreeAutoscaling"]);
     let v2_env = env(head_ray, AUTOSCALER_V2_ENV);
-    let v2 = string(spec, &["autoscalerOptions", "version"]) == Some("v2")
-        || matches!(v2_env, Some("1" | "true"));
+    let v2_option = string(spec, &["autoscalerOptions", "version"]) == Some("v2");
+    let v2 = v2_option || matches!(v2_env, Some("1" | "true"));
     for (i, g) in list(spec, &["workerGroupSpecs"]).iter().enumerate() {
         let gp = format!("{at}/workerGroupSpecs/{i}");
         let gname = string(g, &["groupName"]).unwrap_or("?");
@@ -265,7 +265,8 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
                 None,
             );
         }
-        if autoscaling && v2 {
+        // Only `autoscalerOptions.version` counts here (`IsAutoscalingV2Enabled`), not the env var.
+        if autoscaling && v2_option {
             restart_policy_never(w, g, &gp, &who, "autoscaler v2");
         }
     }
@@ -295,13 +296,17 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
     if let Some(options) = ft_options {
         fault_tolerance(w, spec, options, head_ray, annotations, at);
     }
-    if head.is_some_and(|h| {
+    let username_param = head.is_some_and(|h| {
         string(h, &["rayStartParams", "redis-username"]).is_some_and(|v| !v.is_empty())
-    }) || env(head_ray, "REDIS_USERNAME").is_some()
-    {
+    });
+    if username_param || env(head_ray, "REDIS_USERNAME").is_some() {
         report(
             w,
-            &format!("{head_at}/rayStartParams"),
+            &if username_param {
+                pointer_push(&format!("{head_at}/rayStartParams"), "redis-username")
+            } else {
+                head_env_at.clone()
+            },
             "a redis username in rayStartParams or the REDIS_USERNAME env var is refused",
             Some("use gcsFaultToleranceOptions.redisUsername"),
         );
@@ -330,9 +335,7 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
                 Some("keep autoscalerOptions.version only"),
             );
         }
-        if string(spec, &["autoscalerOptions", "version"]) == Some("v2")
-            && let Some(h) = head
-        {
+        if v2_option && let Some(h) = head {
             restart_policy_never(w, h, &head_at, "the head group", "autoscaler v2");
         }
     }

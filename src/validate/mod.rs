@@ -124,7 +124,7 @@ pub const KUBERAY_REFUSES: RuleInfo = RuleInfo {
 pub const GENERATED_KUBERAY_REFUSES: RuleInfo = RuleInfo {
     code: "RK906",
     severity: Error,
-    title: "raykueue generated an object the KubeRay controller would refuse: a bug in raykueue",
+    title: "raykueue wrote an object the KubeRay controller would refuse (a profile value passed through, or a bug)",
 };
 /// The validation layers' own codes (RK06x Kueue beyond the webhook's refusals, RK07x
 /// KubeRay's controller, RK906 the latter in generated output).
@@ -309,7 +309,13 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
         };
         d = d.at(p.source, pos);
     }
-    let bug = "this is a bug in raykueue, not in the profile: please report it with the profile";
+    // KubeRay's checks also read values a profile passes through verbatim (rayStartParams,
+    // env, annotations), so such a finding is not always raykueue's own.
+    let bug = if v.check == Check::KubeRay {
+        "raykueue wrote this object: if the value comes from the profile (rayStartParams, env), change it there; otherwise it is a bug in raykueue, please report it with the profile"
+    } else {
+        "this is a bug in raykueue, not in the profile: please report it with the profile"
+    };
     match (&v.hint, generated) {
         (Some(h), true) => d.hint(format!("{h}; {bug}")),
         (None, true) => d.hint(bug),

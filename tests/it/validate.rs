@@ -221,6 +221,38 @@ fn the_upstream_corpus_gets_the_clusters_verdict() {
     );
 }
 
+/// The KubeRay layer guards generated output too (one implementation): a profile value that
+/// raykueue passes through verbatim and KubeRay would refuse at reconcile stops `gen`.
+#[test]
+fn gen_refuses_output_kuberay_would_refuse() {
+    let team = std::fs::read_to_string(repo().join("profiles/team.yaml")).unwrap();
+    let bad = team.replacen(
+        "rayStartParams: {num-cpus: \"0\"}",
+        "rayStartParams: {num-cpus: \"0\", redis-username: ray}",
+        1,
+    );
+    assert_ne!(bad, team, "profiles/team.yaml changed: update this test");
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("team.yaml");
+    std::fs::write(&profile, bad).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = raykueue(&[
+        "gen",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[RK906]"), "{err}");
+    assert!(
+        err.contains("rayStartParams.redis-username") && err.contains("rayjob.yaml:"),
+        "{err}"
+    );
+    assert!(!out_dir.exists(), "nothing is written");
+}
+
 #[test]
 fn valid_samples_pass() {
     let dir = repo().join("tests/fixtures/valid-objects");
