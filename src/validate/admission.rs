@@ -640,27 +640,45 @@ fn group_rules(w: &mut Walker, spec: &Value, at: &str, submitter: bool) {
     }
 }
 
-const PREBUILT_WORKLOAD_LABEL: &str = "kueue.x-k8s.io/prebuilt-workload-name";
+/// Label, or annotation (`WorkloadIdentifierAnnotations`, on by default), naming a prebuilt
+/// Workload.
+const PREBUILT_WORKLOAD: &str = "kueue.x-k8s.io/prebuilt-workload-name";
+/// Annotation listing the gates that hold admission (`AdmissionGatedBy`, on by default).
+const ADMISSION_GATED_BY: &str = "kueue.x-k8s.io/admission-gated-by";
+/// `MaxGateNameLengthForAdmissionGatedBy`.
+const MAX_GATE_NAME: usize = 63;
 const MAX_EXEC_TIME_LABEL: &str = "kueue.x-k8s.io/max-exec-time-seconds";
 
-/// `jobframework.ValidateJobOnCreate`: label values that must name objects or be numbers.
+/// `jobframework.ValidateJobOnCreate`: label and annotation values that must name objects, be
+/// numbers, or list admission gates.
 fn job_on_create(w: &mut Walker, root: &Map<String, Value>) {
-    let Some(labels) = labels(root) else { return };
-    for key in [QUEUE_LABEL, PREBUILT_WORKLOAD_LABEL] {
-        if let Some(v) = labels.get(key).and_then(Value::as_str)
+    let annotations = root
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object);
+    let annotation = |k: &str| annotations.and_then(|a| a.get(k)).and_then(Value::as_str);
+    let label = |k: &str| labels(root).and_then(|l| l.get(k)).and_then(Value::as_str);
+    let mut names = vec![("labels", QUEUE_LABEL, label(QUEUE_LABEL))];
+    // A prebuilt Workload is named by the annotation when it is set, else by the label.
+    match annotation(PREBUILT_WORKLOAD).filter(|v| !v.is_empty()) {
+        Some(v) => names.push(("annotations", PREBUILT_WORKLOAD, Some(v))),
+        None => names.push(("labels", PREBUILT_WORKLOAD, label(PREBUILT_WORKLOAD))),
+    }
+    for (field, key, value) in names {
+        if let Some(v) = value
             && let Some(p) = dns1123_subdomain(v)
         {
             report(
                 w,
-                &pointer_push("/metadata/labels", key),
+                &pointer_push(&format!("/metadata/{field}"), key),
                 &format!(
-                    "label `{key}` value {} must name an object: {p}",
+                    "`{key}` value {} must name an object: {p}",
                     short(&Value::from(v))
                 ),
             );
         }
     }
-    if let Some(v) = labels.get(MAX_EXEC_TIME_LABEL).and_then(Value::as_str) {
+    if let Some(v) = label(MAX_EXEC_TIME_LABEL) {
         let problem = match v.parse::<i64>() {
             Ok(n) if n <= 0 => Some("should be greater than 0"),
             Ok(_) => None,
@@ -674,6 +692,44 @@ fn job_on_create(w: &mut Walker, root: &Map<String, Value>) {
             );
         }
     }
+    if let Some(v) = annotation(ADMISSION_GATED_BY).filter(|v| !v.trim().is_empty()) {
+        let at = pointer_push("/metadata/annotations", ADMISSION_GATED_BY);
+        let mut seen = Vec::new();
+        for gate in v.split(',').map(str::trim) {
+            let problem = if gate.is_empty() {
+                Some("an empty gate name".to_owned())
+            } else if seen.contains(&gate) {
+                Some(format!("gate `{gate}` twice"))
+            } else if let Some(p) = domain_prefixed_path(gate) {
+                Some(format!("gate `{gate}`: {p}"))
+            } else if gate.len() > MAX_GATE_NAME {
+                Some(format!(
+                    "gate `{gate}` is longer than {MAX_GATE_NAME} characters"
+                ))
+            } else {
+                None
+            };
+            seen.push(gate);
+            if let Some(p) = problem {
+                report(w, &at, &format!("`{ADMISSION_GATED_BY}` has {p}"));
+            }
+        }
+    }
+}
+
+/// `validation.IsDomainPrefixedPath`: `example.com/path`, the domain an RFC 1123 subdomain.
+fn domain_prefixed_path(s: &str) -> Option<String> {
+    let Some((host, path)) = s
+        .split_once('/')
+        .filter(|(h, p)| !h.is_empty() && !p.is_empty())
+    else {
+        return Some("must be a domain-prefixed path (such as `acme.io/foo`)".to_owned());
+    };
+    if let Some(p) = dns1123_subdomain(host) {
+        return Some(format!("domain {p}"));
+    }
+    let path_char = |c: char| c.is_ascii_alphanumeric() || "/-._~%!$&'()*+,;=:".contains(c);
+    (!path.chars().all(path_char)).then(|| format!("`{path}` is not a valid path"))
 }
 
 const REQUIRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-required-topology";
