@@ -738,23 +738,216 @@ const UNCONSTRAINED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-unconstrained-topolo
 const SLICE_REQUIRED_TOPOLOGY: &str = "kueue.x-k8s.io/podset-slice-required-topology";
 const SLICE_SIZE: &str = "kueue.x-k8s.io/podset-slice-size";
 const POD_SET_GROUP_NAME: &str = "kueue.x-k8s.io/podset-group-name";
+/// Multi-layer slices (`TASMultiLayerTopology`, on by default in v0.19.2).
+const SLICE_CONSTRAINTS: &str = "kueue.x-k8s.io/podset-slice-required-topology-constraints";
 
-/// The topology annotations of every pod template of a RayClusterSpec at `at`.
+/// `validateSliceRequiredTopologyConstraintsAnnotation` with the first layer's bound from
+/// `ValidateSliceSizeAnnotationUpperBound`: a JSON list of 1 to 3 `{topology, size}` layers,
+/// coarsest first, topologies distinct label names, sizes ≥ 1, each dividing the one above.
+fn slice_constraints(w: &mut Walker, text: &str, at: &str, count: i64) {
+    let layers: Result<Vec<(String, i64)>, String> = serde_json::from_str::<Value>(text)
+        .map_err(|e| e.to_string())
+        .and_then(|v| match v {
+            Value::Array(items) => items
+                .iter()
+                .map(|item| {
+                    let topology = match item.get("topology") {
+                        None | Some(Value::Null) => String::new(),
+                        Some(Value::String(s)) => s.clone(),
+                        Some(_) => return Err("`topology` must be a string".to_owned()),
+                    };
+                    let size = match item.get("size") {
+                        None | Some(Value::Null) => 0,
+                        Some(n) => n
+                            .as_i64()
+                            .filter(|n| i32::try_from(*n).is_ok())
+                            .ok_or("`size` must be a 32-bit integer")?,
+                    };
+                    if item.is_object() {
+                        Ok((topology, size))
+                    } else {
+                        Err("each layer must be an object".to_owned())
+                    }
+                })
+                .collect(),
+            _ => Err("not a JSON array".to_owned()),
+        });
+    let layers = match layers {
+        Ok(l) => l,
+        Err(e) => {
+            report(
+                w,
+                at,
+                &format!("`{SLICE_CONSTRAINTS}` must be a valid JSON array: {e}"),
+            );
+            return;
+        }
+    };
+    if layers.is_empty() || layers.len() > 3 {
+        report(
+            w,
+            at,
+            &format!(
+                "`{SLICE_CONSTRAINTS}` must have 1 to 3 layers, not {}",
+                layers.len()
+            ),
+        );
+        return;
+    }
+    for (i, (topology, size)) in layers.iter().enumerate() {
+        if let Some(p) = qualified_name(topology) {
+            report(
+                w,
+                at,
+                &format!("layer {i}: topology `{topology}` must be a label name: {p}"),
+            );
+        }
+        if *size < 1 {
+            report(
+                w,
+                at,
+                &format!("layer {i}: size must be at least 1, not {size}"),
+            );
+        }
+        if let Some(first) = layers[..i].iter().position(|l| l.0 == *topology) {
+            report(
+                w,
+                at,
+                &format!("layer {i}: topology `{topology}` is also layer {first}"),
+            );
+        }
+        if i > 0 && *size > 0 && layers[i - 1].1 % size != 0 {
+            report(
+                w,
+                at,
+                &format!(
+                    "layer {i}: size {size} must evenly divide the size {} of the layer above",
+                    layers[i - 1].1
+                ),
+            );
+        }
+    }
+    if layers[0].1 > count {
+        report(
+            w,
+            at,
+            &format!(
+                "the first layer's size {} must not be greater than the pod count {count} of this template",
+                layers[0].1
+            ),
+        );
+    }
+}
+
+/// The topology annotations of every pod template of a RayClusterSpec at `at`, one by one and
+/// then the PodSet groups they form.
 fn topology_of_cluster(w: &mut Walker, spec: Option<&Value>, at: &str) {
     let Some(spec) = spec.filter(|s| s.is_object()) else {
         return;
     };
+    // (PodSet count, template, its pointer) of the head and each worker group.
+    let mut templates = Vec::new();
     if let Some(t) = spec.get("headGroupSpec").and_then(|h| h.get("template")) {
-        topology(w, t, &format!("{at}/headGroupSpec/template"), 1);
+        templates.push((1, t, format!("{at}/headGroupSpec/template")));
     }
     for (i, g) in items(spec, "workerGroupSpecs").iter().enumerate() {
         if let Some(t) = g.get("template") {
-            topology(
-                w,
-                t,
-                &format!("{at}/workerGroupSpecs/{i}/template"),
+            templates.push((
                 pod_count(g),
-            );
+                t,
+                format!("{at}/workerGroupSpecs/{i}/template"),
+            ));
+        }
+    }
+    for (count, t, tp) in &templates {
+        topology(w, t, tp, *count);
+    }
+    pod_set_groups(w, &templates);
+}
+
+fn annotations_of(template: &Value) -> Option<&Map<String, Value>> {
+    template
+        .get("metadata")
+        .and_then(|m| m.get("annotations"))
+        .and_then(Value::as_object)
+}
+
+/// A pod template that joins a PodSet group.
+struct Member<'v> {
+    group: &'v str,
+    count: i64,
+    /// The topology request: (required, preferred), one of them set.
+    request: (Option<&'v str>, Option<&'v str>),
+    annotations_at: String,
+}
+
+/// `jobframework.ValidatePodSetGroupingTopology`: a `podset-group-name` (counted only beside a
+/// required or preferred topology) joins exactly two PodSets, one of them of a single pod,
+/// that ask for the same topology the same way.
+fn pod_set_groups(w: &mut Walker, templates: &[(i64, &Value, String)]) {
+    let mut members = Vec::new();
+    for (count, t, tp) in templates {
+        let Some(a) = annotations_of(t) else { continue };
+        let get = |k: &str| a.get(k).and_then(Value::as_str);
+        // `Build` takes the required topology over the preferred one.
+        let request = match (get(REQUIRED_TOPOLOGY), get(PREFERRED_TOPOLOGY)) {
+            (Some(r), _) => (Some(r), None),
+            (None, Some(p)) => (None, Some(p)),
+            (None, None) => continue,
+        };
+        if let Some(group) = get(POD_SET_GROUP_NAME) {
+            members.push(Member {
+                group,
+                count: *count,
+                request,
+                annotations_at: format!("{tp}/metadata/annotations"),
+            });
+        }
+    }
+    let mut done: Vec<&str> = Vec::new();
+    for m in &members {
+        let group = m.group;
+        if done.contains(&group) {
+            continue;
+        }
+        done.push(group);
+        let in_group: Vec<&Member> = members.iter().filter(|o| o.group == group).collect();
+        let name_at = |m: &Member| pointer_push(&m.annotations_at, POD_SET_GROUP_NAME);
+        let [a, b] = in_group[..] else {
+            for o in &in_group {
+                report(
+                    w,
+                    &name_at(o),
+                    &format!(
+                        "PodSet group `{group}` has {} pod set(s); a group holds exactly 2",
+                        in_group.len()
+                    ),
+                );
+            }
+            continue;
+        };
+        if a.count != 1 && b.count != 1 {
+            for o in [a, b] {
+                report(
+                    w,
+                    &name_at(o),
+                    &format!(
+                        "PodSet group `{group}` needs one pod set of a single pod, not {} and {}",
+                        a.count, b.count
+                    ),
+                );
+            }
+        }
+        if a.request != b.request {
+            for o in [a, b] {
+                report(
+                    w,
+                    &o.annotations_at,
+                    &format!(
+                        "the pod sets of group `{group}` must ask for the same topology with the same annotation (`{REQUIRED_TOPOLOGY}` or `{PREFERRED_TOPOLOGY}`)"
+                    ),
+                );
+            }
         }
     }
 }
@@ -773,8 +966,7 @@ fn pod_count(group: &Value) -> i64 {
 
 /// `jobframework.ValidateTASPodSetRequest` (and `ValidateSliceSizeAnnotationUpperBound`, with
 /// the template's PodSet `count`) on one pod template (TopologyAwareScheduling is on
-/// by default in v0.19.2). The multi-level slice constraints annotation and PodSet grouping
-/// across templates are not checked.
+/// by default in v0.19.2), with the multi-layer slice annotation.
 fn topology(w: &mut Walker, template: &Value, at: &str, count: i64) {
     let Some(a) = template
         .get("metadata")
@@ -886,6 +1078,25 @@ fn topology(w: &mut Walker, template: &Value, at: &str, count: i64) {
                 &format!("`{SLICE_SIZE}` must be at least 1, not {n}"),
             ),
             Ok(_) => {}
+        }
+    }
+    if let Some(v) = get(SLICE_CONSTRAINTS) {
+        slice_constraints(w, v, &kp(SLICE_CONSTRAINTS), count);
+        for other in [SLICE_REQUIRED_TOPOLOGY, SLICE_SIZE] {
+            if has(other) {
+                report(
+                    w,
+                    &kp(SLICE_CONSTRAINTS),
+                    &format!("`{SLICE_CONSTRAINTS}` may not be set when `{other}` is"),
+                );
+            }
+        }
+        if has(POD_SET_GROUP_NAME) {
+            report(
+                w,
+                &kp(POD_SET_GROUP_NAME),
+                &format!("`{POD_SET_GROUP_NAME}` may not be set when `{SLICE_CONSTRAINTS}` is"),
+            );
         }
     }
     match (has(SLICE_REQUIRED_TOPOLOGY), has(SLICE_SIZE)) {
