@@ -1,12 +1,13 @@
 //! What Kueue v0.19.2's validating webhooks refuse on create, beyond the CRD schemas and their
-//! CEL rules (which `walk`/`cel` check): `pkg/webhooks/{clusterqueue,cohort,resourceflavor,common}_webhook.go`
-//! for the queue kinds, and for RayJob, RayCluster and RayService their webhooks in
+//! CEL rules (which `walk`/`cel` check): `pkg/webhooks/{clusterqueue,cohort,resourceflavor}_webhook.go`
+//! and `pkg/webhooks/common.go` for the queue kinds, and for RayJob, RayCluster and RayService their webhooks in
 //! `pkg/controller/jobs/{rayjob,raycluster,rayservice}/` with the shared job rules of
 //! `pkg/controller/jobframework/{validation,tas_validation}.go`. LocalQueue and
 //! WorkloadPriorityClass have no validating webhook at v0.19.2 (`pkg/webhooks/webhooks.go`).
 //!
-//! Feature gates are taken at their v0.19.2 defaults: `TopologyAwareScheduling` and
-//! `ElasticJobsViaWorkloadSlices` on, `ConcurrentAdmission` off. A rule the CRD's CEL rules
+//! Feature gates are taken at their v0.19.2 defaults: `TopologyAwareScheduling`,
+//! `TASMultiLayerTopology`, `ElasticJobsViaWorkloadSlices`, `AdmissionGatedBy` and
+//! `WorkloadIdentifierAnnotations` on, `ConcurrentAdmission` off. A rule the CRD's CEL rules
 //! already enforce (a ClusterQueue `borrowingLimit` without a cohort, `preference` with
 //! fungibility other than TryNextFlavor, `reclaimWithinCohort: Never` with borrowing) is left to
 //! them, so one mistake is reported once. KubeRay's own controller checks are `kuberay`'s.
@@ -30,7 +31,7 @@ pub const MAX_POD_SETS: usize = 18;
 /// How many worker groups a queued Ray object may have: one PodSet each, beside the head's
 /// and, for a RayJob in K8sJobMode, the submitter Job's (Kueue v0.19.2
 /// `pkg/controller/jobs/rayjob/rayjob_controller.go`, `addSubmitterPodSet`). The one number the
-/// profile rule (RK138) and the output validation both use.
+/// profile rule (RK122) and the output validation both use.
 pub fn max_worker_groups(submitter_pod_set: bool) -> usize {
     MAX_POD_SETS - 1 - usize::from(submitter_pod_set)
 }
