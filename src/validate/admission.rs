@@ -959,7 +959,7 @@ fn pod_count(group: &Value) -> i64 {
     let replicas = group.get("replicas").and_then(Value::as_i64).unwrap_or(0);
     let hosts = group.get("numOfHosts").and_then(Value::as_i64).unwrap_or(1);
     if hosts > 1 {
-        replicas * hosts
+        replicas.saturating_mul(hosts)
     } else {
         replicas
     }
