@@ -8,6 +8,8 @@ use super::{Ctx, RuleInfo};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::{Framework, SubmissionMode, Workload, WorkloadKind};
 use crate::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
+// Kueue's PodSet limit, one definition with the output validation's.
+use crate::validate::admission::{MAX_POD_SETS, max_worker_groups};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const QUEUE_NOT_FOUND: RuleInfo = RuleInfo {
@@ -127,8 +129,6 @@ pub const RULES: &[RuleInfo] = &[
     SERVE_APPS,
     NO_REQUESTS,
 ];
-
-use crate::validate::admission::{MAX_POD_SETS, max_worker_groups};
 
 /// The Kueue integration that manages a kind.
 pub fn framework_of(kind: WorkloadKind) -> Framework {
