@@ -80,10 +80,14 @@ impl Bundle {
         resources: &[String],
         header: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let text = render::render_yaml_file(
-            "platform/kustomization.yaml.j2",
-            &serde_json::json!({ "resources": resources }),
-        )
+        // `sortOptions: fifo` keeps the files' apply order (flavors before queues) in what
+        // `kubectl kustomize` prints, instead of kustomize's own kind order.
+        let text = render::to_yaml(&serde_json::json!({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "sortOptions": { "order": "fifo" },
+            "resources": resources,
+        }))
         .map_err(|d| vec![d])?;
         self.files.insert(
             format!("{dir}/kustomization.yaml"),

@@ -108,19 +108,6 @@ pub fn render_object(obj: &mut Object) -> Result<Value, Diagnostic> {
     Ok(canonical(value))
 }
 
-/// Render a YAML template that is not a Kubernetes object (kustomization, values files) and
-/// write it canonically.
-pub fn render_yaml_file(template: &str, context: &Value) -> Result<String, Diagnostic> {
-    let text = render_text(template, context)?;
-    let value: Value = read_back(&text).map_err(|e| {
-        Diagnostic::error(
-            "RK900",
-            format!("internal error: template {template} produced invalid YAML: {e}"),
-        )
-    })?;
-    to_yaml(&canonical(value))
-}
-
 /// Read rendered YAML back as data. Rendered documents are plain: block and flow collections
 /// of quoted strings, words, integers and booleans. Those are built straight from the parser's
 /// events (the parser serde-saphyr itself uses), which is several times cheaper than the full
