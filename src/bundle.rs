@@ -32,7 +32,7 @@ impl Bundle {
             // The object's data moves out of it (`render_object` takes it): nothing reads it
             // there again, and a large profile has thousands.
             let result = render::render_object(&mut object).and_then(|value| {
-                let yaml = render::to_yaml(&value)?;
+                let yaml = crate::yaml::to_yaml(&value)?;
                 Ok((value, yaml))
             });
             match result {
@@ -82,7 +82,7 @@ impl Bundle {
     ) -> Result<(), Vec<Diagnostic>> {
         // `sortOptions: fifo` keeps the files' apply order (flavors before queues) in what
         // `kubectl kustomize` prints, instead of kustomize's own kind order.
-        let text = render::to_yaml(&serde_json::json!({
+        let text = crate::yaml::to_yaml(&serde_json::json!({
             "apiVersion": "kustomize.config.k8s.io/v1beta1",
             "kind": "Kustomization",
             "sortOptions": { "order": "fifo" },

@@ -8,7 +8,6 @@
 
 use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
 use crate::catalogue;
-use crate::compile::header;
 use crate::diagnostic::Diagnostic;
 use crate::operators;
 use crate::profile::{
@@ -16,6 +15,7 @@ use crate::profile::{
     ServiceAccount, Taint,
 };
 use crate::render;
+use crate::yaml;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -159,13 +159,13 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
     ] {
         out.push((file.to_owned(), render::render_text(template, &ctx)?));
     }
-    let yaml_header = header(p);
+    let yaml_header = crate::yaml::HEADER;
     if let Some(k) = &p.operators.kueue {
-        let values = render::to_yaml(&kueue_values(p, k)?)?;
+        let values = yaml::to_yaml(&kueue_values(p, k)?)?;
         out.push((FILE_KUEUE_VALUES.into(), format!("{yaml_header}{values}")));
     }
     if p.operators.kuberay.is_some() {
-        let values = render::to_yaml(&kuberay_values(p))?;
+        let values = yaml::to_yaml(&kuberay_values(p))?;
         out.push((FILE_KUBERAY_VALUES.into(), format!("{yaml_header}{values}")));
     }
     Ok(out)
@@ -395,7 +395,7 @@ pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic>
     config["integrations"]["frameworks"] = json!(frameworks);
     // The chart writes the Configuration into its ConfigMap as is: a YAML string.
     let mut values = json!({
-        "managerConfig": { "controllerManagerConfigYaml": render::to_yaml(&config)? },
+        "managerConfig": { "controllerManagerConfigYaml": yaml::to_yaml(&config)? },
     });
     let mut manager = Map::new();
     if !k.feature_gates.is_empty() {

@@ -410,7 +410,7 @@ fn runtime_env(env: &RuntimeEnv) -> Option<Value> {
 /// `runtimeEnvYAML`: the runtime environment serialized as YAML text, never spliced.
 fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
     runtime_env(env)
-        .map(|v| crate::render::to_yaml(&v))
+        .map(|v| crate::yaml::to_yaml(&v))
         .transpose()
 }
 
@@ -436,5 +436,5 @@ fn serve_config(serve: &Serve) -> Result<String, Diagnostic> {
         })
         .collect();
     cfg.insert("applications".into(), Value::Array(apps));
-    crate::render::to_yaml(&Value::Object(cfg))
+    crate::yaml::to_yaml(&Value::Object(cfg))
 }

@@ -43,6 +43,18 @@ impl WorkloadKind {
     }
 }
 
+/// A Kueue Workload holds at most this many PodSets (`jobframework.MaxPodSets`; the Workload
+/// CRD's `podSets` has `maxItems: 18`).
+pub const MAX_POD_SETS: usize = 18;
+
+/// How many worker groups a queued Ray object may have: one PodSet each, beside the head's
+/// and, for a RayJob in K8sJobMode, the submitter Job's (Kueue v0.19.2
+/// `pkg/controller/jobs/rayjob/rayjob_controller.go`, `addSubmitterPodSet`). The one number the
+/// profile rule (RK122) and the output validation both use.
+pub fn max_worker_groups(submitter_pod_set: bool) -> usize {
+    MAX_POD_SETS - 1 - usize::from(submitter_pod_set)
+}
+
 /// The LocalQueue name Kueue's webhooks give a job that has none, when the namespace has a
 /// LocalQueue of that name (kueue@v0.19.2 `pkg/controller/constants` `DefaultLocalQueueName`).
 pub const DEFAULT_LOCAL_QUEUE: &str = "default";

@@ -17,7 +17,7 @@ use crate::diagnostic::Severity::{Error, Warning};
 use crate::load::pointer_push;
 use crate::profile::{Workload, WorkloadKind};
 // The KubeRay facts the output validation checks objects against: one definition each.
-use crate::validate::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_out_of_order};
+use crate::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_out_of_order};
 
 pub const NAME_TOO_LONG: RuleInfo = RuleInfo {
     code: "RK301",

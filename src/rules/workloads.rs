@@ -7,11 +7,11 @@ use super::queues::PRIORITY_NOT_FOUND;
 use super::{Ctx, RuleInfo};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::{
-    Admission, DEFAULT_LOCAL_QUEUE, Framework, SubmissionMode, Workload, WorkloadKind,
+    Admission, DEFAULT_LOCAL_QUEUE, Framework, MAX_POD_SETS, SubmissionMode, Workload,
+    WorkloadKind, max_worker_groups,
 };
 use crate::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
 // Kueue's PodSet limit, one definition with the output validation's.
-use crate::validate::admission::{MAX_POD_SETS, max_worker_groups};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const QUEUE_NOT_FOUND: RuleInfo = RuleInfo {

@@ -24,17 +24,7 @@ use std::collections::BTreeMap;
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// Annotation that makes a Ray job elastic (in-tree autoscaling allowed).
 const ELASTIC: &str = "kueue.x-k8s.io/elastic-job";
-/// A Kueue Workload holds at most this many PodSets (`jobframework.MaxPodSets`; the Workload
-/// CRD's `podSets` has `maxItems: 18`).
-pub const MAX_POD_SETS: usize = 18;
-
-/// How many worker groups a queued Ray object may have: one PodSet each, beside the head's
-/// and, for a RayJob in K8sJobMode, the submitter Job's (Kueue v0.19.2
-/// `pkg/controller/jobs/rayjob/rayjob_controller.go`, `addSubmitterPodSet`). The one number the
-/// profile rule (RK122) and the output validation both use.
-pub fn max_worker_groups(submitter_pod_set: bool) -> usize {
-    MAX_POD_SETS - 1 - usize::from(submitter_pod_set)
-}
+pub(crate) use crate::profile::{MAX_POD_SETS, max_worker_groups};
 
 /// Whether a RayJob's spec gives Kueue a submitter PodSet: `submissionMode` K8sJobMode, the
 /// default.

@@ -12,8 +12,8 @@
 //! `RayClusterHistoryServer` and `GCSFaultToleranceEmbeddedStorage` off. The controller stops
 //! at its first error; this reports every one it can see.
 //!
-//! The name limits and the `rayStartParams` facts are shared with the profile rules
-//! (`rules::kuberay`), so a profile and a manifest are held to the same numbers.
+//! The name limits and the `rayStartParams` facts live in `crate::kuberay`, shared with the
+//! profile rules (`rules::kuberay`), so a profile and a manifest are held to the same numbers.
 
 use super::Check;
 use super::meta::{dns1035_label, label_value, qualified_name};
@@ -21,32 +21,10 @@ use super::walk::{Walker, short};
 use crate::load::pointer_push;
 use serde_json::{Map, Value};
 
-/// `MaxRayClusterNameLength`: KubeRay derives Service and Pod names from a RayCluster's name.
-pub const MAX_RAY_CLUSTER_NAME: usize = 53;
-/// `MaxRayJobNameLength` and `MaxRayServiceNameLength`: their RayCluster's name is theirs plus
-/// a 6-character suffix.
-pub const MAX_RAY_JOB_NAME: usize = MAX_RAY_CLUSTER_NAME - 6;
-
-/// The longest name KubeRay accepts for a kind it reconciles.
-pub fn max_name_len(kind: &str) -> Option<usize> {
-    match kind {
-        "RayCluster" => Some(MAX_RAY_CLUSTER_NAME),
-        "RayJob" | "RayService" => Some(MAX_RAY_JOB_NAME),
-        _ => None,
-    }
-}
-
-/// The `rayStartParams` key KubeRay forbids (`validateRayGroupLabels`): node labels go in the
-/// group's own `labels` field.
-pub const FORBIDDEN_RAY_START_PARAM: &str = "labels";
-/// `rayStartParams` keys that declare resources; with a non-empty `resources` field beside
-/// them KubeRay refuses the group (`validateRayGroupResources`).
-pub const RAY_START_RESOURCE_PARAMS: &[&str] = &["num-cpus", "num-gpus", "memory", "resources"];
-
-/// Whether a worker group's bounds are out of order (`minReplicas > maxReplicas`).
-pub fn replicas_out_of_order(min: i64, max: i64) -> bool {
-    min > max
-}
+pub(crate) use crate::kuberay::{
+    FORBIDDEN_RAY_START_PARAM, MAX_RAY_CLUSTER_NAME, RAY_START_RESOURCE_PARAMS, max_name_len,
+    replicas_out_of_order,
+};
 
 const RAY_CLUSTER_LABEL: &str = "ray.io/cluster";
 const FT_ANNOTATION: &str = "ray.io/ft-enabled";

@@ -483,7 +483,7 @@ mod tests {
             "platform/20-clusterqueues.yaml",
             json!({}),
         );
-        let yaml = crate::render::to_yaml(&value).unwrap();
+        let yaml = crate::yaml::to_yaml(&value).unwrap();
         let mut b = Bundle::default();
         b.add_object_files(
             vec![Rendered {

@@ -1,0 +1,30 @@
+//! KubeRay v1.7.0 facts that the profile rules (`rules::kuberay`) and the output validation
+//! (`validate::kuberay`) share: one definition each, in a leaf module both stages read
+//! (ray-project/kuberay@v1.7.0 `ray-operator/controllers/ray/utils/validation.go`).
+
+/// `MaxRayClusterNameLength`: KubeRay derives Service and Pod names from a RayCluster's name.
+pub const MAX_RAY_CLUSTER_NAME: usize = 53;
+/// `MaxRayJobNameLength` and `MaxRayServiceNameLength`: their RayCluster's name is theirs plus
+/// a 6-character suffix.
+pub const MAX_RAY_JOB_NAME: usize = MAX_RAY_CLUSTER_NAME - 6;
+
+/// The longest name KubeRay accepts for a kind it reconciles.
+pub fn max_name_len(kind: &str) -> Option<usize> {
+    match kind {
+        "RayCluster" => Some(MAX_RAY_CLUSTER_NAME),
+        "RayJob" | "RayService" => Some(MAX_RAY_JOB_NAME),
+        _ => None,
+    }
+}
+
+/// The `rayStartParams` key KubeRay forbids (`validateRayGroupLabels`): node labels go in the
+/// group's own `labels` field.
+pub const FORBIDDEN_RAY_START_PARAM: &str = "labels";
+/// `rayStartParams` keys that declare resources; with a non-empty `resources` field beside
+/// them KubeRay refuses the group (`validateRayGroupResources`).
+pub const RAY_START_RESOURCE_PARAMS: &[&str] = &["num-cpus", "num-gpus", "memory", "resources"];
+
+/// Whether a worker group's bounds are out of order (`minReplicas > maxReplicas`).
+pub fn replicas_out_of_order(min: i64, max: i64) -> bool {
+    min > max
+}
