@@ -1,0 +1,44 @@
+//! JSON pointers: how every stage names a place in the profile or in an object
+//! (`/queues/clusterQueues/0/name`), and how users read it (`queues.clusterQueues[0].name`).
+//! A leaf module: loading, rules, the model and validation all use it.
+
+use std::fmt::Write as _;
+
+/// Turn a JSON pointer into the field path users read: `queues.clusterQueues[0].name`.
+pub fn field_path(pointer: &str) -> String {
+    let mut out = String::new();
+    for raw in pointer.split('/').skip(1) {
+        let seg = raw.replace("~1", "/").replace("~0", "~");
+        if !seg.is_empty() && seg.bytes().all(|b| b.is_ascii_digit()) {
+            out.push('[');
+            out.push_str(&seg);
+            out.push(']');
+        } else if !seg.is_empty()
+            && seg
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        {
+            if !out.is_empty() {
+                out.push('.');
+            }
+            out.push_str(&seg);
+        } else {
+            let _ = write!(out, "[{seg:?}]");
+        }
+    }
+    out
+}
+
+/// Escape one key for a JSON pointer.
+pub fn pointer_push(base: &str, key: &str) -> String {
+    format!("{base}/{}", key.replace('~', "~0").replace('/', "~1"))
+}
+
+/// A JSON pointer segment back to the key it escapes (`~1` is `/`, `~0` is `~`).
+pub fn unescape_segment(raw: &str) -> std::borrow::Cow<'_, str> {
+    if raw.contains('~') {
+        raw.replace("~1", "/").replace("~0", "~").into()
+    } else {
+        raw.into()
+    }
+}
