@@ -84,7 +84,21 @@ pub fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptErr
     {
         return Err(ScriptError::Escapes(name));
     }
-    let file = std::fs::File::open(&path).map_err(unreadable)?;
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        // A profile that extends a shipped one inherits its workloads, whose scripts are the
+        // embedded examples: a shipped example's path that is not next to the profile is read
+        // from the binary (the same text `raykueue init` writes).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return crate::resolve::shipped_script(&name)
+                .map(|text| Script {
+                    key: key(rel).to_owned(),
+                    text: text.to_owned(),
+                })
+                .ok_or_else(|| unreadable(e));
+        }
+        Err(e) => return Err(unreadable(e)),
+    };
     if file.metadata().map_err(unreadable)?.is_dir() {
         return Err(ScriptError::Unreadable {
             path: name,

@@ -1,0 +1,108 @@
+//! The GPU smoke test (seed 004, step 4) as data: a one-GPU RayJob that runs the embedded
+//! `gpu_check.py`, submitted by `infra/smoke.sh` through the profile's queue (directly when the
+//! profile has no Kueue). It is built by the same code as the profile's own workloads, so it is
+//! rendered and validated like them, and it lands in `infra/smoke/`, not `workloads/`: it is a
+//! check of the cluster, not a workload to keep.
+
+use super::Object;
+use super::workloads;
+use crate::catalogue::GPU_RESOURCE;
+use crate::diagnostic::Diagnostic;
+use crate::profile::{Profile, Workload};
+use serde_json::json;
+
+/// The RayJob's name; `smoke.sh` deletes it (and its ConfigMap) when it ends.
+pub const SMOKE_JOB: &str = "raykueue-smoke";
+pub const SMOKE_DIR: &str = "infra/smoke";
+
+/// What `smoke.sh` needs to know about the job it submits.
+#[derive(Debug, serde::Serialize)]
+pub struct SmokeJob {
+    pub name: &'static str,
+    pub namespace: String,
+    /// The LocalQueue it is submitted to; `None` without Kueue.
+    pub queue: Option<String>,
+    /// Files to apply, in order, relative to the bundle (`infra/smoke/configmap.yaml`, ...).
+    pub files: Vec<String>,
+}
+
+/// The smoke job of a profile that installs KubeRay and names a Ray image; `None` otherwise.
+/// The queue is the first LocalQueue whose ClusterQueue covers `nvidia.com/gpu` (else the
+/// first LocalQueue), so that Kueue admits the GPU it asks for.
+pub fn smoke_job(p: &Profile) -> Option<(Workload, SmokeJob)> {
+    p.operators.kuberay.as_ref()?;
+    p.ray.as_ref()?;
+    let queues = p
+        .queues
+        .as_ref()
+        .filter(|_| p.operators.kueue.is_some())
+        .map(|q| {
+            let covers_gpu = |cq: &str| {
+                q.cluster_queues.iter().any(|c| {
+                    c.name.as_str() == cq
+                        && c.resource_groups.iter().any(|g| {
+                            g.covered_resources
+                                .iter()
+                                .any(|r| r.as_str() == GPU_RESOURCE)
+                        })
+                })
+            };
+            q.local_queues
+                .iter()
+                .find(|l| covers_gpu(l.cluster_queue.as_str()))
+                .or_else(|| q.local_queues.first())
+        })
+        .flatten();
+    let namespace = queues
+        .and_then(|l| l.namespace.as_ref())
+        .unwrap_or(&p.namespace)
+        .to_string();
+    let queue = queues.map(|l| l.name.to_string());
+    let workload: Workload = serde_json::from_value(json!({
+        "kind": "RayJob",
+        "name": SMOKE_JOB,
+        "namespace": namespace,
+        "queue": queue,
+        "entrypoint": "python3 /home/ray/scripts/gpu_check.py",
+        "runtimeEnv": { "envVars": { "GPU_CHECK_GPUS": "1" } },
+        "scripts": ["scripts/gpu_check.py"],
+        "ttlSecondsAfterFinished": 300,
+        "head": {
+            "resources": { "cpu": "1", "memory": "4Gi" },
+            "rayStartParams": { "num-cpus": "0" },
+        },
+        "workers": [{
+            "name": "gpu",
+            "replicas": 1,
+            "resources": { "cpu": "2", "memory": "8Gi", GPU_RESOURCE: "1" },
+            "rayStartParams": { "num-gpus": "1" },
+        }],
+    }))
+    .ok()?;
+    let job = SmokeJob {
+        name: SMOKE_JOB,
+        namespace,
+        queue,
+        // The ConfigMap of its script, then the RayJob that mounts it (`smoke_objects`).
+        files: vec![
+            format!("{SMOKE_DIR}/{}", workloads::CONFIGMAP_FILE),
+            format!("{SMOKE_DIR}/{}", workloads::object_file_name(workload.kind)),
+        ],
+    };
+    Some((workload, job))
+}
+
+/// The smoke job's objects, filed under `infra/smoke/` (none when there is no smoke job).
+pub fn smoke_objects(p: &Profile) -> Result<Vec<Object>, Diagnostic> {
+    let Some((workload, job)) = smoke_job(p) else {
+        return Ok(Vec::new());
+    };
+    // The embedded gpu_check.py: no folder to read from.
+    let mut objects = workloads::workload(p, &workload, None)?;
+    for o in &mut objects {
+        let file = o.file.rsplit('/').next().unwrap_or_default().to_owned();
+        o.file = format!("{SMOKE_DIR}/{file}");
+        debug_assert!(job.files.contains(&o.file));
+    }
+    Ok(objects)
+}
