@@ -36,7 +36,7 @@ pub fn smoke_job(p: &Profile) -> Option<(Workload, SmokeJob)> {
         .queues
         .as_ref()
         .filter(|_| p.operators.kueue.is_some())
-        .map(|q| {
+        .and_then(|q| {
             let covers_gpu = |cq: &str| {
                 q.cluster_queues.iter().any(|c| {
                     c.name.as_str() == cq
@@ -51,8 +51,7 @@ pub fn smoke_job(p: &Profile) -> Option<(Workload, SmokeJob)> {
                 .iter()
                 .find(|l| covers_gpu(l.cluster_queue.as_str()))
                 .or_else(|| q.local_queues.first())
-        })
-        .flatten();
+        });
     let namespace = queues
         .and_then(|l| l.namespace.as_ref())
         .unwrap_or(&p.namespace)

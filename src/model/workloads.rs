@@ -426,7 +426,7 @@ fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
 fn with_storage(p: &Profile, env: Option<&RuntimeEnv>) -> RuntimeEnv {
     let mut env = env.cloned().unwrap_or_default();
     if let Some(storage) = p.azure.as_ref().and_then(|a| a.storage.as_ref()) {
-        let containers: Vec<&str> = storage.containers.iter().map(|c| c.as_str()).collect();
+        let containers: Vec<&str> = storage.containers.iter().map(|c| &**c).collect();
         for (name, value) in [
             (STORAGE_ACCOUNT_ENV, storage.account.to_string()),
             (STORAGE_CONTAINERS_ENV, containers.join(",")),

@@ -1039,7 +1039,13 @@ fn az_commands_pass_az_argcheck() {
     for profile in ["kuberay-gpu", "single", "profiles/examples/prod.yaml"] {
         let sb = Sandbox::new(profile);
         let infra = sb.bundle().join("infra");
-        for (script, args) in [("up.sh", ""), ("down.sh", "--delete-resource-group")] {
+        // smoke.sh runs no az command; the tool runs it (its polling loop stopped) and checks
+        // that nothing in it reaches az with bad arguments.
+        for (script, args) in [
+            ("up.sh", ""),
+            ("down.sh", "--delete-resource-group"),
+            ("smoke.sh", "--timeout 5"),
+        ] {
             let mut cmd = Command::new(&tool);
             if !args.is_empty() {
                 cmd.arg(format!("--script-args={args}"));

@@ -452,7 +452,11 @@ fn shipped_profiles_read_only_their_embedded_example_scripts() {
         let scripts: Vec<&str> = profile
             .workloads
             .iter()
-            .flat_map(|w| w.scripts.iter().map(|s| s.as_str()))
+            .flat_map(|w| {
+                w.scripts
+                    .iter()
+                    .map(raykueue::profile::RelativePath::as_str)
+            })
             .collect();
         assert!(!scripts.is_empty(), "{p}");
         for s in scripts {
