@@ -117,7 +117,12 @@ fn readme(from: &str, shipped: &str) -> Result<String, crate::diagnostic::Diagno
     let name = profile.as_ref().map_or(from, |p| p.name.as_str());
     crate::render::render_text(
         "init/README.md.j2",
-        &serde_json::json!({ "name": name, "from": from, "workload": workload }),
+        &serde_json::json!({
+            "name": name,
+            "from": from,
+            "workload": workload,
+            "queued": profile.as_ref().is_some_and(|p| p.operators.kueue.is_some()),
+        }),
     )
 }
 

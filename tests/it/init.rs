@@ -350,3 +350,33 @@ fn completions_are_generated_for_every_shell() {
         assert!(n.status.success(), "{}", String::from_utf8_lossy(&n.stderr));
     }
 }
+
+/// The repository README leads from zero to a running job through `init`.
+#[test]
+fn the_readme_shows_init_as_the_path_from_zero_to_a_running_job() {
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let start = readme
+        .find("## From zero to a running job")
+        .expect("a From zero section");
+    let section = &readme[start..];
+    let mut at = 0;
+    for step in [
+        "raykueue init --from team my-cluster",
+        "raykueue gen --profile profile.yaml --out deploy",
+        "deploy/infra/up.sh",
+        "kubectl apply -k deploy/workloads/aurora-finetune",
+        "deploy/infra/smoke.sh",
+    ] {
+        let found = section[at..].find(step).unwrap_or_else(|| {
+            panic!("README's From zero section lacks `{step}` after the steps before it")
+        });
+        at += found + step.len();
+    }
+    // Each shell's one-line completion install is documented.
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        assert!(
+            readme.contains(&format!("raykueue completions {shell} ")),
+            "README lacks the {shell} completion install"
+        );
+    }
+}
