@@ -2,7 +2,8 @@
 
 Needs nothing beyond the Ray image (the node's NVIDIA driver provides nvidia-smi).
 GPU_CHECK_GPUS sets how many GPUs to ask for (default: the cluster's GPUs, at least 1); on an
-autoscaled cluster the tasks bring up the GPU workers. Exits 1 when a task sees no GPU.
+autoscaled cluster the tasks bring up the GPU workers. Exits 1 when a task gets no GPU from Ray
+or nvidia-smi lists none (no driver in the pod).
 """
 
 import os
@@ -31,5 +32,5 @@ print(f"Running {wanted} task(s), one GPU each")
 failed = 0
 for index, host, gpu_ids, devices in ray.get([probe.remote(i) for i in range(wanted)]):
     print(f"task {index} on {host}: Ray GPU ids {gpu_ids}\n  {devices}")
-    failed += not gpu_ids
+    failed += not gpu_ids or not devices.startswith("GPU ")
 sys.exit(1 if failed else 0)

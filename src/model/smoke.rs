@@ -15,6 +15,12 @@ use serde_json::json;
 pub const SMOKE_JOB: &str = "raykueue-smoke";
 pub const SMOKE_DIR: &str = "infra/smoke";
 
+/// Whether a bundle file holds the smoke job (objects `smoke.sh` applies and deletes itself).
+pub fn is_smoke_file(file: &str) -> bool {
+    file.strip_prefix(SMOKE_DIR)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
+
 /// What `smoke.sh` needs to know about the job it submits.
 #[derive(Debug, serde::Serialize)]
 pub struct SmokeJob {
