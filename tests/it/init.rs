@@ -288,6 +288,16 @@ fn init_refuses_to_overwrite_and_names_the_files_unless_forced() {
 
     let unknown = raykueue(&["init", "--from", "tem", dir.to_str().unwrap()]);
     assert_eq!(unknown.status.code(), Some(2), "{}", stderr(&unknown));
+    // DIR is a file: an I/O error, exit 2, no panic.
+    let file = tmp.path().join("file");
+    fs::write(&file, "x").unwrap();
+    let on_file = init(&file, "team", &[]);
+    assert_eq!(on_file.status.code(), Some(2), "{}", stderr(&on_file));
+    assert!(
+        stderr(&on_file).contains("cannot write"),
+        "{}",
+        stderr(&on_file)
+    );
 }
 
 /// `python3 -m py_compile` on every example program. Skips visibly without python3, except

@@ -671,3 +671,54 @@ fn a_script_linked_out_of_the_profile_folder_is_refused() {
     assert!(stderr(&out).contains("[RK131]"), "{}", stderr(&out));
     assert!(!stdout(&out).contains("TOKEN"));
 }
+
+/// A profile that extends a shipped one inherits its workloads and their example scripts: a
+/// shipped example's path missing next to the profile is read from the binary; a file next to
+/// it wins; any other missing file is still RK131.
+#[test]
+fn an_overlay_of_a_shipped_profile_inherits_its_example_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("mine.yaml");
+    std::fs::write(
+        &profile,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: single\nname: mine\n",
+    )
+    .unwrap();
+    let stream = |p: &Path| {
+        let out = raykueue(&[
+            "gen",
+            "--profile",
+            p.to_str().unwrap(),
+            "--only",
+            "workloads",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        parse_stream(&stdout(&out))
+    };
+    let inherited = stream(&profile);
+    assert_eq!(
+        inherited[0]["data"]["gpu_check.py"].as_str(),
+        raykueue::resolve::shipped_script("scripts/gpu_check.py")
+    );
+    std::fs::create_dir(dir.path().join("scripts")).unwrap();
+    std::fs::write(dir.path().join("scripts/gpu_check.py"), "print('mine')\n").unwrap();
+    assert_eq!(
+        stream(&profile)[0]["data"]["gpu_check.py"],
+        "print('mine')\n"
+    );
+
+    std::fs::write(
+        &profile,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: single\nname: mine\n\
+         workloads:\n  - name: gpu-check\n    scripts: [scripts/gpu_check.py, scripts/other.py]\n",
+    )
+    .unwrap();
+    let out = raykueue(&["check", "--profile", profile.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[RK131]"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("scripts/other.py"),
+        "{}",
+        stderr(&out)
+    );
+}
