@@ -133,11 +133,21 @@ pub fn vm_size(name: &str) -> Option<&'static VmSize> {
     VM_SIZES.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }
 
-/// Whether an unknown size is probably a GPU size: Azure's N-series (`Standard_N…`) are the
-/// GPU families. Used only where the catalogue has no entry, to avoid false alarms.
-pub fn maybe_gpu_size(name: &str) -> bool {
-    name.get(..10)
-        .is_some_and(|p| p.eq_ignore_ascii_case("Standard_N"))
+/// Whether nodes of this size advertise `nvidia.com/gpu`: the one definition of "a GPU pool"
+/// that the rules, the scripts (`verify.sh`'s GPU checks) and the summary use. A size in the
+/// catalogue says so itself; any other is judged by Azure's naming, case-insensitively as Azure
+/// compares size names: the NVIDIA N-series families NC, ND and NV — except NVv4
+/// (`…as_v4`) and NG, which carry AMD GPUs and expose no `nvidia.com/gpu`.
+pub fn has_nvidia_gpus(name: &str) -> bool {
+    if let Some(size) = vm_size(name) {
+        return size.gpus > 0;
+    }
+    let lower = name.to_ascii_lowercase();
+    let Some(rest) = lower.strip_prefix("standard_") else {
+        return false;
+    };
+    let amd = (rest.starts_with("nv") && rest.ends_with("as_v4")) || rest.starts_with("ng");
+    !amd && (rest.starts_with("nc") || rest.starts_with("nd") || rest.starts_with("nv"))
 }
 
 /// What AKS leaves for pods on one node of this size (node allocatable).
@@ -325,8 +335,34 @@ mod tests {
             vm_size("standard_nd96amsr_a100_v4").map(|s| s.gpus),
             Some(8)
         );
-        assert!(maybe_gpu_size("Standard_NV36ads_A10_v5"));
-        assert!(!maybe_gpu_size("Standard_D4ds_v6"));
+        assert!(has_nvidia_gpus("Standard_NV36ads_A10_v5"));
+        assert!(!has_nvidia_gpus("Standard_D4ds_v6"));
+    }
+
+    /// `verify.sh` once matched sizes case-sensitively while the rules did not, so
+    /// `Standard_nc6s_v3` got capacity checks but no GPU checks: one definition, any case.
+    #[test]
+    fn gpu_sizes_are_detected_in_any_case_known_or_not() {
+        for name in [
+            "Standard_NC6s_v3",
+            "standard_nc6s_v3",
+            "STANDARD_ND96AMSR_A100_V4",
+            "Standard_NV36ads_A10_v5",
+            "Standard_NC999future_v9",
+            "standard_nd_unknown",
+        ] {
+            assert!(has_nvidia_gpus(name), "{name}");
+        }
+        for name in [
+            "Standard_D8s_v3",
+            "standard_d4ds_v6",
+            "Standard_NV16as_v4",
+            "standard_nv32as_v4",
+            "Standard_NG32ads_V620_v1",
+            "Basic_A1",
+        ] {
+            assert!(!has_nvidia_gpus(name), "{name}");
+        }
     }
 
     #[test]

@@ -100,6 +100,14 @@ pub fn render(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<
                 bundle.add_kustomization(dir, &files, &header)?;
             }
         }
+        // What both tools sync of the workloads: the long-running ones' folders.
+        let synced: Vec<String> = model::gitops::synced_workloads(profile)
+            .iter()
+            .map(|w| format!("../../workloads/{}", w.name))
+            .collect();
+        if !synced.is_empty() {
+            bundle.add_kustomization(model::gitops::GITOPS_WORKLOADS, &synced, &header)?;
+        }
     }
     Ok(bundle)
 }

@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod emit;
 pub mod load;
 pub mod model;
+pub mod operators;
 pub mod overlay;
 pub mod profile;
 pub mod render;

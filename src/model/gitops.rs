@@ -13,7 +13,7 @@
 
 use super::{MANAGED_BY, Object};
 use crate::diagnostic::Diagnostic;
-use crate::profile::{GitOps, Profile};
+use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
 use crate::render;
 use serde_json::{Value, json};
 
@@ -25,6 +25,28 @@ const FLUX_KUSTOMIZATIONS: &str = "gitops/flux/10-kustomizations.yaml";
 const FLUX_RELEASES: &str = "gitops/flux/operators/helmreleases.yaml";
 
 /// The in-cluster API server, Argo CD's destination for everything here.
+/// The kustomization both GitOps tools sync workloads from: the long-running ones only.
+pub const GITOPS_WORKLOADS: &str = "gitops/workloads";
+/// Argo CD's retry of a failed sync, on every Application. Without it an automated sync retries
+/// 5 times, 5 s doubling (argo-cd@v3.5.1 `controller/appcontroller.go` `RetryStrategy{Limit: 5}`,
+/// `pkg/apis/application/v1alpha1/application_defaults.go`: 5 s, factor 2, at most 3 m), about
+/// 2.5 minutes, and never again for that commit; the platform and workload Applications fail
+/// until the operators' CRDs and webhooks exist, which on a cold cluster takes minutes. 10
+/// retries from 10 s doubling to at most 3 m span about 20 minutes
+/// (`RetryStrategy.NextRetryAt`: duration × factor^n, capped).
+pub const ARGO_RETRY_LIMIT: i64 = 10;
+pub const ARGO_RETRY_BACKOFF: (&str, i64, &str) = ("10s", 2, "3m");
+/// Flux's HelmRelease install and upgrade strategy: `RetryOnFailure` retries a failed action
+/// indefinitely at `retryInterval`, without uninstalling in between (fluxcd/helm-controller@v1.6.3
+/// `api/v2/helmrelease_types.go` `InstallStrategy`, `internal/features/features.go`
+/// `DefaultToRetryOnFailure`). The default `RemediateOnFailure` has 0 retries: a first install
+/// that times out because the nodes are not ready yet ends in `RetriesExceeded` and waits for a
+/// spec change.
+pub const FLUX_RETRY_INTERVAL: &str = "1m";
+/// A Flux Kustomization retries a failed apply after `retryInterval` (default: its `interval`,
+/// 10 m; fluxcd/kustomize-controller@v1.9.4 `api/v1/kustomization_types.go`): one minute keeps a
+/// cold install from waiting ten minutes per failed step.
+pub const FLUX_KUSTOMIZATION_RETRY: &str = "1m";
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
 
 fn meta(name: &str, namespace: &str, wave: Option<i32>) -> Value {
@@ -57,14 +79,14 @@ fn values(profile: &Profile) -> Result<(Option<Value>, Option<Value>), Diagnosti
     let kueue = match &profile.operators.kueue {
         Some(k) => Some(parse(render::render_yaml_file(
             "infra/kueue-values.yaml.j2",
-            &super::infra::kueue_values(k)?,
+            &super::infra::kueue_values(profile, k)?,
         )?)?),
         None => None,
     };
     let kuberay = match &profile.operators.kuberay {
         Some(_) => Some(parse(render::render_yaml_file(
             "infra/kuberay-values.yaml.j2",
-            &json!({}),
+            &super::infra::kuberay_values(profile),
         )?)?),
         None => None,
     };
@@ -126,6 +148,14 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
                 "source": source,
                 "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
                 "syncOptions": options,
+                "retry": {
+                    "limit": ARGO_RETRY_LIMIT,
+                    "backoff": {
+                        "duration": ARGO_RETRY_BACKOFF.0,
+                        "factor": ARGO_RETRY_BACKOFF.1,
+                        "maxDuration": ARGO_RETRY_BACKOFF.2,
+                    },
+                },
                 "ignoreDifferences": Value::Null,
             }),
         )
@@ -195,28 +225,51 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         &dir_options,
         ARGO_APPS,
     ));
-    if !p.workloads.is_empty() {
+    let synced = synced_workloads(p);
+    if !synced.is_empty() {
+        // Kueue sets `suspend: false` when it admits a queued workload; without this, self-heal
+        // would suspend it again and Kueue would evict it. Only for the kinds that are synced
+        // and queued: on anything else Kueue never touches `suspend`.
+        let mut ignore: Vec<Value> = Vec::new();
+        for (kind, pointer) in [
+            (WorkloadKind::RayCluster, "/spec/suspend"),
+            (WorkloadKind::RayService, "/spec/rayClusterConfig/suspend"),
+        ] {
+            if synced
+                .iter()
+                .any(|w| w.kind == kind && w.admission(p).is_queued())
+            {
+                ignore.push(
+                    json!({ "group": "ray.io", "kind": kind.as_str(), "jsonPointers": [pointer] }),
+                );
+            }
+        }
+        let mut options = vec!["SkipDryRunOnMissingResource=true", "ServerSideApply=true"];
+        if !ignore.is_empty() {
+            options.push("RespectIgnoreDifferences=true");
+        }
         let mut workloads = app(
             format!("{name}-workloads"),
             1,
-            git("workloads"),
+            git(GITOPS_WORKLOADS),
             &p.namespace,
-            &[
-                "SkipDryRunOnMissingResource=true",
-                "ServerSideApply=true",
-                "RespectIgnoreDifferences=true",
-            ],
+            &options,
             ARGO_APPS,
         );
-        // Kueue sets `suspend: false` when it admits a workload; without this, self-heal would
-        // suspend it again and Kueue would evict it.
-        workloads.context["ignoreDifferences"] = json!([
-            { "group": "ray.io", "kind": "RayJob", "jsonPointers": ["/spec/suspend"] },
-            { "group": "ray.io", "kind": "RayCluster", "jsonPointers": ["/spec/suspend"] },
-            { "group": "ray.io", "kind": "RayService", "jsonPointers": ["/spec/rayClusterConfig/suspend"] },
-        ]);
+        if !ignore.is_empty() {
+            workloads.context["ignoreDifferences"] = Value::Array(ignore);
+        }
         out.push(workloads);
     }
+}
+
+/// The workloads GitOps syncs: the long-running ones. RayJobs are one-shot
+/// (`WorkloadKind::is_one_shot`) and are submitted per run instead.
+pub fn synced_workloads(p: &Profile) -> Vec<&Workload> {
+    p.workloads
+        .iter()
+        .filter(|w| !w.kind.is_one_shot())
+        .collect()
 }
 
 fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>) {
@@ -251,6 +304,11 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
                 "targetNamespace": k.namespace, "releaseName": k.release,
                 "chart": { "spec": { "chart": k.chart, "version": k.version,
                     "sourceRef": { "kind": "HelmRepository", "name": "kuberay" } } },
+                // KubeRay's chart ships its CRDs in `crds/` (ray-project/kuberay@v1.7.0
+                // helm-chart/kuberay-operator/crds), which Helm installs once and never
+                // upgrades unless told to.
+                "crdsInChartFolder": true,
+                "strategy": { "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL },
                 "values": v,
             }),
         ));
@@ -272,6 +330,10 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
                 "metadata": meta(&k.release, ns, None), "interval": interval,
                 "targetNamespace": k.namespace, "releaseName": k.release,
                 "chartRef": { "kind": "OCIRepository", "name": "kueue" },
+                // Kueue's chart ships its CRDs as templates (kubernetes-sigs/kueue@v0.19.2
+                // charts/kueue/templates/crd): a `crds` policy would do nothing.
+                "crdsInChartFolder": false,
+                "strategy": { "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL },
                 "values": v,
             }),
         ));
@@ -285,6 +347,7 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             FLUX_KUSTOMIZATIONS,
             json!({
                 "metadata": meta(&obj_name, ns, None), "interval": interval,
+                "retryInterval": FLUX_KUSTOMIZATION_RETRY,
                 "path": format!("./{}", path_in_repo(g, sub)), "source": name, "dependsOn": depends,
             }),
         )
@@ -298,10 +361,10 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
         "platform",
         has_operators.then(|| format!("{name}-operators")),
     ));
-    if !p.workloads.is_empty() {
+    if !synced_workloads(p).is_empty() {
         out.push(kustomization(
             "workloads",
-            "workloads",
+            GITOPS_WORKLOADS,
             Some(format!("{name}-platform")),
         ));
     }

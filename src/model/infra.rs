@@ -7,10 +7,13 @@
 //! ever parsed as shell syntax. This module prepares those values as plain strings.
 
 use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
+use crate::catalogue;
 use crate::compile::header;
 use crate::diagnostic::Diagnostic;
+use crate::operators;
 use crate::profile::{
-    Framework, KubeRayOperator, KueueOperator, NodePool, PoolMode, Profile, ServiceAccount, Taint,
+    AZ_DEFAULT_NODE_COUNT, Framework, KubeRayOperator, KueueOperator, NodePool, PoolMode, Profile,
+    ServiceAccount, Taint,
 };
 use crate::render;
 use serde::Serialize;
@@ -167,11 +170,11 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
     }
     let yaml_header = header(p);
     if let Some(k) = &p.operators.kueue {
-        let values = render::render_yaml_file("infra/kueue-values.yaml.j2", &kueue_values(k)?)?;
+        let values = render::render_yaml_file("infra/kueue-values.yaml.j2", &kueue_values(p, k)?)?;
         out.push((FILE_KUEUE_VALUES.into(), format!("{yaml_header}{values}")));
     }
     if p.operators.kuberay.is_some() {
-        let values = render::render_yaml_file("infra/kuberay-values.yaml.j2", &json!({}))?;
+        let values = render::render_yaml_file("infra/kuberay-values.yaml.j2", &kuberay_values(p))?;
         out.push((FILE_KUBERAY_VALUES.into(), format!("{yaml_header}{values}")));
     }
     Ok(out)
@@ -267,6 +270,7 @@ fn subject(namespace: &str, sa: &ServiceAccount) -> String {
 }
 
 fn pool(n: &NodePool) -> PoolCtx {
+    let size = n.size();
     let mut taints: Vec<String> = Vec::new();
     if n.critical_addons_only {
         taints.push(CRITICAL_ADDONS_ONLY.into());
@@ -279,25 +283,18 @@ fn pool(n: &NodePool) -> PoolCtx {
             PoolMode::User => "User",
         },
         vm_size: n.vm_size.to_string(),
-        // Without a count, az starts a pool at 3 nodes, which it refuses when 3 lies outside the
-        // autoscaler range: then start at min (seed 004's 0–3 keeps az's default).
+        // Without a count, az starts a pool at its default, which it refuses when that lies
+        // outside the autoscaler range: then the count is written (seed 004's 0–3 keeps az's
+        // default, and its command line).
         count: n.count.or_else(|| {
-            n.autoscale
-                .as_ref()
-                .filter(|s| !(s.min..=s.max).contains(&3))
-                .map(|s| s.min)
+            (size.autoscaled && size.initial != AZ_DEFAULT_NODE_COUNT).then_some(size.initial)
         }),
         min: n.autoscale.as_ref().map(|s| s.min),
         max: n.autoscale.as_ref().map(|s| s.max),
         taints: (!taints.is_empty()).then(|| taints.join(",")),
         labels: n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-        gpu: is_nvidia_gpu_size(n.vm_size.as_str()),
-        min_nodes: match (&n.autoscale, n.count) {
-            (Some(s), _) => s.min,
-            (None, Some(c)) => c,
-            // No count: AKS's default of 3 nodes.
-            (None, None) => 3,
-        },
+        gpu: catalogue::has_nvidia_gpus(n.vm_size.as_str()),
+        min_nodes: size.min,
     }
 }
 
@@ -309,16 +306,6 @@ fn taint(t: &Taint) -> String {
         t.value.as_ref().map_or("", |v| v.as_str()),
         t.effect.as_str()
     )
-}
-
-/// NVIDIA GPU sizes: the N-series families NC, ND and NV (NVv4 and NGads are AMD and expose no
-/// `nvidia.com/gpu`).
-pub fn is_nvidia_gpu_size(vm_size: &str) -> bool {
-    let Some(rest) = vm_size.strip_prefix("Standard_") else {
-        return false;
-    };
-    let amd = (rest.starts_with("NV") && rest.ends_with("as_v4")) || rest.starts_with("NG");
-    !amd && (rest.starts_with("NC") || rest.starts_with("ND") || rest.starts_with("NV"))
 }
 
 /// The Deployment Kueue's chart creates: `<fullname>-controller-manager`, where fullname is the
@@ -403,47 +390,41 @@ fn platform(p: &Profile) -> PlatformCtx {
     }
 }
 
-/// Helm values for Kueue. `managerConfig.controllerManagerConfigYaml` replaces the chart's whole
-/// Configuration, so it repeats the chart's defaults and sets `integrations.frameworks`.
-/// The Kueue chart values (also embedded in the Argo CD and Flux objects).
-pub fn kueue_values(k: &KueueOperator) -> Result<Value, Diagnostic> {
+/// Helm values for Kueue: only what the profile decides. `managerConfig.controllerManagerConfigYaml`
+/// replaces the chart's whole Configuration, so it is the pinned chart's own Configuration with
+/// the profile's `integrations.frameworks` (everything else stays the chart's default); feature
+/// gates when the profile sets any; where the operators run (`operators::placement`).
+/// The same values are embedded in the Argo CD and Flux objects.
+pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic> {
     let frameworks: Vec<&str> = k
         .frameworks
         .iter()
         .map(|f: &Framework| f.as_str())
         .collect();
-    let config = json!({
-        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
-        "kind": "Configuration",
-        "health": { "healthProbeBindAddress": ":8081" },
-        "metrics": { "bindAddress": ":8443" },
-        "webhook": { "port": 9443 },
-        "leaderElection": {
-            "leaderElect": true,
-            "resourceName": "c1f6bfd2.kueue.x-k8s.io",
-        },
-        "controller": {
-            "groupKindConcurrency": {
-                "Job.batch": 5,
-                "Pod": 5,
-                "Workload.kueue.x-k8s.io": 5,
-                "LocalQueue.kueue.x-k8s.io": 1,
-                "ClusterQueue.kueue.x-k8s.io": 1,
-                "ResourceFlavor.kueue.x-k8s.io": 1,
-            },
-        },
-        "clientConnection": { "qps": 50, "burst": 100 },
-        "integrations": { "frameworks": frameworks },
-    });
+    let mut config = operators::kueue_default_configuration();
+    config["integrations"]["frameworks"] = json!(frameworks);
     let gates: Vec<Value> = k
         .feature_gates
         .iter()
         .map(|(name, enabled)| json!({ "name": name, "enabled": enabled }))
         .collect();
+    let placement = operators::placement(p);
     Ok(json!({
         "config": render::to_yaml(&config)?,
         "featureGates": gates,
+        "nodeSelector": placement.as_ref().map(operators::Placement::node_selector),
+        "tolerations": placement.as_ref().and_then(operators::Placement::tolerations),
     }))
+}
+
+/// Helm values for the KubeRay operator: only where it runs (everything else is the chart's
+/// default).
+pub fn kuberay_values(p: &Profile) -> Value {
+    let placement = operators::placement(p);
+    json!({
+        "nodeSelector": placement.as_ref().map(operators::Placement::node_selector),
+        "tolerations": placement.as_ref().and_then(operators::Placement::tolerations),
+    })
 }
 
 #[cfg(test)]
@@ -458,14 +439,5 @@ mod tests {
             kueue_deployment("queues"),
             "queues-kueue-controller-manager"
         );
-    }
-
-    #[test]
-    fn nvidia_sizes_are_the_nc_nd_nv_families() {
-        assert!(is_nvidia_gpu_size("Standard_NC6s_v3"));
-        assert!(is_nvidia_gpu_size("Standard_ND96amsr_A100_v4"));
-        assert!(is_nvidia_gpu_size("Standard_NV36ads_A10_v5"));
-        assert!(!is_nvidia_gpu_size("Standard_NV16as_v4"));
-        assert!(!is_nvidia_gpu_size("Standard_D8s_v3"));
     }
 }

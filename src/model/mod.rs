@@ -1,7 +1,7 @@
 //! Stage 4: the profile as the objects to generate. Each `Object` names its template and
 //! carries the typed context the template reads; nothing here is YAML text.
 
-mod gitops;
+pub mod gitops;
 pub mod infra;
 mod platform;
 pub mod smoke;

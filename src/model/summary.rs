@@ -1,7 +1,7 @@
 //! The reviewer summary (`SUMMARY.md` in the bundle): quotas per ClusterQueue, cohort totals,
 //! node pools and which workloads go to which queue — what a reviewer checks in a pull request.
 
-use crate::profile::{Profile, Quantity};
+use crate::profile::{Admission, DEFAULT_LOCAL_QUEUE, Profile, Quantity};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 
@@ -92,17 +92,21 @@ pub fn summary_context(p: &Profile) -> Value {
                     format!("{} vCPU, {} GiB{gpu}", s.vcpus * max, s.memory_gib * max)
                 },
             );
+            let n = np.size();
+            let nodes = if n.autoscaled {
+                format!("{}–{} (autoscaled)", n.min, n.max)
+            } else if n.given {
+                n.max.to_string()
+            } else {
+                format!("{} (az's default)", n.max)
+            };
             json!({
                 "name": np.name,
                 "mode": format!("{:?}", np.mode),
                 "vmSize": np.vm_size,
                 "perNode": per_node,
                 "atMax": at_max,
-                "nodes": match (&np.autoscale, np.count) {
-                    (Some(a), _) => format!("{}–{} (autoscaled)", a.min, a.max),
-                    (None, Some(c)) => c.to_string(),
-                    (None, None) => "–".to_owned(),
-                },
+                "nodes": nodes,
                 "taints": np
                     .critical_addons_only
                     .then(|| "CriticalAddonsOnly=true:NoSchedule".to_owned())
@@ -120,7 +124,16 @@ pub fn summary_context(p: &Profile) -> Value {
             json!({
                 "kind": w.kind.as_str(),
                 "name": w.name,
-                "queue": w.queue,
+                "queue": match w.admission(p) {
+                    Admission::Queued { queue, defaulted: false } => Some(queue.to_owned()),
+                    Admission::Queued { queue, defaulted: true } => {
+                        Some(format!("{queue} (Kueue's default LocalQueue)"))
+                    }
+                    Admission::PodByPod => Some(format!(
+                        "{DEFAULT_LOCAL_QUEUE}, pod by pod (its kind's integration is off)"
+                    )),
+                    Admission::Unmanaged => None,
+                },
                 "priority": w.priority_class,
             })
         })

@@ -153,7 +153,10 @@ pub fn workload(
         Some(name)
     };
 
-    let queued = w.queue.is_some();
+    // Queued also when Kueue's webhook will default it to the namespace's `default`
+    // LocalQueue: the label is then written out, so the object says what the cluster does.
+    let admission = w.admission(p);
+    let queued = admission.is_queued();
     let pods = Pods {
         image: image.as_str(),
         service_account: service_account(p, w),
@@ -183,7 +186,7 @@ pub fn workload(
 
     let mut labels = Map::new();
     labels.insert(MANAGED_BY.0.into(), json!(MANAGED_BY.1));
-    if let Some(q) = &w.queue {
+    if let Some(q) = admission.queue() {
         labels.insert(QUEUE_LABEL.into(), json!(q));
     }
     if let Some(pc) = &w.priority_class {
@@ -195,8 +198,9 @@ pub fn workload(
         annotations.insert(ELASTIC_ANNOTATION.into(), json!("true"));
     }
     // Kueue flips `suspend` when it admits a queued workload; a Flux re-apply would flip it
-    // back and evict the job. Flux creates these objects and then leaves them alone.
-    if queued && p.gitops.as_ref().is_some_and(|g| g.flux.is_some()) {
+    // back and evict it. Flux creates the workloads it syncs and then leaves them alone
+    // (RayJobs are not synced: `WorkloadKind::is_one_shot`).
+    if queued && !w.kind.is_one_shot() && p.gitops.as_ref().is_some_and(|g| g.flux.is_some()) {
         annotations.insert(FLUX_SSA.into(), json!("IfNotPresent"));
     }
     if !annotations.is_empty() {

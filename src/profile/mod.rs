@@ -210,14 +210,64 @@ pub struct NodePool {
     pub critical_addons_only: bool,
 }
 
+/// The node count az gives a pool created without `--node-count` (`az aks create`,
+/// `az aks nodepool add`; azure-cli 2.91 `_params.py`: `node_count` default 3).
+pub const AZ_DEFAULT_NODE_COUNT: u32 = 3;
+
+/// How many nodes a pool has: the one reading of `count` and `autoscale` that the rules, the
+/// scripts and the summary share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolSize {
+    /// Nodes at creation.
+    pub initial: u32,
+    /// The fewest nodes the pool can shrink to.
+    pub min: u32,
+    /// The most nodes the pool can grow to.
+    pub max: u32,
+    pub autoscaled: bool,
+    /// False when the profile gives neither `count` nor `autoscale` (RK404): az's default
+    /// applies.
+    pub given: bool,
+}
+
 impl NodePool {
+    /// The pool's size. With neither `count` nor `autoscale`, az creates
+    /// [`AZ_DEFAULT_NODE_COUNT`] nodes, and so the pool has exactly that many. An autoscaled
+    /// pool without `count` starts at az's default when it lies in the range, else at `min`
+    /// (`up.sh` passes `--node-count` then, since az refuses a default outside the range).
+    pub fn size(&self) -> PoolSize {
+        match (&self.autoscale, self.count) {
+            (Some(a), count) => PoolSize {
+                initial: count.unwrap_or(if (a.min..=a.max).contains(&AZ_DEFAULT_NODE_COUNT) {
+                    AZ_DEFAULT_NODE_COUNT
+                } else {
+                    a.min
+                }),
+                min: a.min,
+                max: a.max,
+                autoscaled: true,
+                given: true,
+            },
+            (None, Some(c)) => PoolSize {
+                initial: c,
+                min: c,
+                max: c,
+                autoscaled: false,
+                given: true,
+            },
+            (None, None) => PoolSize {
+                initial: AZ_DEFAULT_NODE_COUNT,
+                min: AZ_DEFAULT_NODE_COUNT,
+                max: AZ_DEFAULT_NODE_COUNT,
+                autoscaled: false,
+                given: false,
+            },
+        }
+    }
+
     /// The largest number of nodes the pool can ever have.
     pub fn max_nodes(&self) -> u32 {
-        match (&self.autoscale, self.count) {
-            (Some(a), _) => a.max,
-            (None, Some(c)) => c,
-            (None, None) => 0,
-        }
+        self.size().max
     }
 }
 

@@ -226,6 +226,15 @@ impl Quantity {
         }
     }
 
+    /// `self − other`, never below zero (what is left of a capacity).
+    #[must_use]
+    pub fn minus(self, other: Self) -> Self {
+        Self {
+            nanos: self.nanos.saturating_sub(other.nanos).max(0),
+            format: self.format,
+        }
+    }
+
     #[must_use]
     pub fn times(self, n: u64) -> Self {
         Self {

@@ -24,6 +24,57 @@ impl WorkloadKind {
             Self::RayCluster => "RayCluster",
         }
     }
+
+    /// Whether an object of this kind runs once and is done: a RayJob ends, and with
+    /// `ttlSecondsAfterFinished` KubeRay deletes it. GitOps must not own such an object — a
+    /// synced folder would re-create it after it is deleted, and the job would run again for
+    /// ever — so only long-running kinds (RayService, RayCluster) are synced.
+    pub fn is_one_shot(self) -> bool {
+        self == Self::RayJob
+    }
+
+    /// The Kueue integration that manages this kind.
+    pub fn framework(self) -> super::Framework {
+        match self {
+            Self::RayJob => super::Framework::RayJob,
+            Self::RayService => super::Framework::RayService,
+            Self::RayCluster => super::Framework::RayCluster,
+        }
+    }
+}
+
+/// The LocalQueue name Kueue's webhooks give a job that has none, when the namespace has a
+/// LocalQueue of that name (kueue@v0.19.2 `pkg/controller/constants` `DefaultLocalQueueName`).
+pub const DEFAULT_LOCAL_QUEUE: &str = "default";
+
+/// How Kueue treats a workload once it is applied: the one answer every rule and the output
+/// share.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Admission<'p> {
+    /// Admitted as one Workload through this LocalQueue: the one `queue` names, or
+    /// [`DEFAULT_LOCAL_QUEUE`] that Kueue's job webhook sets when `queue` is absent
+    /// (`defaulted`).
+    Queued { queue: &'p str, defaulted: bool },
+    /// The kind's integration is off, but `pod` is on and the namespace has a `default`
+    /// LocalQueue: Kueue's pod webhook labels, gates and admits every pod of the workload on
+    /// its own, as a plain pod.
+    PodByPod,
+    /// Kueue leaves the workload alone.
+    Unmanaged,
+}
+
+impl<'p> Admission<'p> {
+    pub fn is_queued(self) -> bool {
+        matches!(self, Self::Queued { .. })
+    }
+
+    /// The LocalQueue the workload is admitted through.
+    pub fn queue(self) -> Option<&'p str> {
+        match self {
+            Self::Queued { queue, .. } => Some(queue),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -242,6 +293,55 @@ impl Workload {
     pub fn has_submitter_pod_set(&self) -> bool {
         self.kind == WorkloadKind::RayJob
             && self.submission_mode.unwrap_or_default() == SubmissionMode::K8sJobMode
+    }
+
+    /// How Kueue admits this workload (Kueue v0.19.2). With `queue`, through that LocalQueue.
+    /// Without it, Kueue's defaulting webhooks decide, in a namespace Kueue manages (its
+    /// default `managedJobsNamespaceSelector` leaves out `kube-system` and Kueue's own
+    /// namespace) that has a LocalQueue named `default`:
+    /// - the kind's job webhook labels the object with `default` when the kind's integration
+    ///   is on (kueue@v0.19.2 `pkg/controller/jobframework/defaults.go`
+    ///   `ApplyDefaultLocalQueueWithManagedJobsNamespaceSelector`, called from
+    ///   `pkg/controller/jobs/{rayjob,raycluster,rayservice}/*_webhook.go` `Default`);
+    /// - else, with the `pod` integration on, the pod webhook labels each pod of the workload
+    ///   (`pkg/controller/jobs/pod/pod_webhook.go` `Default`, "Local queue defaulting"): no
+    ///   ancestor is managed by Kueue, so every pod becomes a Workload of its own.
+    pub fn admission<'p>(&'p self, profile: &'p super::Profile) -> Admission<'p> {
+        if let Some(q) = &self.queue {
+            return Admission::Queued {
+                queue: q.as_str(),
+                defaulted: false,
+            };
+        }
+        let Some(kueue) = &profile.operators.kueue else {
+            return Admission::Unmanaged;
+        };
+        let ns = self.namespace_in(profile);
+        let managed_namespace = ns != "kube-system" && ns != kueue.namespace.as_str();
+        let has_default = profile
+            .queues
+            .iter()
+            .flat_map(|q| &q.local_queues)
+            .any(|lq| {
+                lq.name.as_str() == DEFAULT_LOCAL_QUEUE
+                    && lq
+                        .namespace
+                        .as_ref()
+                        .map_or(profile.namespace.as_str(), |n| n.as_str())
+                        == ns
+            });
+        if !managed_namespace || !has_default {
+            Admission::Unmanaged
+        } else if kueue.frameworks.contains(&self.kind.framework()) {
+            Admission::Queued {
+                queue: DEFAULT_LOCAL_QUEUE,
+                defaulted: true,
+            }
+        } else if kueue.frameworks.contains(&super::Framework::Pod) {
+            Admission::PodByPod
+        } else {
+            Admission::Unmanaged
+        }
     }
 }
 

@@ -25,6 +25,7 @@ use super::{Ctx, RuleInfo};
 use crate::catalogue::{self, Allocatable, GPU_RESOURCE, VmSize};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::diagnostic::did_you_mean;
+use crate::operators;
 use crate::profile::{
     Azure, Flavor, NodePool, PoolMode, Profile, Quantity, Taint, TaintEffect, Toleration,
     TolerationOperator,
@@ -91,32 +92,23 @@ impl Pool<'_> {
         self.np.name.as_str()
     }
 
-    /// Whether every node carries `key=value`. An unknown N-series size may carry
-    /// `accelerator=nvidia`: assumed so, to avoid false alarms.
+    /// Whether every node carries `key=value`.
     fn carries(&self, key: &str, value: &str) -> bool {
         self.labels.get(key).is_some_and(|v| v == value)
-            || (self.size.is_none()
-                && key == "accelerator"
-                && value == "nvidia"
-                && catalogue::maybe_gpu_size(&self.np.vm_size))
     }
 
     fn carries_all<'k>(&self, labels: impl IntoIterator<Item = (&'k str, &'k str)>) -> bool {
         labels.into_iter().all(|(k, v)| self.carries(k, v))
     }
 
-    /// GPUs per node; unknown sizes of the N-series are assumed to have some.
     fn has_gpus(&self) -> bool {
-        self.size.map_or_else(
-            || catalogue::maybe_gpu_size(&self.np.vm_size),
-            |s| s.gpus > 0,
-        )
+        catalogue::has_nvidia_gpus(&self.np.vm_size)
     }
 
-    /// The most nodes the pool can have; `None` when the profile gives neither `count` nor
-    /// `autoscale` (RK404): az picks the size, and capacity checks skip the pool.
-    fn max_nodes(&self) -> Option<u32> {
-        (self.np.count.is_some() || self.np.autoscale.is_some()).then(|| self.np.max_nodes())
+    /// The most nodes the pool can have (az's default count when the profile gives neither
+    /// `count` nor `autoscale`, which RK404 reports).
+    fn max_nodes(&self) -> u32 {
+        self.np.max_nodes()
     }
 
     fn allocatable(&self) -> Option<Allocatable> {
@@ -146,12 +138,24 @@ impl Pool<'_> {
         }
     }
 
-    /// `autoscale.max` 3, or `count` 2.
-    fn size_field(&self) -> &'static str {
+    /// The profile key that sets the pool's largest size.
+    fn size_key(&self) -> &'static str {
         if self.np.autoscale.is_some() {
             "autoscale.max"
         } else {
             "count"
+        }
+    }
+
+    /// `autoscale.max` 3, or `count` 2: where the size in a message comes from.
+    fn size_field(&self) -> &'static str {
+        let size = self.np.size();
+        if size.autoscaled {
+            "autoscale.max"
+        } else if size.given {
+            "count"
+        } else {
+            "count unset: az's default"
         }
     }
 }
@@ -182,7 +186,8 @@ fn pools(azure: &Azure) -> Vec<Pool<'_>> {
             ] {
                 labels.insert(k.into(), v.into());
             }
-            if size.is_some_and(|s| s.gpus > 0) {
+            // AKS labels the nodes of NVIDIA GPU sizes `accelerator=nvidia` itself.
+            if catalogue::has_nvidia_gpus(&np.vm_size) {
                 labels.insert("accelerator".into(), "nvidia".into());
             }
             let mut taints = np.taints.clone();
@@ -495,10 +500,7 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                     known = false;
                     break;
                 };
-                let Some(nodes) = pool.max_nodes().map(u64::from) else {
-                    known = false;
-                    break;
-                };
+                let nodes = u64::from(pool.max_nodes());
                 cap = cap.plus(a.times(nodes));
                 from.push(format!(
                     "{} node{} ({}) × {} of pool {}",
@@ -509,10 +511,37 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                     pool.describe(),
                 ));
             }
+            // The operators' pods run on the System pool (`operators::placement`): what they
+            // request there is not left for the queues' workloads.
+            let mut operators_text = String::new();
+            if backing.iter().any(|pool| pool.np.mode == PoolMode::System)
+                && operators::placement(p).is_some()
+            {
+                let pods = operators::operator_pods(p);
+                let taken = pods.iter().fold(Quantity::zero(), |sum, (_, cpu, mem)| {
+                    sum.plus(match r.as_str() {
+                        "cpu" => *cpu,
+                        "memory" => *mem,
+                        _ => Quantity::zero(),
+                    })
+                });
+                if taken > Quantity::zero() {
+                    cap = cap.minus(taken);
+                    let names: Vec<&str> = pods.iter().map(|(n, _, _)| *n).collect();
+                    operators_text = format!(
+                        " − {} for the operators on the System pool ({})",
+                        taken.human(),
+                        names.join(", ")
+                    );
+                }
+            }
             if !known || total <= cap {
                 continue;
             }
-            let pools_text = format!("the node pools it can use have {}", from.join(" + "));
+            let pools_text = format!(
+                "the node pools it can use have {}{operators_text}",
+                from.join(" + ")
+            );
             ctx.report(
                 &QUOTA_BEYOND_POOLS,
                 &pointer,
@@ -609,7 +638,7 @@ fn evaluate(
             continue;
         }
         tolerated.push(pool.index);
-        if pool.max_nodes() != Some(0) && too_big(pool, s).is_none() {
+        if pool.max_nodes() != 0 && too_big(pool, s).is_none() {
             fitting.push(pool.index);
         }
     }
@@ -813,7 +842,7 @@ fn place(
                 .iter()
                 .filter_map(|i| {
                     let pool = pool_by(*i)?;
-                    if pool.max_nodes() == Some(0) {
+                    if pool.max_nodes() == 0 {
                         return Some(format!("pool {} has at most 0 nodes", pool.describe()));
                     }
                     let (resource, request, alloc) = too_big(pool, s)?;
@@ -881,7 +910,7 @@ fn place(
                     let needed = s.max_count.div_ceil(*per_node);
                     format!(
                         "raise {} of node pool `{}` to {needed}, or lower {field} to {}",
-                        pool.size_field(),
+                        pool.size_key(),
                         pool.name(),
                         cap / u64::from(group.num_of_hosts.max(1))
                     )
@@ -899,7 +928,7 @@ fn place(
                         pool.describe(),
                         s.request(r),
                         pool.allocatable().and_then(|a| a.get(r)).map_or_else(String::new, Quantity::human),
-                        pool.max_nodes().unwrap_or_default(),
+                        pool.max_nodes(),
                         pool.size_field()
                     )
                 })
@@ -935,7 +964,7 @@ fn capacity<'a, 'p>(
     for i in fitting {
         let pool = pools.iter().find(|pool| pool.index == *i)?;
         let (per_node, r) = pods_per_node(pool, s)?;
-        let nodes = pool.max_nodes()?;
+        let nodes = pool.max_nodes();
         total = total.saturating_add(per_node.saturating_mul(u64::from(nodes)));
         parts.push((pool, per_node, r));
     }

@@ -182,17 +182,18 @@ fn selector<K: ToString>(m: &BTreeMap<K, String>) -> BTreeMap<String, String> {
     m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
 }
 
-/// The ClusterQueue a workload is submitted to, through the LocalQueue its `queue` names in
-/// its namespace. `None` when the workload has no queue (Kueue leaves it alone) or the queue
-/// names nothing (reported by the workload rules).
-pub fn cluster_queue_of<'p>(p: &'p Profile, w: &Workload) -> Option<(usize, &'p ClusterQueue)> {
-    let queue = w.queue.as_ref()?;
+/// The ClusterQueue a workload is submitted to, through the LocalQueue it is admitted by in
+/// its namespace (`Workload::admission`: its `queue`, or the `default` LocalQueue Kueue gives
+/// it). `None` when Kueue does not queue it as a whole or the queue names nothing (reported by
+/// the workload rules).
+pub fn cluster_queue_of<'p>(p: &'p Profile, w: &'p Workload) -> Option<(usize, &'p ClusterQueue)> {
+    let queue = w.admission(p).queue()?;
     let queues = p.queues.as_ref()?;
     let ns = w.namespace.as_ref().unwrap_or(&p.namespace);
     let lq = queues
         .local_queues
         .iter()
-        .find(|l| l.name == *queue && l.namespace.as_ref().unwrap_or(&p.namespace) == ns)?;
+        .find(|l| l.name.as_str() == queue && l.namespace.as_ref().unwrap_or(&p.namespace) == ns)?;
     queues
         .cluster_queues
         .iter()

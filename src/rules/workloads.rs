@@ -6,7 +6,9 @@
 use super::queues::PRIORITY_NOT_FOUND;
 use super::{Ctx, RuleInfo};
 use crate::diagnostic::Severity::{Error, Warning};
-use crate::profile::{Framework, SubmissionMode, Workload, WorkloadKind};
+use crate::profile::{
+    Admission, DEFAULT_LOCAL_QUEUE, Framework, SubmissionMode, Workload, WorkloadKind,
+};
 use crate::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,7 +20,17 @@ pub const QUEUE_NOT_FOUND: RuleInfo = RuleInfo {
 pub const UNQUEUED: RuleInfo = RuleInfo {
     code: "RK121",
     severity: Warning,
-    title: "a workload without `queue` in a profile with Kueue queues bypasses admission and quota",
+    title: "a workload without `queue` and no `default` LocalQueue in its namespace bypasses admission and quota",
+};
+pub const POD_BY_POD: RuleInfo = RuleInfo {
+    code: "RK139",
+    severity: Warning,
+    title: "a workload without `queue` whose kind's integration is off, in a namespace with a `default` LocalQueue and the `pod` integration on: Kueue admits its pods one by one",
+};
+pub const INTEGRATION_CLASH: RuleInfo = RuleInfo {
+    code: "RK145",
+    severity: Warning,
+    title: "`ray.io/raycluster` on without `ray.io/rayservice` while a RayService is queued: Kueue queues each of its RayClusters as a standalone job",
 };
 pub const TOO_MANY_GROUPS: RuleInfo = RuleInfo {
     code: "RK122",
@@ -126,19 +138,12 @@ pub const RULES: &[RuleInfo] = &[
     MOUNT_PATH,
     SERVE_APPS,
     NO_REQUESTS,
+    POD_BY_POD,
+    INTEGRATION_CLASH,
 ];
 
 /// Kueue's Workload holds at most 18 PodSets: head + worker groups (+ submitter in K8sJobMode).
 const MAX_POD_SETS: usize = 18;
-
-/// The Kueue integration that manages a kind.
-pub fn framework_of(kind: WorkloadKind) -> Framework {
-    match kind {
-        WorkloadKind::RayJob => Framework::RayJob,
-        WorkloadKind::RayService => Framework::RayService,
-        WorkloadKind::RayCluster => Framework::RayCluster,
-    }
-}
 
 pub fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
@@ -171,52 +176,54 @@ pub fn check(ctx: &mut Ctx<'_>) {
 fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     let p = ctx.profile;
     let ns = w.namespace_in(p);
-    match &w.queue {
-        Some(queue) => {
-            let local: Vec<(&str, &str)> = p
-                .queues
+    if let Some(queue) = &w.queue {
+        let local: Vec<(&str, &str)> = p
+            .queues
+            .iter()
+            .flat_map(|q| &q.local_queues)
+            .map(|lq| {
+                (
+                    lq.name.as_str(),
+                    lq.namespace.as_ref().map_or(p.namespace.as_str(), |n| n),
+                )
+            })
+            .collect();
+        if !local
+            .iter()
+            .any(|(n, lns)| *n == queue.as_str() && *lns == ns)
+        {
+            let here: Vec<&str> = local
                 .iter()
-                .flat_map(|q| &q.local_queues)
-                .map(|lq| {
-                    (
-                        lq.name.as_str(),
-                        lq.namespace.as_ref().map_or(p.namespace.as_str(), |n| n),
-                    )
-                })
+                .filter(|(_, lns)| *lns == ns)
+                .map(|(n, _)| *n)
                 .collect();
-            if !local
-                .iter()
-                .any(|(n, lns)| *n == queue.as_str() && *lns == ns)
-            {
-                let here: Vec<&str> = local
-                    .iter()
-                    .filter(|(_, lns)| *lns == ns)
-                    .map(|(n, _)| *n)
-                    .collect();
-                let pointer = format!("{base}/queue");
-                if let Some((_, other)) = local.iter().find(|(n, _)| *n == queue.as_str()) {
-                    ctx.report(
-                        &QUEUE_NOT_FOUND,
-                        &pointer,
-                        format!(
-                            "LocalQueue `{queue}` is in namespace `{other}`, but workload `{}` runs in `{ns}`",
-                            w.name
-                        ),
-                        Some(
-                            "a workload can only use a LocalQueue of its own namespace: set the workload's `namespace`, or add a LocalQueue here"
-                                .into(),
-                        ),
-                    );
-                } else {
-                    ctx.unknown_name(
-                        &QUEUE_NOT_FOUND,
-                        &pointer,
-                        &format!("LocalQueue in namespace `{ns}`"),
-                        queue,
-                        here.iter().copied(),
-                    );
-                }
+            let pointer = format!("{base}/queue");
+            if let Some((_, other)) = local.iter().find(|(n, _)| *n == queue.as_str()) {
+                ctx.report(
+                    &QUEUE_NOT_FOUND,
+                    &pointer,
+                    format!(
+                        "LocalQueue `{queue}` is in namespace `{other}`, but workload `{}` runs in `{ns}`",
+                        w.name
+                    ),
+                    Some(
+                        "a workload can only use a LocalQueue of its own namespace: set the workload's `namespace`, or add a LocalQueue here"
+                            .into(),
+                    ),
+                );
+            } else {
+                ctx.unknown_name(
+                    &QUEUE_NOT_FOUND,
+                    &pointer,
+                    &format!("LocalQueue in namespace `{ns}`"),
+                    queue,
+                    here.iter().copied(),
+                );
             }
+        }
+    }
+    match w.admission(p) {
+        Admission::Queued { .. } => {
             if w.elastic
                 && p.operators
                     .kueue
@@ -238,19 +245,44 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                 );
             }
         }
-        None => {
-            if p.queues.is_some() {
-                ctx.report(
-                    &UNQUEUED,
-                    &format!("{base}/name"),
-                    format!(
-                        "workload `{}` has no `queue`: Kueue leaves it alone, so it runs outside every quota",
-                        w.name
-                    ),
-                    Some("set `queue` to one of the profile's LocalQueues".into()),
-                );
-            }
+        Admission::PodByPod => ctx.report(
+            &POD_BY_POD,
+            &format!("{base}/name"),
+            format!(
+                "{} `{}` has no `queue`, and `{}` is not in Kueue's frameworks, but `pod` is and namespace `{ns}` has a LocalQueue `{DEFAULT_LOCAL_QUEUE}`: Kueue's pod webhook queues each of its pods on `{DEFAULT_LOCAL_QUEUE}` and admits them one by one, so a Ray cluster may start with only some of its pods",
+                w.kind.as_str(),
+                w.name,
+                w.kind.framework().as_str(),
+            ),
+            Some(format!(
+                "add `{}` to operators.kueue.frameworks (then the whole {} is admitted at once on `{DEFAULT_LOCAL_QUEUE}`), or run it in a namespace without a `{DEFAULT_LOCAL_QUEUE}` LocalQueue",
+                w.kind.framework().as_str(),
+                w.kind.as_str(),
+            )),
+        ),
+        // RK145 tells what happens to a RayService whose RayClusters Kueue queues itself.
+        Admission::Unmanaged if p.queues.is_some() && !clusters_queued_alone(p, w) => {
+            let why = if has_default_local_queue(p, w) {
+                format!(
+                    "`{}` is not in Kueue's frameworks, so Kueue does not default it to the LocalQueue `{DEFAULT_LOCAL_QUEUE}`",
+                    w.kind.framework().as_str()
+                )
+            } else {
+                format!(
+                    "namespace `{ns}` has no LocalQueue `{DEFAULT_LOCAL_QUEUE}` for Kueue to default it to"
+                )
+            };
+            ctx.report(
+                &UNQUEUED,
+                &format!("{base}/name"),
+                format!(
+                    "workload `{}` has no `queue`, and {why}: Kueue leaves it alone, so it runs outside every quota",
+                    w.name
+                ),
+                Some("set `queue` to one of the profile's LocalQueues".into()),
+            );
         }
+        Admission::Unmanaged => {}
     }
     if let Some(pc) = &w.priority_class
         && !p
@@ -385,7 +417,7 @@ fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 
 fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     // Kueue's limits apply to the objects it manages, i.e. queued ones.
-    if w.queue.is_some() {
+    if w.admission(ctx.profile).is_queued() {
         let max = MAX_POD_SETS - 1 - usize::from(w.has_submitter_pod_set());
         if w.workers.len() > max {
             let why = if w.has_submitter_pod_set() {
@@ -567,7 +599,7 @@ fn frameworks(ctx: &mut Ctx<'_>) {
     };
     let mut reported = BTreeSet::new();
     for w in p.workloads.iter().filter(|w| w.queue.is_some()) {
-        let fw = framework_of(w.kind);
+        let fw = w.kind.framework();
         if kueue.frameworks.contains(&fw) || !reported.insert(fw) {
             continue;
         }
@@ -595,4 +627,60 @@ fn frameworks(ctx: &mut Ctx<'_>) {
             Some(format!("add `{}` to operators.kueue.frameworks", fw.as_str())),
         );
     }
+    integration_clash(ctx);
+}
+
+/// RK145. Kueue's chart enables `ray.io/raycluster` and `ray.io/rayservice` together, and with
+/// both on a RayService's RayCluster is its child job, not a second Workload (kueue@v0.19.2
+/// `pkg/controller/jobframework/defaults.go` `defaultLocalQueueApplies`: no defaulting for an
+/// object whose owner Kueue manages). With `ray.io/raycluster` on and `ray.io/rayservice` off,
+/// the RayService is not Kueue's, so each RayCluster it creates — a new one on every upgrade,
+/// while the old one still serves — is queued as a standalone RayCluster (KubeRay copies the
+/// RayService's labels, the queue label among them, to its RayClusters; an unlabelled one is
+/// defaulted to a `default` LocalQueue) and competes for quota with its predecessor.
+fn integration_clash(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    for (i, w) in p.workloads.iter().enumerate() {
+        if !clusters_queued_alone(p, w) {
+            continue;
+        }
+        ctx.report(
+            &INTEGRATION_CLASH,
+            &format!("/workloads/{i}/name"),
+            format!(
+                "RayService `{}` is queued{}, and Kueue's frameworks have `ray.io/raycluster` without `ray.io/rayservice`: Kueue queues each RayCluster the RayService creates as a job of its own, so an upgrade's new cluster waits for quota while the old one holds it",
+                w.name,
+                if w.queue.is_none() { " through its RayClusters (Kueue defaults them to the `default` LocalQueue of its namespace)" } else { "" },
+            ),
+            Some(
+                "add `ray.io/rayservice` to operators.kueue.frameworks (Kueue's chart enables both; then the RayCluster is the RayService's child, not a second Workload)"
+                    .into(),
+            ),
+        );
+    }
+}
+
+/// Whether the namespace of `w` has a LocalQueue named `default`.
+fn has_default_local_queue(p: &crate::profile::Profile, w: &Workload) -> bool {
+    p.queues.iter().flat_map(|q| &q.local_queues).any(|lq| {
+        lq.name.as_str() == DEFAULT_LOCAL_QUEUE
+            && lq
+                .namespace
+                .as_ref()
+                .map_or(p.namespace.as_str(), |n| n.as_str())
+                == w.namespace_in(p)
+    })
+}
+
+/// A RayService whose RayClusters Kueue queues as standalone jobs: `ray.io/raycluster` on,
+/// `ray.io/rayservice` off, and the RayService labelled with a queue (KubeRay copies it to its
+/// RayClusters) or in a namespace with a `default` LocalQueue (Kueue defaults them to it).
+fn clusters_queued_alone(p: &crate::profile::Profile, w: &Workload) -> bool {
+    let Some(kueue) = &p.operators.kueue else {
+        return false;
+    };
+    w.kind == WorkloadKind::RayService
+        && kueue.frameworks.contains(&Framework::RayCluster)
+        && !kueue.frameworks.contains(&Framework::RayService)
+        && (w.queue.is_some() || has_default_local_queue(p, w))
 }

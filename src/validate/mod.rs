@@ -66,21 +66,14 @@ pub enum Verdict {
     },
 }
 
-/// API groups whose objects raykueue may write without a schema to check them against
-/// (GitOps wiring; no upstream schema in `shared/schemas`). Any other unknown kind in the
-/// output is an error: a new kind needs its schema imported.
-const UNCHECKED_GROUPS: &[&str] = &[
-    "argoproj.io",
-    "kustomize.toolkit.fluxcd.io",
-    "helm.toolkit.fluxcd.io",
-    "source.toolkit.fluxcd.io",
-    "kustomize.config.k8s.io",
-];
+/// API groups whose objects raykueue may write without a schema to check them against: only
+/// kustomize's own `kustomization.yaml` files, which no API server sees. Argo CD and Flux
+/// objects and the repository Secret are validated like every other kind. Any other unknown
+/// kind in the output is an error: a new kind needs its schema imported.
+const UNCHECKED_GROUPS: &[&str] = &["kustomize.config.k8s.io"];
 
-/// Single kinds written without a schema: the Argo CD repository Secret (GitOps wiring; the
-/// Kubernetes schemas in `shared/schemas/k8s` have no Secret). Its shape is fixed by its
-/// template: `stringData` strings only.
-const UNCHECKED_KINDS: &[(&str, &str)] = &[("v1", "Secret")];
+/// Single kinds written without a schema (none today).
+const UNCHECKED_KINDS: &[(&str, &str)] = &[];
 
 /// Validate one object (a parsed YAML/JSON document).
 pub fn object(value: &Value) -> Verdict {

@@ -64,3 +64,45 @@ pub fn read_tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     walk(dir, dir, &mut out);
     out
 }
+
+/// A test that cannot run here because a tool or `../shared` is missing. Under CI (`CI` or
+/// `RAYKUEUE_NO_SKIP` set, as `.ci/run` does) that is a failure: CI provides every tool. Elsewhere
+/// it prints a visible line: written straight to stderr, not through `eprintln!`, which the test
+/// harness captures and shows only for failing tests.
+pub fn skip(test: &str, why: &str) {
+    use std::io::Write;
+    assert!(
+        std::env::var_os("CI").is_none() && std::env::var_os("RAYKUEUE_NO_SKIP").is_none(),
+        "{test} cannot be skipped under CI: {why} (.ci/run provides it)"
+    );
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
+/// The sibling `../shared` folder (upstream schemas, charts, tools), when present.
+pub fn shared() -> Option<PathBuf> {
+    let dir = repo().join("../shared");
+    dir.is_dir().then_some(dir)
+}
+
+/// Compile a profile given as text, in-process (no folder: scripts cannot be named).
+pub fn compile_text(
+    text: &[u8],
+) -> Result<raykueue::compile::Compiled, Vec<raykueue::diagnostic::Diagnostic>> {
+    let source = raykueue::load::decode("profile.yaml", text).map_err(|d| vec![d])?;
+    raykueue::compile::compile(
+        &raykueue::resolve::Resolved {
+            source,
+            base_dir: None,
+        },
+        false,
+    )
+}
+
+/// A shipped profile's text.
+pub fn shipped_text(name: &str) -> &'static str {
+    raykueue::resolve::SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, t)| *t)
+        .expect("a shipped profile")
+}

@@ -1,7 +1,7 @@
 //! GitOps wiring: Argo CD and Flux objects of the prod example, and the committed tree as
 //! `kubectl kustomize` builds it.
 
-use crate::common::{raykueue, stderr, stdout};
+use crate::common::{raykueue, skip, stderr, stdout};
 use serde_json::Value;
 use std::process::Command;
 
@@ -59,18 +59,18 @@ fn argo_cd_installs_operators_before_platform_and_workloads() {
             "https://github.com/example/ray-platform.git"
         );
     }
-    // Kueue admits a workload by un-suspending it: Argo CD must not suspend it again.
-    let ignored = &apps[3]["spec"]["ignoreDifferences"];
-    assert_eq!(ignored[0]["kind"], "RayJob");
-    assert_eq!(ignored[0]["jsonPointers"][0], "/spec/suspend");
+    // The prod example syncs one workload, the unqueued RayService: Kueue never touches its
+    // `suspend`, so there is nothing to ignore.
     assert!(
-        apps[3]["spec"]["syncPolicy"]["syncOptions"]
-            .as_array()
-            .unwrap()
-            .contains(&Value::from("RespectIgnoreDifferences=true"))
+        apps[3]["spec"].get("ignoreDifferences").is_none(),
+        "{}",
+        apps[3]
     );
     assert_eq!(apps[2]["spec"]["source"]["path"], "deploy/prod/platform");
-    assert_eq!(apps[3]["spec"]["source"]["path"], "deploy/prod/workloads");
+    assert_eq!(
+        apps[3]["spec"]["source"]["path"],
+        "deploy/prod/gitops/workloads"
+    );
     // The Kueue chart is OCI: registry and chart name apart, the repository registered with OCI.
     assert_eq!(
         apps[1]["spec"]["source"]["repoURL"],
@@ -133,10 +133,151 @@ fn flux_kustomizations_depend_on_each_other_in_order() {
     assert_eq!(releases[0]["spec"]["chart"]["spec"]["version"], "1.7.0");
     assert_eq!(releases[1]["spec"]["chartRef"]["kind"], "OCIRepository");
     assert_eq!(releases[1]["spec"]["targetNamespace"], "kueue-system");
-    // Flux creates queued workloads and leaves them to Kueue afterwards (no re-suspend).
+    assert_eq!(ks[2]["spec"]["path"], "./deploy/prod/gitops/workloads");
+    // RayJobs are not synced, so Flux's create-only policy would mean nothing on them.
     let job = &docs(&dir.path().join("workloads/llm-training/rayjob.yaml"))[0];
+    assert!(
+        job["metadata"]["annotations"]
+            .get("kustomize.toolkit.fluxcd.io/ssa")
+            .is_none(),
+        "{job}"
+    );
+}
+
+/// The objects a kustomization folder of the bundle builds, following `resources` into other
+/// folders as kustomize does: (kind, name) in order.
+fn reachable(
+    files: &std::collections::BTreeMap<String, String>,
+    dir: &str,
+) -> Vec<(String, String)> {
+    fn normalize(path: &str) -> String {
+        let mut parts: Vec<&str> = Vec::new();
+        for p in path.split('/') {
+            match p {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                other => parts.push(other),
+            }
+        }
+        parts.join("/")
+    }
+    let k: Value = serde_saphyr::from_str(&files[&format!("{dir}/kustomization.yaml")]).unwrap();
+    let mut out = Vec::new();
+    for r in k["resources"].as_array().unwrap() {
+        let path = normalize(&format!("{dir}/{}", r.as_str().unwrap()));
+        if files.contains_key(&format!("{path}/kustomization.yaml")) {
+            out.extend(reachable(files, &path));
+        } else {
+            for d in crate::cli::parse_stream(&files[&path]) {
+                out.push((
+                    d["kind"].as_str().unwrap().to_owned(),
+                    d["metadata"]["name"].as_str().unwrap().to_owned(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// A RayJob with `ttlSecondsAfterFinished` is deleted after it finishes; an automated,
+/// self-healing Argo CD Application or a Flux Kustomization that owned it would create it again
+/// and the GPU job would run for ever. No GitOps source of the bundle reaches a RayJob; the
+/// long-running RayService is synced.
+#[test]
+fn gitops_never_syncs_a_one_shot_rayjob() {
+    let text = crate::common::shipped_text("team").to_owned()
+        + "gitops:\n  repoURL: https://example.com/ray.git\n  path: deploy/team\n  argocd: {}\n  flux: {}\n";
+    let c = crate::common::compile_text(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}"));
+    let files = &c.bundle.files;
+    let mut sources = Vec::new();
+    for r in &c.bundle.objects {
+        let v = &r.value;
+        let path = match v["kind"].as_str() {
+            Some("Application") => v["spec"]["source"]["path"].as_str(),
+            Some("Kustomization")
+                if v["apiVersion"]
+                    .as_str()
+                    .is_some_and(|a| a.starts_with("kustomize.toolkit.fluxcd.io")) =>
+            {
+                v["spec"]["path"].as_str()
+            }
+            _ => None,
+        };
+        if let Some(path) = path {
+            let sub = path
+                .trim_start_matches("./")
+                .trim_start_matches("deploy/team/")
+                .to_owned();
+            if files.contains_key(&format!("{sub}/kustomization.yaml")) {
+                sources.push(sub);
+            }
+        }
+    }
+    assert!(
+        sources.len() >= 6,
+        "Argo CD and Flux directory sources: {sources:?}"
+    );
+    let mut synced = Vec::new();
+    for s in &sources {
+        synced.extend(reachable(files, s));
+    }
+    assert!(!synced.iter().any(|(k, _)| k == "RayJob"), "{synced:?}");
+    assert!(
+        synced.contains(&("RayService".to_owned(), "aurora-serve".to_owned())),
+        "{synced:?}"
+    );
+    // The RayJobs are still in the bundle, to be submitted per run.
+    for job in ["aurora-finetune", "llm-training", "batch-inference"] {
+        assert!(files.contains_key(&format!("workloads/{job}/rayjob.yaml")));
+        assert!(
+            reachable(files, &format!("workloads/{job}"))
+                .iter()
+                .any(|(k, n)| k == "RayJob" && n == job)
+        );
+    }
+}
+
+/// A queued RayService is synced; Kueue admits it through `rayClusterConfig.suspend`, which
+/// Argo CD then ignores and Flux never re-applies. Nothing is said about kinds Kueue does not
+/// manage here.
+#[test]
+fn a_queued_rayservice_is_synced_with_its_suspend_left_to_kueue() {
+    let text = crate::common::shipped_text("team")
+        .replace(
+            "frameworks: [batch/job, pod, ray.io/rayjob]",
+            "frameworks: [batch/job, pod, ray.io/rayjob, ray.io/rayservice]",
+        )
+        .replace(
+            "    name: aurora-serve\n",
+            "    name: aurora-serve\n    queue: team-a\n",
+        )
+        + "gitops:\n  repoURL: https://example.com/ray.git\n  path: deploy/team\n  argocd: {}\n  flux: {}\n";
+    let c = crate::common::compile_text(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}"));
+    let app = c
+        .bundle
+        .objects
+        .iter()
+        .find(|r| {
+            r.value["metadata"]["name"] == "team-workloads" && r.value["kind"] == "Application"
+        })
+        .expect("the workloads Application");
+    let ignored = app.value["spec"]["ignoreDifferences"].as_array().unwrap();
+    assert_eq!(ignored.len(), 1, "{ignored:?}");
+    assert_eq!(ignored[0]["kind"], "RayService");
     assert_eq!(
-        job["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"],
+        ignored[0]["jsonPointers"][0],
+        "/spec/rayClusterConfig/suspend"
+    );
+    let service = c
+        .bundle
+        .objects
+        .iter()
+        .find(|r| r.value["kind"] == "RayService")
+        .unwrap();
+    assert_eq!(
+        service.value["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"],
         "IfNotPresent"
     );
 }
@@ -157,13 +298,14 @@ fn kubectl_kustomize_builds_the_tree_and_matches_the_stream() {
         .output()
         .is_err()
     {
-        eprintln!("note: kubectl not installed; kustomize check skipped");
+        skip("kubectl kustomize", "kubectl is not installed");
         return;
     }
     let dir = prod_tree();
     for sub in [
         "platform",
         "workloads",
+        "gitops/workloads",
         "gitops/argocd",
         "gitops/flux",
         "gitops/flux/operators",

@@ -306,11 +306,10 @@ fn init_refuses_to_overwrite_and_names_the_files_unless_forced() {
 fn example_programs_compile_with_python() {
     let python = Command::new("python3").arg("--version").output();
     if !python.is_ok_and(|o| o.status.success()) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 is required in CI to compile the example programs"
+        crate::common::skip(
+            "example_programs_compile_with_python",
+            "python3 is not installed",
         );
-        eprintln!("note: python3 is not installed; example programs not compiled");
         return;
     }
     let tmp = tempfile::tempdir().unwrap();

@@ -5,10 +5,13 @@
 #![allow(clippy::unwrap_used, clippy::format_push_string)]
 
 mod bad_inputs;
+mod charts;
 mod cli;
 mod common;
+mod converge;
 mod determinism;
 mod diff;
+mod facts;
 mod gitops;
 mod golden;
 mod hostile;

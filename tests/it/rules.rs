@@ -348,3 +348,47 @@ fn a_gpu_serve_head_must_say_what_ray_may_use() {
     let ok = head("      rayStartParams: {num-cpus: \"4\", num-gpus: \"1\"}\n");
     assert!(ok.is_empty(), "{ok:?}");
 }
+
+/// Every code the binary can emit is in the inventory: the sources are scanned for `"RKnnn"`
+/// literals (codes are written as literals or `RuleInfo` constants, both spelled this way).
+#[test]
+fn every_code_in_the_sources_is_in_the_inventory() {
+    fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|e| e == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    let inventory: std::collections::BTreeSet<&str> = raykueue::rules::all_rules()
+        .iter()
+        .map(|r| r.code)
+        .collect();
+    let mut files = Vec::new();
+    walk(&repo().join("src"), &mut files);
+    let mut found = std::collections::BTreeSet::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap();
+        for (i, _) in text.match_indices("\"RK") {
+            let code = &text[i + 1..];
+            if code.len() >= 5
+                && code[2..5].bytes().all(|b| b.is_ascii_digit())
+                && code.as_bytes().get(5) == Some(&b'"')
+            {
+                found.insert(code[..5].to_string());
+            }
+        }
+    }
+    assert!(found.len() > 80, "the scan finds the codes: {found:?}");
+    let missing: Vec<&String> = found
+        .iter()
+        .filter(|c| !inventory.contains(c.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "codes emitted but missing from all_rules() and the README: {missing:?}"
+    );
+}

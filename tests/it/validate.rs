@@ -4,7 +4,7 @@
 //! the valid samples, and keeps its exit-code contract. The embedded schema table is checked
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
-use crate::common::{SHIPPED, raykueue, repo, stderr};
+use crate::common::{SHIPPED, raykueue, repo, skip, stderr};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -229,10 +229,9 @@ fn exit_codes_and_what_is_not_validated() {
 fn the_embedded_schema_table_is_fresh() {
     let shared = repo().join("../shared/schemas");
     if !shared.is_dir() {
-        eprintln!(
-            "skipped: {} is absent; cannot check {} against the upstream schemas",
-            shared.display(),
-            import::OUTPUT
+        skip(
+            "schema table freshness",
+            &format!("{} is absent", shared.display()),
         );
         return;
     }
@@ -243,4 +242,36 @@ fn the_embedded_schema_table_is_fresh() {
         "{} is stale: run `cargo run -p xtask -- import-schemas` and commit the result",
         import::OUTPUT
     );
+}
+
+/// Argo CD and Flux objects and the repository Secret are checked against their CRDs and the
+/// core schema in `gen` (none is skipped as a kind without a schema any more).
+#[test]
+fn gitops_objects_are_validated_against_their_crds() {
+    let resolved = raykueue::resolve::resolve("profiles/examples/prod.yaml").unwrap();
+    let compiled = raykueue::compile::compile(&resolved, false).unwrap();
+    let mut kinds = std::collections::BTreeSet::new();
+    for r in &compiled.bundle.objects {
+        let kind = r.value["kind"].as_str().unwrap().to_owned();
+        match raykueue::validate::object(&r.value) {
+            raykueue::validate::Verdict::Checked(v) => {
+                assert!(v.is_empty(), "{kind}: {v:?}");
+                kinds.insert(kind);
+            }
+            raykueue::validate::Verdict::Unknown { message, .. } => {
+                panic!("{kind} is not validated: {message}")
+            }
+        }
+    }
+    for kind in [
+        "Application",
+        "Secret",
+        "GitRepository",
+        "HelmRepository",
+        "OCIRepository",
+        "HelmRelease",
+        "Kustomization",
+    ] {
+        assert!(kinds.contains(kind), "{kind} in {kinds:?}");
+    }
 }

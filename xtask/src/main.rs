@@ -1,13 +1,18 @@
 //! Repository chores, run with `cargo run -p xtask -- <task>`.
 //!
-//! `import-schemas [--shared DIR] [--check]`: regenerate `assets/schemas.json` from the upstream
-//! schemas in `DIR/schemas` (default: `../shared` beside the repository). `--check` writes
-//! nothing and exits 1 when the committed file differs.
+//! `import-schemas [--shared DIR] [--check]`: regenerate `assets/schemas.json` (the upstream
+//! CRD and Kubernetes schemas) and `assets/charts.json` (the pinned Helm charts' value keys and
+//! the defaults raykueue builds on) from `DIR/schemas` (default: `../shared` beside the
+//! repository). `--check` writes nothing and exits 1 when a committed file differs.
 
+mod charts;
 mod import;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// Reads `shared/schemas` and returns a generated file's text.
+type Importer = fn(&Path) -> Result<String, String>;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -33,38 +38,43 @@ fn main() -> ExitCode {
     if task.is_none() {
         return usage("no task given");
     }
-    let text = match import::import(&shared.join("schemas")) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("import-schemas: {e}");
+    let mut status = ExitCode::SUCCESS;
+    let tables: [(&str, Importer); 2] = [
+        (import::OUTPUT, import::import),
+        (charts::OUTPUT, charts::import),
+    ];
+    for (output, generate) in tables {
+        let text = match generate(&shared.join("schemas")) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("import-schemas: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let out = repo.join(output);
+        if check {
+            let current = std::fs::read_to_string(&out).unwrap_or_default();
+            if current == text {
+                eprintln!("{output} is up to date");
+            } else {
+                eprintln!("{output} is stale: run `cargo run -p xtask -- import-schemas`");
+                status = ExitCode::from(1);
+            }
+            continue;
+        }
+        if let Some(dir) = out.parent()
+            && let Err(e) = std::fs::create_dir_all(dir)
+        {
+            eprintln!("cannot create {}: {e}", dir.display());
             return ExitCode::from(2);
         }
-    };
-    let out = repo.join(import::OUTPUT);
-    if check {
-        let current = std::fs::read_to_string(&out).unwrap_or_default();
-        if current == text {
-            eprintln!("{} is up to date", import::OUTPUT);
-            return ExitCode::SUCCESS;
+        if let Err(e) = std::fs::write(&out, &text) {
+            eprintln!("cannot write {}: {e}", out.display());
+            return ExitCode::from(2);
         }
-        eprintln!(
-            "{} is stale: run `cargo run -p xtask -- import-schemas`",
-            import::OUTPUT
-        );
-        return ExitCode::from(1);
+        eprintln!("wrote {output} ({} bytes)", text.len());
     }
-    if let Some(dir) = out.parent()
-        && let Err(e) = std::fs::create_dir_all(dir)
-    {
-        eprintln!("cannot create {}: {e}", dir.display());
-        return ExitCode::from(2);
-    }
-    if let Err(e) = std::fs::write(&out, &text) {
-        eprintln!("cannot write {}: {e}", out.display());
-        return ExitCode::from(2);
-    }
-    eprintln!("wrote {} ({} bytes)", import::OUTPUT, text.len());
-    ExitCode::SUCCESS
+    status
 }
 
 fn usage(problem: &str) -> ExitCode {

@@ -1,0 +1,176 @@
+//! Helm values that match the chart they are for (Kueue 0.19.2, KubeRay operator 1.7.0): every
+//! key a generated values file sets exists in the pinned chart's values (`assets/charts.json`,
+//! imported from `../shared/schemas/charts` and checked fresh here), the Kueue Configuration is
+//! the chart's own with only the profile's frameworks changed, and the operators run on the
+//! System pool, tolerating `CriticalAddonsOnly` where it is set.
+
+use crate::common::{bundle_text, repo, shared, skip};
+use raykueue::operators;
+use serde_json::Value;
+
+#[path = "../../xtask/src/charts.rs"]
+mod chart_import;
+
+const PROFILES: &[&str] = &[
+    "single",
+    "team",
+    "kuberay-gpu",
+    "profiles/examples/prod.yaml",
+];
+
+/// The files of a profile's bundle, by name.
+fn files(profile: &str) -> std::collections::BTreeMap<String, String> {
+    let resolved = raykueue::resolve::resolve(profile).expect("resolves");
+    raykueue::compile::compile(&resolved, false)
+        .expect("compiles")
+        .bundle
+        .files
+}
+
+fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+    if let Value::Object(m) = v {
+        for (k, child) in m {
+            let path = if prefix.is_empty() {
+                k.clone()
+            } else {
+                format!("{prefix}.{k}")
+            };
+            out.push(path.clone());
+            key_paths(child, &path, out);
+        }
+    }
+}
+
+fn paths(v: &Value) -> Vec<String> {
+    let mut out = Vec::new();
+    key_paths(v, "", &mut out);
+    out
+}
+
+#[test]
+fn every_key_a_values_file_sets_exists_in_the_pinned_chart() {
+    let mut checked = 0;
+    for profile in PROFILES {
+        let files = files(profile);
+        for (file, chart) in [
+            ("infra/kueue-values.yaml", "kueue"),
+            ("infra/kuberay-values.yaml", "kuberay-operator"),
+        ] {
+            let Some(text) = files.get(file) else {
+                continue;
+            };
+            let values: Value = serde_saphyr::from_str(text).unwrap();
+            let known = operators::chart_keys(chart);
+            assert!(known.len() > 50, "{chart}: the chart table has its keys");
+            // A key whose chart default is an empty map (`nodeSelector: {}`) takes any keys.
+            let free_form = |key: &str| {
+                !known.iter().any(|k| {
+                    k.len() > key.len() && k.starts_with(key) && k.as_bytes()[key.len()] == b'.'
+                })
+            };
+            for key in paths(&values) {
+                let under_free_form = key
+                    .char_indices()
+                    .filter(|(_, c)| *c == '.')
+                    .any(|(i, _)| known.contains(&&key[..i]) && free_form(&key[..i]));
+                if under_free_form {
+                    continue;
+                }
+                assert!(
+                    known.contains(&key.as_str()),
+                    "{profile} {file}: `{key}` is no key of the {chart} chart"
+                );
+                checked += 1;
+            }
+            // The Configuration inside: the chart's own keys only.
+            if let Some(config) = values["managerConfig"]["controllerManagerConfigYaml"].as_str() {
+                let config: Value = serde_saphyr::from_str(config).unwrap();
+                let default = operators::kueue_default_configuration();
+                let default_keys = paths(&default);
+                for key in paths(&config) {
+                    assert!(
+                        default_keys.contains(&key),
+                        "{profile}: Configuration key `{key}` is not in the chart's Configuration"
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 10, "{checked} keys checked");
+}
+
+/// The 0.18 chart's controller tuning (concurrency 5/1/1, qps 50, burst 100) once went into a
+/// 0.19.2 install; now everything but `integrations.frameworks` is the 0.19.2 chart's default.
+#[test]
+fn the_kueue_configuration_is_the_charts_own_but_for_the_frameworks() {
+    for profile in ["single", "team", "profiles/examples/prod.yaml"] {
+        let files = files(profile);
+        let values: Value = serde_saphyr::from_str(&files["infra/kueue-values.yaml"]).unwrap();
+        let mut config: Value = serde_saphyr::from_str(
+            values["managerConfig"]["controllerManagerConfigYaml"]
+                .as_str()
+                .unwrap(),
+        )
+        .unwrap();
+        let mut default = operators::kueue_default_configuration();
+        assert!(
+            config["integrations"]["frameworks"]
+                .as_array()
+                .is_some_and(|f| !f.is_empty())
+        );
+        config["integrations"]["frameworks"] = Value::Null;
+        default["integrations"]["frameworks"] = Value::Null;
+        assert_eq!(config, default, "{profile}");
+        assert_eq!(config["clientConnection"]["qps"], 300, "{profile}");
+        assert_eq!(
+            config["controller"]["groupKindConcurrency"]["Workload.kueue.x-k8s.io"],
+            10
+        );
+    }
+}
+
+/// The upstream Azure example gives both operators a `CriticalAddonsOnly` toleration
+/// (Azure/AKS examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf); raykueue also
+/// pins them to System nodes, so they never take a GPU node's room.
+#[test]
+fn operators_run_on_the_system_pool_and_tolerate_its_taint() {
+    // single/team: System pool tainted CriticalAddonsOnly.
+    let team = files("team");
+    let kueue: Value = serde_saphyr::from_str(&team["infra/kueue-values.yaml"]).unwrap();
+    let kuberay: Value = serde_saphyr::from_str(&team["infra/kuberay-values.yaml"]).unwrap();
+    for pod in [&kueue["controllerManager"], &kuberay] {
+        assert_eq!(pod["nodeSelector"]["kubernetes.azure.com/mode"], "system");
+        assert_eq!(pod["tolerations"][0]["key"], "CriticalAddonsOnly");
+        assert_eq!(pod["tolerations"][0]["operator"], "Exists");
+        assert_eq!(pod["tolerations"][0]["effect"], "NoSchedule");
+    }
+    // kuberay-gpu: seed 004's System pool has no taint, so no toleration; still pinned.
+    let seed = files("kuberay-gpu");
+    let kuberay: Value = serde_saphyr::from_str(&seed["infra/kuberay-values.yaml"]).unwrap();
+    assert_eq!(
+        kuberay["nodeSelector"]["kubernetes.azure.com/mode"],
+        "system"
+    );
+    assert!(kuberay.get("tolerations").is_none(), "{kuberay}");
+    // The GitOps objects install with the same values.
+    let prod = bundle_text("profiles/examples/prod.yaml");
+    assert!(
+        prod.matches("CriticalAddonsOnly").count() >= 4,
+        "values files and GitOps objects"
+    );
+}
+
+#[test]
+fn the_embedded_chart_table_is_fresh() {
+    let Some(shared) = shared() else {
+        skip("chart table freshness", "../shared is absent");
+        return;
+    };
+    let fresh = chart_import::import(&shared.join("schemas")).unwrap();
+    let committed = std::fs::read_to_string(repo().join(chart_import::OUTPUT)).unwrap();
+    assert!(
+        fresh == committed,
+        "{} is stale: run `cargo run -p xtask -- import-schemas` and commit the result",
+        chart_import::OUTPUT
+    );
+}
