@@ -111,3 +111,63 @@ pub fn smoke_objects(p: &Profile) -> Result<Vec<Object>, Diagnostic> {
     }
     Ok(objects)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn profile(queues: &str) -> Profile {
+        let text = format!(
+            "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: p\nnamespace: ray\n\
+             operators: {{kuberay: {{version: 1.7.0}}, kueue: {{version: 0.19.2, frameworks: [ray.io/rayjob]}}}}\n\
+             ray: {{image: rayproject/ray:2.57.0-gpu}}\nflavors: [{{name: default}}]\n{queues}"
+        );
+        let resolved = crate::resolve::Resolved {
+            source: crate::source::Source::new("p.yaml", text),
+            base_dir: None,
+        };
+        let (typed, diags) = crate::compile::check(&resolved);
+        typed.unwrap_or_else(|| panic!("{diags:?}")).1
+    }
+
+    const TWO_QUEUES: &str = "queues:\n  mode: team\n  clusterQueues:\n\
+        \x20   - name: cpu-cq\n      resourceGroups: [{coveredResources: [cpu], flavors: [{name: default, resources: [{name: cpu, nominalQuota: \"4\"}]}]}]\n\
+        \x20   - name: gpu-cq\n      resourceGroups: [{coveredResources: [cpu, nvidia.com/gpu], flavors: [{name: default, resources: [{name: cpu, nominalQuota: \"4\"}, {name: nvidia.com/gpu, nominalQuota: \"1\"}]}]}]\n\
+        \x20 localQueues:\n    - {name: cpu, clusterQueue: cpu-cq}\n    - {name: gpu, namespace: gpu-team, clusterQueue: gpu-cq}\n";
+
+    #[test]
+    fn the_job_goes_to_the_first_queue_that_covers_gpus_in_its_namespace() {
+        let (w, job) = smoke_job(&profile(TWO_QUEUES)).unwrap();
+        assert_eq!(job.queue.as_deref(), Some("gpu"));
+        assert_eq!(job.namespace, "gpu-team");
+        assert_eq!(
+            w.namespace.as_ref().map(ToString::to_string).as_deref(),
+            Some("gpu-team")
+        );
+        let files: Vec<String> = smoke_objects(&profile(TWO_QUEUES))
+            .unwrap()
+            .into_iter()
+            .map(|o| o.file)
+            .collect();
+        assert_eq!(
+            files, job.files,
+            "smoke.sh applies exactly the rendered files"
+        );
+        assert!(files.iter().all(|f| is_smoke_file(f)));
+        assert!(!is_smoke_file("infra/smoke.sh") && !is_smoke_file("infra/smokey/x.yaml"));
+    }
+
+    #[test]
+    fn without_kueue_or_kuberay_or_an_image_there_is_no_job_or_no_queue() {
+        let direct = smoke_job(&profile("")).unwrap().1;
+        assert_eq!((direct.queue, direct.namespace.as_str()), (None, "ray"));
+        let mut p = profile(TWO_QUEUES);
+        p.operators.kueue = None;
+        assert_eq!(smoke_job(&p).unwrap().1.queue, None, "queues without Kueue");
+        p.operators.kuberay = None;
+        assert!(smoke_job(&p).is_none());
+        let mut p = profile("");
+        p.ray = None;
+        assert!(smoke_job(&p).is_none());
+    }
+}

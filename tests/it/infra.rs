@@ -126,6 +126,12 @@ impl Sandbox {
     /// Run `infra/<script>` with the stubs first on PATH; returns its output and the calls it
     /// made (the log is reset first).
     fn run(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> (Output, Vec<Vec<String>>) {
+        let out = self.command(script, args, env).output().unwrap();
+        (out, self.calls())
+    }
+
+    /// The command that runs `infra/<script>` with the stubs first on PATH (the log is reset).
+    fn command(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
         let _ = fs::remove_file(self.log());
         let path = format!(
             "{}:{}",
@@ -143,8 +149,7 @@ impl Sandbox {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd.output().unwrap();
-        (out, self.calls())
+        cmd
     }
 
     fn calls(&self) -> Vec<Vec<String>> {
@@ -716,6 +721,37 @@ fn a_failed_smoke_job_is_reported_and_deleted() {
             "{state}: {calls:?}"
         );
     }
+}
+
+/// Ctrl-C or a kill while it waits: the job is still deleted.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_smoke_test_deletes_its_job() {
+    let sb = Sandbox::new("team");
+    let mut child = sb
+        .command(
+            "smoke.sh",
+            &["--interval", "1"],
+            &[("STUB_RAYJOB_STATE", "Suspended/")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !has_words(&sb.calls(), "get rayjob raykueue-smoke") {
+        assert!(started.elapsed().as_secs() < 30, "smoke.sh never polled");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "exits through the TERM trap");
+    let calls = sb.calls();
+    assert!(deletes_smoke_job(calls.last().unwrap()), "{calls:?}");
 }
 
 #[test]
