@@ -12,9 +12,9 @@ const SCHEMA_FILE: &str = "profile.schema.json";
 
 #[derive(Args, Debug)]
 pub struct InitCommand {
-    /// The shipped profile to start from: single, team or kuberay-gpu.
+    /// The shipped profile to start from.
     #[arg(long = "from", value_name = "NAME", default_value = "team",
-          value_parser = clap::builder::PossibleValuesParser::new(["single", "team", "kuberay-gpu"]))]
+          value_parser = clap::builder::PossibleValuesParser::new(SHIPPED.iter().map(|(n, _)| *n)))]
     from: String,
     /// Overwrite files that already exist in DIR.
     #[arg(long)]
