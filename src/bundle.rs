@@ -29,13 +29,12 @@ impl Bundle {
         let mut out = Vec::with_capacity(objects.len());
         let mut errors = Vec::new();
         for mut object in objects {
-            let result = render::render_object(&object).and_then(|value| {
+            // The object's data moves out of it (`render_object` takes it): nothing reads it
+            // there again, and a large profile has thousands.
+            let result = render::render_object(&mut object).and_then(|value| {
                 let yaml = render::to_yaml(&value)?;
                 Ok((value, yaml))
             });
-            // Nothing reads the template context after rendering: freeing it now lets the
-            // rest of the bundle reuse its memory (a large profile has thousands of them).
-            object.context = Value::Null;
             match result {
                 Ok((value, yaml)) => out.push(Rendered {
                     object,
@@ -81,10 +80,14 @@ impl Bundle {
         resources: &[String],
         header: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        let text = render::render_yaml_file(
-            "platform/kustomization.yaml.j2",
-            &serde_json::json!({ "resources": resources }),
-        )
+        // `sortOptions: fifo` keeps the files' apply order (flavors before queues) in what
+        // `kubectl kustomize` prints, instead of kustomize's own kind order.
+        let text = render::to_yaml(&serde_json::json!({
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "sortOptions": { "order": "fifo" },
+            "resources": resources,
+        }))
         .map_err(|d| vec![d])?;
         self.files.insert(
             format!("{dir}/kustomization.yaml"),

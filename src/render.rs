@@ -4,7 +4,7 @@
 //! layout depends on nothing but the data.
 
 use crate::diagnostic::Diagnostic;
-use crate::model::Object;
+use crate::model::{Body, Object};
 use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value as JValue};
 use serde_json::{Map, Value};
 use std::sync::OnceLock;
@@ -86,34 +86,26 @@ pub fn render_text(template: &str, context: &Value) -> Result<String, Diagnostic
     Ok(text)
 }
 
-/// Render one object and read it back as data.
-pub fn render_object(obj: &Object) -> Result<Value, Diagnostic> {
-    let text = render_text(obj.template, &obj.context)?;
+/// One object as data: an object built as data is taken as is; a templated one is rendered
+/// and read back.
+pub fn render_object(obj: &mut Object) -> Result<Value, Diagnostic> {
+    let (template, context) = match &mut obj.body {
+        Body::Data(value) => return Ok(std::mem::take(value)),
+        Body::Template { template, context } => (*template, std::mem::take(context)),
+    };
+    let text = render_text(template, &context)?;
     let value: Value = read_back(&text).map_err(|e| {
         Diagnostic::error(
             "RK900",
             format!(
                 "internal error: template {} produced invalid YAML for {}: {}",
-                obj.template,
+                template,
                 obj.display_name(),
                 e.to_string().lines().next().unwrap_or_default()
             ),
         )
     })?;
     Ok(canonical(value))
-}
-
-/// Render a YAML template that is not a Kubernetes object (kustomization, values files) and
-/// write it canonically.
-pub fn render_yaml_file(template: &str, context: &Value) -> Result<String, Diagnostic> {
-    let text = render_text(template, context)?;
-    let value: Value = read_back(&text).map_err(|e| {
-        Diagnostic::error(
-            "RK900",
-            format!("internal error: template {template} produced invalid YAML: {e}"),
-        )
-    })?;
-    to_yaml(&canonical(value))
 }
 
 /// Read rendered YAML back as data. Rendered documents are plain: block and flow collections
@@ -281,22 +273,22 @@ mod tests {
 
     #[test]
     fn yaml_templates_escape_values_as_json() {
-        let obj = Object::new(
+        let mut obj = Object::new(
             "LocalQueue",
             "x",
             Some("ray"),
-            "platform/localqueue.yaml.j2",
+            "workloads/configmap.yaml.j2",
             "f",
             &serde_json::json!({
                 "metadata": {"name": "a\nkind: Secret", "namespace": "---"},
-                "clusterQueue": "q: {}",
+                "data": {"k": "q: {}"},
             }),
         );
-        let v = render_object(&obj).unwrap();
-        assert_eq!(v["kind"], "LocalQueue");
+        let v = render_object(&mut obj).unwrap();
+        assert_eq!(v["kind"], "ConfigMap");
         assert_eq!(v["metadata"]["name"], "a\nkind: Secret");
         assert_eq!(v["metadata"]["namespace"], "---");
-        assert_eq!(v["spec"]["clusterQueue"], "q: {}");
+        assert_eq!(v["data"]["k"], "q: {}");
     }
 
     #[test]

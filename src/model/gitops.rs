@@ -11,10 +11,9 @@
 //! OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the HelmReleases
 //! in `gitops/flux/operators/`), platform `dependsOn` operators, workloads `dependsOn` platform.
 
-use super::{MANAGED_BY, Object};
+use super::{Body, MANAGED_BY, Object};
 use crate::diagnostic::Diagnostic;
 use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
-use crate::render;
 use serde_json::{Value, json};
 
 pub const ARGO_ROOT: &str = "gitops/argocd-root.yaml";
@@ -47,6 +46,8 @@ pub const FLUX_RETRY_INTERVAL: &str = "1m";
 /// 10 m; fluxcd/kustomize-controller@v1.9.4 `api/v1/kustomization_types.go`): one minute keeps a
 /// cold install from waiting ten minutes per failed step.
 pub const FLUX_KUSTOMIZATION_RETRY: &str = "1m";
+const FLUX_SOURCE_API: &str = "source.toolkit.fluxcd.io/v1";
+const FLUX_HELM_API: &str = "helm.toolkit.fluxcd.io/v2";
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
 
 fn meta(name: &str, namespace: &str, wave: Option<i32>) -> Value {
@@ -68,28 +69,15 @@ fn split_oci(chart: &str) -> Option<(&str, &str)> {
 
 /// The operators' Helm values as data (the same values files `infra/` installs with).
 fn values(profile: &Profile) -> Result<(Option<Value>, Option<Value>), Diagnostic> {
-    let parse = |text: String| -> Result<Value, Diagnostic> {
-        serde_saphyr::from_str(&text).map_err(|e| {
-            Diagnostic::error(
-                "RK900",
-                format!("internal error: values file does not parse: {e}"),
-            )
-        })
-    };
     let kueue = match &profile.operators.kueue {
-        Some(k) => Some(parse(render::render_yaml_file(
-            "infra/kueue-values.yaml.j2",
-            &super::infra::kueue_values(profile, k)?,
-        )?)?),
+        Some(k) => Some(super::infra::kueue_values(profile, k)?),
         None => None,
     };
-    let kuberay = match &profile.operators.kuberay {
-        Some(_) => Some(parse(render::render_yaml_file(
-            "infra/kuberay-values.yaml.j2",
-            &super::infra::kuberay_values(profile),
-        )?)?),
-        None => None,
-    };
+    let kuberay = profile
+        .operators
+        .kuberay
+        .as_ref()
+        .map(|_| super::infra::kuberay_values(profile));
     Ok((kueue, kuberay))
 }
 
@@ -136,27 +124,35 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
                dest_ns: &str,
                options: &[&str],
                file: &str| {
-        Object::with_context(
+        let mut sync = json!({
+            "automated": { "prune": true, "selfHeal": true },
+            "retry": {
+                "limit": ARGO_RETRY_LIMIT,
+                "backoff": {
+                    "duration": ARGO_RETRY_BACKOFF.0,
+                    "factor": ARGO_RETRY_BACKOFF.1,
+                    "maxDuration": ARGO_RETRY_BACKOFF.2,
+                },
+            },
+        });
+        if !options.is_empty() {
+            sync["syncOptions"] = json!(options);
+        }
+        Object::data(
             "Application",
             app_name.clone(),
             Some(ns),
-            "gitops/argocd-application.yaml.j2",
             file,
             json!({
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "Application",
                 "metadata": meta(&app_name, ns, Some(wave)),
-                "project": project,
-                "source": source,
-                "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
-                "syncOptions": options,
-                "retry": {
-                    "limit": ARGO_RETRY_LIMIT,
-                    "backoff": {
-                        "duration": ARGO_RETRY_BACKOFF.0,
-                        "factor": ARGO_RETRY_BACKOFF.1,
-                        "maxDuration": ARGO_RETRY_BACKOFF.2,
-                    },
+                "spec": {
+                    "project": project,
+                    "source": source,
+                    "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
+                    "syncPolicy": sync,
                 },
-                "ignoreDifferences": Value::Null,
             }),
         )
     };
@@ -186,20 +182,21 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         let (repo, chart) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
         if k.chart.starts_with("oci://") {
             // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
-            out.push(Object::with_context(
+            // A public OCI Helm repository: no credentials, only its address.
+            out.push(Object::data(
                 "Secret",
                 format!("{name}-kueue-chart-repository"),
                 Some(ns),
-                "gitops/argocd-repository.yaml.j2",
                 ARGO_REPOS,
                 json!({
+                    "apiVersion": "v1",
+                    "kind": "Secret",
                     "metadata": {
                         "name": format!("{name}-kueue-chart-repository"),
                         "namespace": ns,
                         "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
                     },
-                    "repoName": "kueue",
-                    "url": repo,
+                    "stringData": { "name": "kueue", "type": "helm", "url": repo, "enableOCI": "true" },
                 }),
             ));
         }
@@ -256,8 +253,10 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
             &options,
             ARGO_APPS,
         );
-        if !ignore.is_empty() {
-            workloads.context["ignoreDifferences"] = Value::Array(ignore);
+        if !ignore.is_empty()
+            && let Body::Data(app) = &mut workloads.body
+        {
+            app["spec"]["ignoreDifferences"] = Value::Array(ignore);
         }
         out.push(workloads);
     }
@@ -275,81 +274,99 @@ pub fn synced_workloads(p: &Profile) -> Vec<&Workload> {
 fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>) {
     let (p, g, kueue_values, kuberay_values) = (w.p, w.g, w.kueue_values, w.kuberay_values);
     let name = p.name.as_str();
-    let obj =
-        |kind: &'static str, obj_name: String, template: &'static str, file: &str, ctx: Value| {
-            Object::new(kind, obj_name, Some(ns), template, file, &ctx)
-        };
+    let obj = |kind: &'static str, api: &str, obj_name: String, file: &str, spec: Value| {
+        Object::data(
+            kind,
+            obj_name.clone(),
+            Some(ns),
+            file,
+            json!({ "apiVersion": api, "kind": kind, "metadata": meta(&obj_name, ns, None), "spec": spec }),
+        )
+    };
     out.push(obj(
         "GitRepository",
+        FLUX_SOURCE_API,
         name.to_owned(),
-        "gitops/flux-gitrepository.yaml.j2",
         FLUX_SOURCES,
-        json!({ "metadata": meta(name, ns, None), "interval": interval, "url": g.repo_url, "ref": g.revision }),
+        json!({ "interval": interval, "url": g.repo_url, "ref": { "branch": g.revision } }),
     ));
+    // Retries: `FLUX_RETRY_INTERVAL`.
+    let strategy = json!({ "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL });
     if let (Some(k), Some(v)) = (&p.operators.kuberay, kuberay_values) {
         out.push(obj(
             "HelmRepository",
+            FLUX_SOURCE_API,
             "kuberay".into(),
-            "gitops/flux-helmrepository.yaml.j2",
             FLUX_SOURCES,
-            json!({ "metadata": meta("kuberay", ns, None), "interval": interval, "url": k.repo }),
+            json!({ "interval": interval, "url": k.repo }),
         ));
+        // KubeRay's chart ships its CRDs in `crds/` (ray-project/kuberay@v1.7.0
+        // helm-chart/kuberay-operator/crds), which Helm installs once and never upgrades
+        // unless told to.
         out.push(obj(
             "HelmRelease",
+            FLUX_HELM_API,
             k.release.to_string(),
-            "gitops/flux-helmrelease.yaml.j2",
             FLUX_RELEASES,
             json!({
-                "metadata": meta(&k.release, ns, None), "interval": interval,
-                "targetNamespace": k.namespace, "releaseName": k.release,
+                "interval": interval, "releaseName": k.release, "targetNamespace": k.namespace,
                 "chart": { "spec": { "chart": k.chart, "version": k.version,
                     "sourceRef": { "kind": "HelmRepository", "name": "kuberay" } } },
-                // KubeRay's chart ships its CRDs in `crds/` (ray-project/kuberay@v1.7.0
-                // helm-chart/kuberay-operator/crds), which Helm installs once and never
-                // upgrades unless told to.
-                "crdsInChartFolder": true,
-                "strategy": { "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL },
+                "install": { "createNamespace": true, "crds": "CreateReplace", "strategy": strategy },
+                "upgrade": { "crds": "CreateReplace", "strategy": strategy },
                 "values": v,
             }),
         ));
     }
     if let (Some(k), Some(v)) = (&p.operators.kueue, kueue_values) {
+        // The layer selector hands Flux the chart archive of Kueue's OCI artifact.
         out.push(obj(
             "OCIRepository",
+            FLUX_SOURCE_API,
             "kueue".into(),
-            "gitops/flux-ocirepository.yaml.j2",
             FLUX_SOURCES,
-            json!({ "metadata": meta("kueue", ns, None), "interval": interval, "url": k.chart, "tag": k.version }),
+            json!({
+                "interval": interval, "url": k.chart, "ref": { "tag": k.version },
+                "layerSelector": {
+                    "mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
+                    "operation": "copy",
+                },
+            }),
         ));
+        // Kueue's chart ships its CRDs as templates (kubernetes-sigs/kueue@v0.19.2
+        // charts/kueue/templates/crd): a `crds` policy would do nothing.
         out.push(obj(
             "HelmRelease",
+            FLUX_HELM_API,
             k.release.to_string(),
-            "gitops/flux-helmrelease.yaml.j2",
             FLUX_RELEASES,
             json!({
-                "metadata": meta(&k.release, ns, None), "interval": interval,
-                "targetNamespace": k.namespace, "releaseName": k.release,
+                "interval": interval, "releaseName": k.release, "targetNamespace": k.namespace,
                 "chartRef": { "kind": "OCIRepository", "name": "kueue" },
-                // Kueue's chart ships its CRDs as templates (kubernetes-sigs/kueue@v0.19.2
-                // charts/kueue/templates/crd): a `crds` policy would do nothing.
-                "crdsInChartFolder": false,
-                "strategy": { "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL },
+                "install": { "createNamespace": true, "strategy": strategy },
+                "upgrade": { "strategy": strategy },
                 "values": v,
             }),
         ));
     }
     let kustomization = |suffix: &str, sub: &str, depends: Option<String>| {
-        let obj_name = format!("{name}-{suffix}");
+        let mut spec = json!({
+            "interval": interval,
+            "retryInterval": FLUX_KUSTOMIZATION_RETRY,
+            "path": format!("./{}", path_in_repo(g, sub)),
+            "prune": true,
+            "wait": true,
+            "sourceRef": { "kind": "GitRepository", "name": name },
+        });
+        if let Some(d) = depends {
+            spec["dependsOn"] = json!([{ "name": d }]);
+        }
         obj(
             "Kustomization",
-            obj_name.clone(),
-            "gitops/flux-kustomization.yaml.j2",
+            "kustomize.toolkit.fluxcd.io/v1",
+            format!("{name}-{suffix}"),
             FLUX_KUSTOMIZATIONS,
-            json!({
-                "metadata": meta(&obj_name, ns, None), "interval": interval,
-                "retryInterval": FLUX_KUSTOMIZATION_RETRY,
-                "path": format!("./{}", path_in_repo(g, sub)), "source": name, "dependsOn": depends,
-            }),
+            spec,
         )
     };
     let has_operators = p.operators.kueue.is_some() || p.operators.kuberay.is_some();

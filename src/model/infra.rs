@@ -17,7 +17,7 @@ use crate::profile::{
 };
 use crate::render;
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 pub const FILE_UP: &str = "infra/up.sh";
 pub const FILE_VERIFY: &str = "infra/verify.sh";
@@ -170,11 +170,11 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
     }
     let yaml_header = header(p);
     if let Some(k) = &p.operators.kueue {
-        let values = render::render_yaml_file("infra/kueue-values.yaml.j2", &kueue_values(p, k)?)?;
+        let values = render::to_yaml(&kueue_values(p, k)?)?;
         out.push((FILE_KUEUE_VALUES.into(), format!("{yaml_header}{values}")));
     }
     if p.operators.kuberay.is_some() {
-        let values = render::render_yaml_file("infra/kuberay-values.yaml.j2", &kuberay_values(p))?;
+        let values = render::to_yaml(&kuberay_values(p))?;
         out.push((FILE_KUBERAY_VALUES.into(), format!("{yaml_header}{values}")));
     }
     Ok(out)
@@ -403,28 +403,43 @@ pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic>
         .collect();
     let mut config = operators::kueue_default_configuration();
     config["integrations"]["frameworks"] = json!(frameworks);
-    let gates: Vec<Value> = k
-        .feature_gates
-        .iter()
-        .map(|(name, enabled)| json!({ "name": name, "enabled": enabled }))
-        .collect();
-    let placement = operators::placement(p);
-    Ok(json!({
-        "config": render::to_yaml(&config)?,
-        "featureGates": gates,
-        "nodeSelector": placement.as_ref().map(operators::Placement::node_selector),
-        "tolerations": placement.as_ref().and_then(operators::Placement::tolerations),
-    }))
+    // The chart writes the Configuration into its ConfigMap as is: a YAML string.
+    let mut values = json!({
+        "managerConfig": { "controllerManagerConfigYaml": render::to_yaml(&config)? },
+    });
+    let mut manager = Map::new();
+    if !k.feature_gates.is_empty() {
+        let gates: Vec<Value> = k
+            .feature_gates
+            .iter()
+            .map(|(name, enabled)| json!({ "name": name, "enabled": enabled }))
+            .collect();
+        manager.insert("featureGates".into(), Value::Array(gates));
+    }
+    place(&mut manager, p);
+    if !manager.is_empty() {
+        values["controllerManager"] = Value::Object(manager);
+    }
+    Ok(values)
 }
 
 /// Helm values for the KubeRay operator: only where it runs (everything else is the chart's
-/// default).
+/// default, `batchScheduler.enabled: false` among them: Kueue admits Ray workloads through the
+/// queue label and `suspend`).
 pub fn kuberay_values(p: &Profile) -> Value {
-    let placement = operators::placement(p);
-    json!({
-        "nodeSelector": placement.as_ref().map(operators::Placement::node_selector),
-        "tolerations": placement.as_ref().and_then(operators::Placement::tolerations),
-    })
+    let mut values = Map::new();
+    place(&mut values, p);
+    Value::Object(values)
+}
+
+/// The operator pod's `nodeSelector` and `tolerations` (`operators::placement`).
+fn place(pod: &mut Map<String, Value>, p: &Profile) {
+    if let Some(placement) = operators::placement(p) {
+        pod.insert("nodeSelector".into(), placement.node_selector());
+        if let Some(t) = placement.tolerations() {
+            pod.insert("tolerations".into(), t);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -19,21 +19,49 @@ use serde::Serialize;
 /// Label on every generated object, so users (and `kubectl apply --prune`) can select them.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "raykueue");
 
-/// One Kubernetes object to render.
+/// One Kubernetes object of the bundle.
 #[derive(Debug, Clone)]
 pub struct Object {
     pub kind: &'static str,
     pub name: String,
     pub namespace: Option<String>,
-    /// Template under `templates/`, e.g. `platform/clusterqueue.yaml.j2`.
-    pub template: &'static str,
     /// Bundle file the object goes to (several objects may share one file).
     pub file: String,
-    /// What the template reads.
-    pub context: serde_json::Value,
+    pub body: Body,
+}
+
+/// How an object's content is given.
+#[derive(Debug, Clone)]
+pub enum Body {
+    /// The object itself, keys in the order they are written (`apiVersion`, `kind`,
+    /// `metadata`, `spec`): serialized once by the YAML writer, validated as is.
+    Data(serde_json::Value),
+    /// A template under `templates/` (e.g. `workloads/rayjob.yaml.j2`) and what it reads;
+    /// rendered and read back as data (objects not yet built as data).
+    Template {
+        template: &'static str,
+        context: serde_json::Value,
+    },
 }
 
 impl Object {
+    /// An object built as data.
+    pub fn data(
+        kind: &'static str,
+        name: impl Into<String>,
+        namespace: Option<&str>,
+        file: impl Into<String>,
+        value: serde_json::Value,
+    ) -> Self {
+        Self {
+            kind,
+            name: name.into(),
+            namespace: namespace.map(str::to_owned),
+            file: file.into(),
+            body: Body::Data(value),
+        }
+    }
+
     pub fn new(
         kind: &'static str,
         name: impl Into<String>,
@@ -60,9 +88,8 @@ impl Object {
             kind,
             name: name.into(),
             namespace: namespace.map(str::to_owned),
-            template,
             file: file.into(),
-            context,
+            body: Body::Template { template, context },
         }
     }
 

@@ -47,13 +47,12 @@ fn meta<'a>(name: &'a str, namespace: Option<&'a str>) -> Meta<'a> {
 /// All platform objects of a profile, in the order `kubectl apply -f -` needs them.
 pub fn platform_objects(p: &Profile) -> Vec<Object> {
     let ns = p.namespace.as_str();
-    let mut out = vec![Object::with_context(
+    let mut out = vec![Object::data(
         "Namespace",
         ns,
         None,
-        "platform/namespace.yaml.j2",
         FILE_NAMESPACE,
-        json!({ "metadata": meta(ns, None) }),
+        json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(ns, None) }),
     )];
     if let Some(sa) = &p.service_account {
         let mut m = meta(&sa.name, Some(ns));
@@ -70,13 +69,12 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
                 ("azure.workload.identity/tenant-id", tenant.to_owned()),
             ]));
         }
-        out.push(Object::with_context(
+        out.push(Object::data(
             "ServiceAccount",
             sa.name.as_str(),
             Some(ns),
-            "platform/serviceaccount.yaml.j2",
             FILE_SERVICE_ACCOUNT,
-            json!({ "metadata": m }),
+            json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": m }),
         ));
     }
     out.extend(p.flavors.iter().map(flavor));
@@ -123,39 +121,68 @@ pub fn toleration(t: &Toleration) -> Value {
     Value::Object(m)
 }
 
+/// Kueue's API group and version of every queue object.
+const KUEUE_API: &str = "kueue.x-k8s.io/v1beta2";
+
 fn flavor(f: &Flavor) -> Object {
-    Object::with_context(
+    let mut spec = Map::new();
+    if !f.node_labels.is_empty() {
+        spec.insert("nodeLabels".into(), json!(f.node_labels));
+    }
+    if !f.node_taints.is_empty() {
+        spec.insert(
+            "nodeTaints".into(),
+            f.node_taints.iter().map(taint).collect(),
+        );
+    }
+    if !f.tolerations.is_empty() {
+        spec.insert(
+            "tolerations".into(),
+            f.tolerations.iter().map(toleration).collect(),
+        );
+    }
+    Object::data(
         "ResourceFlavor",
         f.name.as_str(),
         None,
-        "platform/resourceflavor.yaml.j2",
         FILE_FLAVORS,
         json!({
+            "apiVersion": KUEUE_API,
+            "kind": "ResourceFlavor",
             "metadata": meta(&f.name, None),
-            "nodeLabels": f.node_labels,
-            "nodeTaints": f.node_taints.iter().map(taint).collect::<Vec<_>>(),
-            "tolerations": f.tolerations.iter().map(toleration).collect::<Vec<_>>(),
+            "spec": spec,
         }),
     )
 }
 
 fn priority_class(pc: &PriorityClass) -> Object {
-    Object::with_context(
+    // A WorkloadPriorityClass has no spec: value and description are top-level.
+    let mut v = json!({
+        "apiVersion": KUEUE_API,
+        "kind": "WorkloadPriorityClass",
+        "metadata": meta(&pc.name, None),
+        "value": pc.value,
+    });
+    if let Some(d) = &pc.description {
+        v["description"] = json!(d);
+    }
+    Object::data(
         "WorkloadPriorityClass",
         pc.name.as_str(),
         None,
-        "platform/workloadpriorityclass.yaml.j2",
         FILE_PRIORITY,
-        json!({
-            "metadata": meta(&pc.name, None),
-            "value": pc.value,
-            "description": pc.description,
-        }),
+        v,
     )
 }
 
+/// `map[key] = value` unless the value is `None`.
+fn put<T: Serialize>(map: &mut Map<String, Value>, key: &str, value: Option<&T>) {
+    if let Some(v) = value {
+        map.insert(key.to_owned(), json!(v));
+    }
+}
+
 fn cluster_queue(cq: &ClusterQueue) -> Object {
-    let selector = cq.namespace_selector.clone().unwrap_or_default();
     let groups: Vec<Value> = cq
         .resource_groups
         .iter()
@@ -164,47 +191,63 @@ fn cluster_queue(cq: &ClusterQueue) -> Object {
                 "coveredResources": rg.covered_resources,
                 "flavors": rg.flavors.iter().map(|f| json!({
                     "name": f.name,
-                    "resources": f.resources.iter().map(|r| json!({
-                        "name": r.name,
-                        "nominalQuota": r.nominal_quota,
-                        "borrowingLimit": r.borrowing_limit,
-                        "lendingLimit": r.lending_limit,
-                    })).collect::<Vec<_>>(),
+                    "resources": f.resources.iter().map(|r| {
+                        let mut q = Map::new();
+                        q.insert("name".into(), json!(r.name));
+                        q.insert("nominalQuota".into(), json!(r.nominal_quota));
+                        put(&mut q, "borrowingLimit", r.borrowing_limit.as_ref());
+                        put(&mut q, "lendingLimit", r.lending_limit.as_ref());
+                        Value::Object(q)
+                    }).collect::<Vec<_>>(),
                 })).collect::<Vec<_>>(),
             })
         })
         .collect();
-    Object::with_context(
+    let mut spec = Map::new();
+    put(&mut spec, "cohortName", cq.cohort_name.as_ref());
+    // Always present: a ClusterQueue without a selector admits from no namespace.
+    spec.insert(
+        "namespaceSelector".into(),
+        json!(cq.namespace_selector.clone().unwrap_or_default()),
+    );
+    spec.insert("queueingStrategy".into(), json!(cq.queueing_strategy));
+    put(&mut spec, "preemption", cq.preemption.as_ref());
+    put(
+        &mut spec,
+        "flavorFungibility",
+        cq.flavor_fungibility.as_ref(),
+    );
+    put(&mut spec, "stopPolicy", cq.stop_policy.as_ref());
+    if let Some(w) = &cq.fair_sharing_weight {
+        spec.insert("fairSharing".into(), json!({ "weight": w }));
+    }
+    spec.insert("resourceGroups".into(), Value::Array(groups));
+    Object::data(
         "ClusterQueue",
         cq.name.as_str(),
         None,
-        "platform/clusterqueue.yaml.j2",
         FILE_CLUSTER_QUEUES,
         json!({
+            "apiVersion": KUEUE_API,
+            "kind": "ClusterQueue",
             "metadata": meta(&cq.name, None),
-            "cohortName": cq.cohort_name,
-            "namespaceSelector": selector,
-            "queueingStrategy": cq.queueing_strategy,
-            "preemption": cq.preemption,
-            "flavorFungibility": cq.flavor_fungibility,
-            "stopPolicy": cq.stop_policy,
-            "fairSharingWeight": cq.fair_sharing_weight,
-            "resourceGroups": groups,
+            "spec": spec,
         }),
     )
 }
 
 fn local_queue(lq: &LocalQueue, default_ns: &str) -> Object {
     let ns = lq.namespace.as_ref().map_or(default_ns, |n| n.as_str());
-    Object::with_context(
+    Object::data(
         "LocalQueue",
         lq.name.as_str(),
         Some(ns),
-        "platform/localqueue.yaml.j2",
         FILE_LOCAL_QUEUES,
         json!({
+            "apiVersion": KUEUE_API,
+            "kind": "LocalQueue",
             "metadata": meta(&lq.name, Some(ns)),
-            "clusterQueue": lq.cluster_queue,
+            "spec": { "clusterQueue": lq.cluster_queue },
         }),
     )
 }

@@ -16,6 +16,8 @@ use crate::catalogue::GPU_RESOURCE;
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::load::pointer_push;
 use crate::profile::{Workload, WorkloadKind};
+// The KubeRay facts the output validation checks objects against: one definition each.
+use crate::validate::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_out_of_order};
 
 pub const NAME_TOO_LONG: RuleInfo = RuleInfo {
     code: "RK301",
@@ -218,10 +220,10 @@ pub fn check(ctx: &mut Ctx<'_>) {
                     .map(|(j, g)| (format!("{base}/workers/{j}"), &g.ray_start_params)),
             )
         {
-            if params.contains_key("labels") {
+            if params.contains_key(FORBIDDEN_RAY_START_PARAM) {
                 ctx.report(
                     &RAY_START_LABELS,
-                    &pointer_push(&format!("{ptr}/rayStartParams"), "labels"),
+                    &pointer_push(&format!("{ptr}/rayStartParams"), FORBIDDEN_RAY_START_PARAM),
                     "`labels` in rayStartParams is forbidden: KubeRay marks the cluster ValidationFailed".into(),
                     Some("remove it; Ray node labels go in the group's `labels` field of the RayCluster spec".into()),
                 );
@@ -284,16 +286,15 @@ fn pinned(ctx: &mut Ctx<'_>, image: &str, pointer: &str) {
 }
 
 fn names(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
-    let limit = match w.kind {
-        WorkloadKind::RayJob | WorkloadKind::RayService => 47,
-        WorkloadKind::RayCluster => 53,
+    let Some(limit) = max_name_len(w.kind.as_str()) else {
+        return;
     };
     let len = w.name.chars().count();
     if len > limit {
-        let why = if limit == 47 {
-            "KubeRay appends a 6-character suffix to name its RayCluster"
-        } else {
+        let why = if w.kind == WorkloadKind::RayCluster {
             "KubeRay derives Service and Pod names from it"
+        } else {
+            "KubeRay appends a 6-character suffix to name its RayCluster"
         };
         ctx.report(
             &NAME_TOO_LONG,
@@ -341,7 +342,7 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         // Unset bounds default to `replicas`, so only bounds the profile gives can be broken.
         let (min, max) = (g.min_replicas, g.max_replicas);
         if let (Some(min), Some(max)) = (min, max)
-            && min > max
+            && replicas_out_of_order(i64::from(min), i64::from(max))
         {
             ctx.report(
                 &REPLICAS_RANGE,

@@ -112,6 +112,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         kuberay::RULES,
         azure::RULES,
         infra::RULES,
+        crate::validate::RULES,
     ]
     .concat()
 }

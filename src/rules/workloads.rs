@@ -10,6 +10,8 @@ use crate::profile::{
     Admission, DEFAULT_LOCAL_QUEUE, Framework, SubmissionMode, Workload, WorkloadKind,
 };
 use crate::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
+// Kueue's PodSet limit, one definition with the output validation's.
+use crate::validate::admission::{MAX_POD_SETS, max_worker_groups};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub const QUEUE_NOT_FOUND: RuleInfo = RuleInfo {
@@ -141,9 +143,6 @@ pub const RULES: &[RuleInfo] = &[
     POD_BY_POD,
     INTEGRATION_CLASH,
 ];
-
-/// Kueue's Workload holds at most 18 PodSets: head + worker groups (+ submitter in K8sJobMode).
-const MAX_POD_SETS: usize = 18;
 
 pub fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
@@ -418,7 +417,7 @@ fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     // Kueue's limits apply to the objects it manages, i.e. queued ones.
     if w.admission(ctx.profile).is_queued() {
-        let max = MAX_POD_SETS - 1 - usize::from(w.has_submitter_pod_set());
+        let max = max_worker_groups(w.has_submitter_pod_set());
         if w.workers.len() > max {
             let why = if w.has_submitter_pod_set() {
                 "head, submitter and worker groups"

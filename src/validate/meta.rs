@@ -151,6 +151,15 @@ pub fn dns1123_label(s: &str) -> Option<String> {
     label_like(s, 63).map(|p| format!("{p} (RFC 1123 label)"))
 }
 
+/// RFC 1035 label (`IsDNS1035Label`): an RFC 1123 label that starts with a letter.
+pub fn dns1035_label(s: &str) -> Option<String> {
+    if let Some(p) = label_like(s, 63) {
+        return Some(format!("{p} (DNS-1035 label)"));
+    }
+    (!s.as_bytes()[0].is_ascii_lowercase())
+        .then(|| "must start with a lower-case letter (DNS-1035 label)".to_owned())
+}
+
 /// RFC 1123 subdomain: dot-separated labels, at most 253 characters.
 pub fn dns1123_subdomain(s: &str) -> Option<String> {
     if s.len() > 253 {
@@ -216,6 +225,9 @@ mod tests {
         assert!(dns1123_subdomain("a..b").is_some());
         assert!(dns1123_label("a.b").is_some());
         assert!(dns1123_label(&"a".repeat(64)).is_some());
+        assert_eq!(dns1035_label("llm-training"), None);
+        assert!(dns1035_label("7b-finetune").is_some());
+        assert!(dns1035_label("a.b").is_some());
         assert_eq!(qualified_name("kueue.x-k8s.io/queue-name"), None);
         assert_eq!(qualified_name("app"), None);
         assert!(qualified_name("/app").is_some());

@@ -8,21 +8,28 @@
 //! - `metadata`: name, namespace, label and annotation rules (`meta`), and the core API
 //!   server's ConfigMap key and size rules (`core`);
 //! - the CRDs' CEL rules (`cel`), transition rules excepted;
-//! - Kueue's admission webhook rules for queues and queued Ray objects (`admission`).
+//! - Kueue's admission webhook rules for queues and Ray objects (`admission`);
+//! - the KubeRay controller's checks, which pass the API server and fail at reconcile
+//!   (`kuberay`).
 //!
 //! In generated output a finding is a bug in raykueue (`RK9xx`); in a user's manifest it is
-//! the manifest's (`RK05x`).
+//! the manifest's (`RK05x`, and `RK06x`/`RK07x` for what the cluster accepts but then refuses
+//! to run). Each layer's severity is what the cluster does: what it refuses is an error, what
+//! it accepts with a consequence is a warning.
 
-mod admission;
+pub(crate) mod admission;
 mod cel;
 mod core;
+pub(crate) mod kuberay;
 mod meta;
 mod schema;
 mod walk;
 
 use crate::bundle::Bundle;
 use crate::diagnostic::Diagnostic;
+use crate::diagnostic::Severity::{Error, Warning};
 use crate::load::{self, SpanMap, field_path};
+use crate::rules::RuleInfo;
 use crate::source::Source;
 use serde_json::Value;
 
@@ -41,8 +48,25 @@ pub enum Check {
     Rule,
     /// A rule of Kueue's admission webhooks.
     Admission,
+    /// Kueue's webhook accepts the object but leaves it unmanaged, with a consequence.
+    Unmanaged,
+    /// Kueue's webhook accepts the object but cannot build its Workload.
+    KueueWorkload,
+    /// The KubeRay controller refuses the object at reconcile (`ValidationFailed`).
+    KubeRay,
     /// A rule this validator could not evaluate.
     NotEvaluated,
+}
+
+impl Check {
+    /// Whether the API server (schema, CEL, an admission webhook) refuses an object with this
+    /// finding, so that it never reaches a controller.
+    fn refused_by_api_server(self) -> bool {
+        matches!(
+            self,
+            Check::Schema | Check::UnknownField | Check::BadKey | Check::Rule | Check::Admission
+        )
+    }
 }
 
 /// One finding: where in the object (JSON pointer), what, and what would be right.
@@ -74,6 +98,35 @@ const UNCHECKED_GROUPS: &[&str] = &["kustomize.config.k8s.io"];
 
 /// Single kinds written without a schema (none today).
 const UNCHECKED_KINDS: &[(&str, &str)] = &[];
+
+pub const UNMANAGED: RuleInfo = RuleInfo {
+    code: "RK060",
+    severity: Warning,
+    title: "Kueue accepts the object but does not manage it (a queued RayJob with clusterSelector): it stays suspended",
+};
+pub const NO_WORKLOAD: RuleInfo = RuleInfo {
+    code: "RK061",
+    severity: Error,
+    title: "Kueue accepts the object but cannot create its Workload (more than 18 PodSets with the submitter)",
+};
+pub const KUBERAY_REFUSES: RuleInfo = RuleInfo {
+    code: "RK070",
+    severity: Error,
+    title: "the KubeRay controller refuses the object at reconcile (ValidationFailed), after `kubectl apply` said created",
+};
+pub const GENERATED_KUBERAY_REFUSES: RuleInfo = RuleInfo {
+    code: "RK906",
+    severity: Error,
+    title: "raykueue wrote an object the KubeRay controller would refuse (a profile value passed through, or a bug)",
+};
+/// The validation layers' own codes (RK06x Kueue beyond the webhook's refusals, RK07x
+/// KubeRay's controller, RK906 the latter in generated output).
+pub const RULES: &[RuleInfo] = &[
+    UNMANAGED,
+    NO_WORKLOAD,
+    KUBERAY_REFUSES,
+    GENERATED_KUBERAY_REFUSES,
+];
 
 /// Validate one object (a parsed YAML/JSON document).
 pub fn object(value: &Value) -> Verdict {
@@ -142,6 +195,21 @@ pub fn object(value: &Value) -> Verdict {
     meta::check(&mut w, kind, entry.namespaced, root);
     core::check(&mut w, kind, root);
     admission::check(&mut w, kind, root);
+    let refused: Vec<String> = w
+        .out
+        .iter()
+        .filter(|v| v.check.refused_by_api_server())
+        .map(|v| v.pointer.clone())
+        .collect();
+    let before = w.out.len();
+    kuberay::check(&mut w, kind, root);
+    // A field the API server refuses never reaches the controller: one finding, the first
+    // layer's (the CRD bounds some fields the controller checks again).
+    let mut i = 0;
+    w.out.retain(|v| {
+        i += 1;
+        i <= before || !refused.contains(&v.pointer)
+    });
     Verdict::Checked(w.out)
 }
 
@@ -192,7 +260,12 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
             Diagnostic::error("RK901", v.message.clone())
         }
         (Check::Rule, true) => Diagnostic::error("RK902", v.message.clone()),
-        (Check::Admission, true) => Diagnostic::error("RK903", v.message.clone()),
+        (Check::Admission | Check::Unmanaged | Check::KueueWorkload, true) => {
+            Diagnostic::error("RK903", v.message.clone())
+        }
+        (Check::KubeRay, true) => {
+            Diagnostic::error(GENERATED_KUBERAY_REFUSES.code, v.message.clone())
+        }
         (Check::NotEvaluated, true) => Diagnostic::error("RK904", v.message.clone()),
         (Check::Schema | Check::UnknownField | Check::BadKey, false) => {
             Diagnostic::error("RK050", v.message.clone())
@@ -201,6 +274,9 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
         (Check::Rule, false) => Diagnostic::error("RK052", v.message.clone()),
         (Check::Admission, false) => Diagnostic::error("RK053", v.message.clone()),
         (Check::NotEvaluated, false) => Diagnostic::warning("RK054", v.message.clone()),
+        (Check::Unmanaged, false) => Diagnostic::warning(UNMANAGED.code, v.message.clone()),
+        (Check::KueueWorkload, false) => Diagnostic::error(NO_WORKLOAD.code, v.message.clone()),
+        (Check::KubeRay, false) => Diagnostic::error(KUBERAY_REFUSES.code, v.message.clone()),
     };
     let field = field_path(&v.pointer);
     d = d.path(if field.is_empty() {
@@ -226,7 +302,13 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
         };
         d = d.at(p.source, pos);
     }
-    let bug = "this is a bug in raykueue, not in the profile: please report it with the profile";
+    // KubeRay's checks also read values a profile passes through verbatim (rayStartParams,
+    // env, annotations), so such a finding is not always raykueue's own.
+    let bug = if v.check == Check::KubeRay {
+        "raykueue wrote this object: if the value comes from the profile (rayStartParams, env), change it there; otherwise it is a bug in raykueue, please report it with the profile"
+    } else {
+        "this is a bug in raykueue, not in the profile: please report it with the profile"
+    };
     match (&v.hint, generated) {
         (Some(h), true) => d.hint(format!("{h}; {bug}")),
         (None, true) => d.hint(bug),

@@ -1,7 +1,9 @@
 //! Output validation: every shipped profile's output passes; `raykueue validate` rejects the
 //! broken-object corpus (`tests/fixtures/invalid-objects/<case>.yaml`, each declaring what it
 //! expects in `# expect: CODE text` lines; stderr snapshotted in `golden/validate/`), passes
-//! the valid samples, and keeps its exit-code contract. The embedded schema table is checked
+//! the valid samples, and keeps its exit-code contract. The upstream corpus
+//! (`tests/fixtures/validate/<case>.yaml`, restated from Kueue v0.19.2's webhook tests and
+//! KubeRay v1.7.0's validation tests) gets exactly the cluster's verdict and codes. The embedded schema table is checked
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
 use crate::common::{SHIPPED, raykueue, repo, skip, stderr};
@@ -131,6 +133,124 @@ fn broken_objects_are_rejected_with_the_right_message() {
             insta::assert_snapshot!(err);
         });
     });
+}
+
+/// One corpus case's header: `# source: repo@tag path test-name` and
+/// `# verdict: valid | warning CODE... | invalid CODE...`.
+fn corpus_header(text: &str) -> (String, String, Vec<String>) {
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("# {name}: ")))
+            .map(str::to_owned)
+    };
+    let source = field("source").unwrap_or_default();
+    let verdict = field("verdict").unwrap_or_default();
+    let mut words = verdict.split_whitespace().map(str::to_owned);
+    let kind = words.next().unwrap_or_default();
+    let mut codes: Vec<String> = words.collect();
+    codes.sort();
+    (source, kind, codes)
+}
+
+/// Every corpus object gets the verdict the cluster gives it, with exactly the expected codes:
+/// an error the cluster does not raise fails as surely as one it raises and we miss. About
+/// half are valid objects at a rule's edge, which a validator that is too strict fails.
+#[test]
+fn the_upstream_corpus_gets_the_clusters_verdict() {
+    let dir = repo().join("tests/fixtures/validate");
+    let mut counts = std::collections::BTreeMap::<String, usize>::new();
+    let mut failures = Vec::new();
+    let mut paths: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    paths.sort();
+    for path in &paths {
+        let rel = rel(path);
+        let (source, kind, want) = corpus_header(&std::fs::read_to_string(path).unwrap());
+        assert!(
+            source.contains("kubernetes-sigs/kueue@v0.19.2")
+                || source.contains("ray-project/kuberay@v1.7.0"),
+            "{rel}: `# source:` must cite kueue@v0.19.2 or kuberay@v1.7.0, a path and a test"
+        );
+        let out = raykueue(&["validate", "--error-format", "json", &rel]);
+        let lines: Vec<serde_json::Value> = stderr(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let mut got: Vec<String> = lines
+            .iter()
+            .map(|l| l["code"].as_str().unwrap().to_owned())
+            .collect();
+        got.sort();
+        got.dedup();
+        let exit = match kind.as_str() {
+            "valid" | "warning" => 0,
+            "invalid" => 1,
+            other => panic!("{rel}: unknown verdict `{other}`"),
+        };
+        assert_eq!(
+            kind == "valid",
+            want.is_empty(),
+            "{rel}: codes only for findings"
+        );
+        if out.status.code() != Some(exit) || got != want {
+            failures.push(format!(
+                "{rel}: want {kind} {want:?}, got exit {:?} {got:?}",
+                out.status.code()
+            ));
+        }
+        // Every finding is located: file, line, field path.
+        for l in &lines {
+            assert_eq!(l["file"], rel.as_str(), "{rel}: {l}");
+            assert!(l["line"].as_u64().is_some_and(|n| n > 0), "{rel}: {l}");
+            assert!(
+                l["path"].as_str().is_some_and(|p| p.contains(": ")),
+                "{rel}: {l}"
+            );
+        }
+        *counts.entry(kind).or_default() += 1;
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let total: usize = counts.values().sum();
+    assert!(total >= 60, "{counts:?}");
+    assert!(
+        counts["valid"] * 3 >= total,
+        "too few valid edge cases: {counts:?}"
+    );
+}
+
+/// The KubeRay layer guards generated output too (one implementation): a profile value that
+/// raykueue passes through verbatim and KubeRay would refuse at reconcile stops `gen`.
+#[test]
+fn gen_refuses_output_kuberay_would_refuse() {
+    let team = std::fs::read_to_string(repo().join("profiles/team.yaml")).unwrap();
+    let bad = team.replacen(
+        "rayStartParams: {num-cpus: \"0\"}",
+        "rayStartParams: {num-cpus: \"0\", redis-username: ray}",
+        1,
+    );
+    assert_ne!(bad, team, "profiles/team.yaml changed: update this test");
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("team.yaml");
+    std::fs::write(&profile, bad).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = raykueue(&[
+        "gen",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("error[RK906]"), "{err}");
+    assert!(
+        err.contains("rayStartParams.redis-username") && err.contains("rayjob.yaml:"),
+        "{err}"
+    );
+    assert!(!out_dir.exists(), "nothing is written");
 }
 
 #[test]
