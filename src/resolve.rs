@@ -13,8 +13,38 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("kuberay-gpu", include_str!("../profiles/kuberay-gpu.yaml")),
 ];
 
+/// The example programs the shipped profiles name in `scripts:` (paths relative to
+/// `profiles/`), embedded with them: a shipped profile resolved by name reads its scripts from
+/// here, and `raykueue init` writes them next to the profile it writes.
+pub const SHIPPED_SCRIPTS: &[(&str, &str)] = &[
+    (
+        "scripts/gpu_check.py",
+        include_str!("../profiles/scripts/gpu_check.py"),
+    ),
+    (
+        "scripts/train.py",
+        include_str!("../profiles/scripts/train.py"),
+    ),
+    (
+        "scripts/batch.py",
+        include_str!("../profiles/scripts/batch.py"),
+    ),
+    (
+        "scripts/serve_app.py",
+        include_str!("../profiles/scripts/serve_app.py"),
+    ),
+];
+
+/// The text of a shipped example script by its path relative to `profiles/`.
+pub fn shipped_script(rel: &str) -> Option<&'static str> {
+    SHIPPED_SCRIPTS
+        .iter()
+        .find(|(p, _)| *p == rel)
+        .map(|(_, t)| *t)
+}
+
 /// A profile ready to load: its text, and the folder its relative paths start from (`None`
-/// for shipped profiles, which name no local files).
+/// for shipped profiles, whose scripts are the embedded `SHIPPED_SCRIPTS`).
 #[derive(Debug)]
 pub struct Resolved {
     pub source: Source,

@@ -21,7 +21,9 @@ pub struct Script {
 /// Why a script entry cannot be packed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScriptError {
-    #[error("the profile was resolved from the shipped set and has no folder to read `{0}` from")]
+    #[error(
+        "the profile was resolved from the shipped set: `{0}` is not one of its example scripts"
+    )]
     NoBaseDir(String),
     #[error("`{0}` leaves the profile's folder")]
     Escapes(String),
@@ -42,7 +44,8 @@ pub fn key(rel: &RelativePath) -> &str {
 }
 
 /// Read one script below `base`. Paths with `..` (or `.`) components are refused: a profile
-/// names files next to it, never elsewhere on the machine that runs raykueue.
+/// names files next to it, never elsewhere on the machine that runs raykueue. Without a folder
+/// (a shipped profile resolved by name) only the embedded example scripts exist.
 pub fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptError> {
     let name = rel.as_str().to_owned();
     let relative = Path::new(rel.as_str());
@@ -53,7 +56,12 @@ pub fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptErr
         return Err(ScriptError::Escapes(name));
     }
     let Some(base) = base else {
-        return Err(ScriptError::NoBaseDir(name));
+        return crate::resolve::shipped_script(&name)
+            .map(|text| Script {
+                key: key(rel).to_owned(),
+                text: text.to_owned(),
+            })
+            .ok_or(ScriptError::NoBaseDir(name));
     };
     let path = base.join(relative);
     // Stable words for the common cases, so diagnostics read the same on every OS.
@@ -76,7 +84,21 @@ pub fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptErr
     {
         return Err(ScriptError::Escapes(name));
     }
-    let file = std::fs::File::open(&path).map_err(unreadable)?;
+    let file = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        // A profile that extends a shipped one inherits its workloads, whose scripts are the
+        // embedded examples: a shipped example's path that is not next to the profile is read
+        // from the binary (the same text `raykueue init` writes).
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return crate::resolve::shipped_script(&name)
+                .map(|text| Script {
+                    key: key(rel).to_owned(),
+                    text: text.to_owned(),
+                })
+                .ok_or_else(|| unreadable(e));
+        }
+        Err(e) => return Err(unreadable(e)),
+    };
     if file.metadata().map_err(unreadable)?.is_dir() {
         return Err(ScriptError::Unreadable {
             path: name,
@@ -159,6 +181,10 @@ mod tests {
             read(None, &rel("jobs/train.py")),
             Err(ScriptError::NoBaseDir("jobs/train.py".into()))
         );
+        // A shipped profile reads its example scripts from the binary.
+        let shipped = read(None, &rel("scripts/gpu_check.py")).unwrap();
+        assert_eq!(shipped.key, "gpu_check.py");
+        assert!(shipped.text.contains("ray.cluster_resources()"));
         std::fs::write(dir.path().join("bin"), [0xff, 0xfe]).unwrap();
         assert_eq!(
             read(Some(dir.path()), &rel("bin")),

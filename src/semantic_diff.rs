@@ -28,14 +28,19 @@ pub fn object_changes(old: &Bundle, new: &Bundle) -> Vec<Change> {
             format!("{kind} {ns}/{name}")
         }
     };
+    // The smoke test's RayJob is submitted and deleted by `infra/smoke.sh`, never kept in the
+    // cluster: not a change a reviewer of the cluster needs to see.
+    let kept = |r: &&crate::bundle::Rendered| !crate::model::smoke::is_smoke_file(&r.object.file);
     let olds: BTreeMap<String, &Value> = old
         .objects
         .iter()
+        .filter(kept)
         .map(|r| (key(&r.value), &r.value))
         .collect();
     let news: Vec<(String, &Value)> = new
         .objects
         .iter()
+        .filter(kept)
         .map(|r| (key(&r.value), &r.value))
         .collect();
     let mut out = Vec::new();

@@ -57,7 +57,7 @@ queues:
             "  - kind: RayJob
     name: job-{t}
     queue: team-{t}
-    entrypoint: python /home/ray/scripts/train.py --team {t}
+    entrypoint: python3 -c 'import ray; ray.init()' --team {t}
     ttlSecondsAfterFinished: 300
     head: {{resources: {{cpu: \"1\", memory: 4Gi}}, rayStartParams: {{num-cpus: \"0\"}}}}
     workers:

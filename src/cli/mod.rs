@@ -2,8 +2,10 @@
 //! 1 invalid profile (or stale tree with `--check`), 2 usage or I/O error.
 
 mod check;
+mod completions;
 mod diff;
 mod gen_cmd;
+mod init;
 mod schema;
 mod validate;
 
@@ -40,6 +42,11 @@ enum Command {
     /// Validate Kubernetes manifests (files, or - for stdin) against the Kueue, KubeRay and
     /// Kubernetes schemas, CEL rules included.
     Validate(validate::ValidateCommand),
+    /// Write an editable starting point into DIR: a shipped profile, its JSON Schema, example
+    /// Ray programs and a README with the next commands.
+    Init(init::InitCommand),
+    /// Print a shell completion script (bash, zsh, fish, powershell).
+    Completions(completions::CompletionsCommand),
 }
 
 /// How diagnostics are printed.
@@ -77,6 +84,8 @@ pub fn main() -> ExitCode {
         Command::Schema(_) => schema::run(),
         Command::Diff(c) => c.run(),
         Command::Validate(c) => c.run(),
+        Command::Init(c) => c.run(),
+        Command::Completions(c) => c.run(),
     };
     ExitCode::from(code)
 }

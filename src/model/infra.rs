@@ -22,6 +22,7 @@ use serde_json::{Map, Value, json};
 pub const FILE_UP: &str = "infra/up.sh";
 pub const FILE_VERIFY: &str = "infra/verify.sh";
 pub const FILE_DOWN: &str = "infra/down.sh";
+pub const FILE_SMOKE: &str = "infra/smoke.sh";
 pub const FILE_KUEUE_VALUES: &str = "infra/kueue-values.yaml";
 pub const FILE_KUBERAY_VALUES: &str = "infra/kuberay-values.yaml";
 
@@ -40,6 +41,8 @@ struct Context {
     gpu_pools: Vec<GpuPoolCtx>,
     /// Set when the ServiceAccount is annotated for workload identity by `up.sh`.
     workload_identity: Option<WorkloadIdentityCtx>,
+    /// The GPU smoke test's RayJob (`smoke.sh`, `verify.sh --smoke`).
+    smoke: Option<super::smoke::SmokeJob>,
 }
 
 #[derive(Serialize)]
@@ -159,6 +162,12 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
     ] {
         out.push((file.to_owned(), render::render_text(template, &ctx)?));
     }
+    if !ctx["smoke"].is_null() {
+        out.push((
+            FILE_SMOKE.to_owned(),
+            render::render_text("infra/smoke.sh.j2", &ctx)?,
+        ));
+    }
     let yaml_header = crate::yaml::HEADER;
     if let Some(k) = &p.operators.kueue {
         let values = yaml::to_yaml(&kueue_values(p, k)?)?;
@@ -200,6 +209,7 @@ fn context(p: &Profile) -> Context {
             })
             .collect(),
         workload_identity,
+        smoke: super::smoke::smoke_job(p).map(|(_, job)| job),
     }
 }
 

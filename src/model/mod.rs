@@ -4,6 +4,7 @@
 pub mod gitops;
 pub mod infra;
 mod platform;
+pub mod smoke;
 mod summary;
 pub mod workloads;
 

@@ -7,7 +7,7 @@ use crate::bundle::Bundle;
 use crate::diagnostic::Diagnostic;
 use crate::model::platform::toleration;
 use crate::profile::{
-    HeadGroup, Profile, Resources, RuntimeEnv, Serve, WorkerGroup, Workload, WorkloadKind,
+    EnvName, HeadGroup, Profile, Resources, RuntimeEnv, Serve, WorkerGroup, Workload, WorkloadKind,
 };
 use crate::scripts::{self, Script};
 use serde_json::{Map, Value, json};
@@ -23,6 +23,11 @@ pub const ELASTIC_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
 pub const ELASTIC_GATE: &str = "kueue.x-k8s.io/elastic-job";
 pub const WORKLOAD_IDENTITY_LABEL: &str = "azure.workload.identity/use";
 const SCRIPTS_VOLUME: &str = "scripts";
+/// The storage account of `azure.storage`, in every RayJob's and Serve application's runtime
+/// environment (the upstream example's variable name; workload identity signs the requests).
+pub const STORAGE_ACCOUNT_ENV: &str = "AZURE_STORAGE_ACCOUNT_NAME";
+/// `azure.storage.containers`, comma-separated, next to the account.
+pub const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
 
 /// The folder of a workload in the bundle.
 pub fn folder(w: &Workload) -> String {
@@ -93,7 +98,13 @@ pub fn workload_objects(
     }
 }
 
-fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Object>, Diagnostic> {
+/// The objects of one workload (its scripts' ConfigMap, then the Ray object), filed under
+/// `workloads/<name>/`.
+pub fn workload(
+    p: &Profile,
+    w: &Workload,
+    base_dir: Option<&Path>,
+) -> Result<Vec<Object>, Diagnostic> {
     let ns = w.namespace_in(p);
     let dir = folder(w);
     let image = w
@@ -221,7 +232,7 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
                 json!({
                     "metadata": metadata,
                     "entrypoint": w.entrypoint,
-                    "runtimeEnvYAML": w.runtime_env.as_ref().map(runtime_env_yaml).transpose()?.flatten(),
+                    "runtimeEnvYAML": runtime_env_yaml(&with_storage(p, w.runtime_env.as_ref()))?,
                     "submissionMode": w.submission_mode.unwrap_or_default(),
                     "submitterPodTemplate": submitter,
                     "ttlSecondsAfterFinished": w.ttl_seconds_after_finished,
@@ -240,7 +251,7 @@ fn workload(p: &Profile, w: &Workload, base_dir: Option<&Path>) -> Result<Vec<Ob
             file,
             json!({
                 "metadata": metadata,
-                "serveConfigV2": w.serve.as_ref().map(serve_config).transpose()?,
+                "serveConfigV2": w.serve.as_ref().map(|s| serve_config(p, s)).transpose()?,
                 "rayClusterConfig": cluster,
             }),
         ),
@@ -414,8 +425,26 @@ fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
         .transpose()
 }
 
+/// A runtime environment with `azure.storage` added as environment variables, so the programs
+/// find the profile's storage without a copy of its name; the workload's own values win.
+fn with_storage(p: &Profile, env: Option<&RuntimeEnv>) -> RuntimeEnv {
+    let mut env = env.cloned().unwrap_or_default();
+    if let Some(storage) = p.azure.as_ref().and_then(|a| a.storage.as_ref()) {
+        let containers: Vec<&str> = storage.containers.iter().map(|c| &**c).collect();
+        for (name, value) in [
+            (STORAGE_ACCOUNT_ENV, storage.account.to_string()),
+            (STORAGE_CONTAINERS_ENV, containers.join(",")),
+        ] {
+            env.env_vars
+                .entry(EnvName(name.to_owned()))
+                .or_insert(value);
+        }
+    }
+    env
+}
+
 /// `serveConfigV2`: Ray Serve's config file, built as data and serialized as YAML text.
-fn serve_config(serve: &Serve) -> Result<String, Diagnostic> {
+fn serve_config(p: &Profile, serve: &Serve) -> Result<String, Diagnostic> {
     let mut cfg = Map::new();
     if serve.port != 8000 {
         // Serve listens on 8000 unless told otherwise; the head's `serve` port follows it.
@@ -429,7 +458,7 @@ fn serve_config(serve: &Serve) -> Result<String, Diagnostic> {
             app.insert("name".into(), json!(a.name));
             app.insert("route_prefix".into(), json!(a.route_prefix));
             app.insert("import_path".into(), json!(a.import_path));
-            if let Some(env) = a.runtime_env.as_ref().and_then(runtime_env) {
+            if let Some(env) = runtime_env(&with_storage(p, a.runtime_env.as_ref())) {
                 app.insert("runtime_env".into(), env);
             }
             Value::Object(app)

@@ -5,6 +5,7 @@
 mod admission;
 mod azure;
 mod cq_limits;
+mod entrypoints;
 mod infra;
 mod input;
 pub mod kuberay;
@@ -92,6 +93,7 @@ const CHECKS: &[Check] = &[
     admission::check,
     nodes::check,
     workloads::check,
+    entrypoints::check,
     kuberay::check,
     azure::check,
     infra::check,
@@ -106,6 +108,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         admission::RULES,
         nodes::RULES,
         workloads::RULES,
+        entrypoints::RULES,
         kuberay::RULES,
         azure::RULES,
         infra::RULES,

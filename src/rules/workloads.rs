@@ -82,7 +82,7 @@ pub const FRAMEWORK_MISSING: RuleInfo = RuleInfo {
 pub const SCRIPT_UNREADABLE: RuleInfo = RuleInfo {
     code: "RK131",
     severity: Error,
-    title: "a script is missing, unreadable, not UTF-8 text, outside the profile's folder, or named by a shipped profile",
+    title: "a script is missing, unreadable, not UTF-8 text, outside the profile's folder, or (in a shipped profile) not one of its example scripts",
 };
 pub const SCRIPT_KEY_CLASH: RuleInfo = RuleInfo {
     code: "RK132",
@@ -553,7 +553,7 @@ fn scripts_of(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             Err(e) => {
                 let hint = match &e {
                     ScriptError::NoBaseDir(_) => {
-                        "copy the profile next to its scripts and pass its path: `--profile ./team.yaml`"
+                        "`raykueue init DIR` writes the profile and its scripts into DIR; name yours there and pass `--profile DIR/profile.yaml`"
                     }
                     ScriptError::Escapes(_) => {
                         "name a file in the profile's folder or below it, without `..`"

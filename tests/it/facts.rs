@@ -118,7 +118,12 @@ workloads:
         maxReplicas: 2
         resources: {cpu: "2", memory: 8Gi}
 "#;
-    let text = format!("{}{job}", shipped_text("single"));
+    // `single` without its own `gpu-check` workload, so the job below is its only one.
+    let single = shipped_text("single");
+    let single = &single[..single
+        .find("\nworkloads:\n")
+        .map_or(single.len(), |i| i + 1)];
+    let text = format!("{single}{job}");
     let c = compile_text(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}"));
     assert!(!codes(&c).contains(&"RK121"), "{:?}", codes(&c));
     let job = c

@@ -373,7 +373,8 @@ fn check_reports_orphans_when_a_team_is_dropped() {
         );
     }
     assert!(diff.contains("-  name: team-b-cq"), "{diff}");
-    assert!(stderr(&check).contains("4 orphaned"), "{}", stderr(&check));
+    // Each dropped workload's object, scripts ConfigMap and kustomization.
+    assert!(stderr(&check).contains("6 orphaned"), "{}", stderr(&check));
     let regen = raykueue(&["gen", "--profile", overlay.to_str().unwrap(), "--out", tree]);
     assert_eq!(regen.status.code(), Some(0), "{}", stderr(&regen));
     assert!(

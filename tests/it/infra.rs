@@ -48,11 +48,15 @@ exit 0
 "#;
 
 /// `get nodes -l agentpool=P` lists one node of P with `$STUB_GPUS` GPUs (default 8; set
-/// `STUB_NO_GPU_NODES` for none); rollouts fail with `STUB_ROLLOUT_FAILS`.
+/// `STUB_NO_GPU_NODES` for none); rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
+/// `jobDeploymentStatus/jobStatus` is `$STUB_RAYJOB_STATE` (default `Complete/SUCCEEDED`).
 const KUBECTL: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' kubectl "$@"; printf '\x1e'; } >>"$STUB_LOG"
 args=" $* "
 case $args in
+  *" get rayjob "*jobDeploymentStatus*) printf '%s' "${STUB_RAYJOB_STATE:-Complete/SUCCEEDED}" ;;
+  *" get rayjob "*rayClusterName*) printf raykueue-smoke-x7k2p ;;
+  *" logs job/"*) printf 'Ray cluster resources: {CPU: 2.0, GPU: 1.0}\ntask 0: GPU 0: Tesla V100\n' ;;
   " config current-context ") echo stub-context ;;
   *" get nodes -l agentpool="*)
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
@@ -122,6 +126,12 @@ impl Sandbox {
     /// Run `infra/<script>` with the stubs first on PATH; returns its output and the calls it
     /// made (the log is reset first).
     fn run(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> (Output, Vec<Vec<String>>) {
+        let out = self.command(script, args, env).output().unwrap();
+        (out, self.calls())
+    }
+
+    /// The command that runs `infra/<script>` with the stubs first on PATH (the log is reset).
+    fn command(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> Command {
         let _ = fs::remove_file(self.log());
         let path = format!(
             "{}:{}",
@@ -139,8 +149,7 @@ impl Sandbox {
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd.output().unwrap();
-        (out, self.calls())
+        cmd
     }
 
     fn calls(&self) -> Vec<Vec<String>> {
@@ -583,6 +592,203 @@ fn kueue_values_hold_a_configuration_string_with_the_profiles_frameworks() {
     assert!(up.contains("readonly KUEUE_VERSION='0.19.2'"));
 }
 
+// ---- GPU smoke test (seed 004, step 4) -----------------------------------------------------
+
+/// Whether some call has every word of `words` (in any order: flags may come first).
+fn has_words(calls: &[Vec<String>], words: &str) -> bool {
+    calls
+        .iter()
+        .any(|c| words.split_whitespace().all(|w| c.iter().any(|x| x == w)))
+}
+
+/// Whether a call is `kubectl delete` of the smoke test's files.
+fn deletes_smoke_job(call: &[String]) -> bool {
+    call.len() > 2
+        && call[..2] == ["kubectl", "delete"]
+        && call.iter().any(|w| w.ends_with("infra/smoke/rayjob.yaml"))
+        && call
+            .iter()
+            .any(|w| w.ends_with("infra/smoke/configmap.yaml"))
+}
+
+/// smoke.sh of every shipped profile against the stubs: it clears a leftover job, submits the
+/// ConfigMap and RayJob, polls until SUCCEEDED, prints the pods' nodes and the job's output
+/// (nvidia-smi -L, Ray's resources), and deletes the job last; the calls are in
+/// `golden/calls/<profile>-smoke.snap`.
+#[test]
+fn smoke_submits_waits_prints_and_deletes_its_job() {
+    for profile in SHIPPED {
+        let sb = Sandbox::new(profile);
+        let (out, calls) = sb.run("smoke.sh", &[], &[]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(0), "{profile}\n{t}");
+        assert!(t.contains("Smoke test passed"), "{t}");
+        assert!(
+            t.contains("GPU 0: Tesla V100"),
+            "the job's output is shown: {t}"
+        );
+        let apply = calls
+            .iter()
+            .position(|c| c[..2] == ["kubectl", "apply"])
+            .expect("applies the job");
+        assert!(
+            deletes_smoke_job(&calls[apply - 1]),
+            "a leftover job goes first"
+        );
+        assert!(
+            calls[apply]
+                .iter()
+                .any(|w| w.ends_with("infra/smoke/rayjob.yaml")),
+            "{:?}",
+            calls[apply]
+        );
+        assert!(
+            has_words(
+                &calls,
+                "kubectl get pods --selector ray.io/cluster=raykueue-smoke-x7k2p"
+            ),
+            "prints the pods and their nodes"
+        );
+        assert!(deletes_smoke_job(calls.last().unwrap()), "deleted last");
+        snapshot_calls(&format!("{profile}-smoke"), &sb.transcript(&calls));
+    }
+    // Through the queue whose ClusterQueue covers the GPU; directly without Kueue.
+    let team = fs::read_to_string(
+        Sandbox::new("team")
+            .bundle()
+            .join("infra/smoke/rayjob.yaml"),
+    )
+    .unwrap();
+    assert!(team.contains("kueue.x-k8s.io/queue-name: team-a"), "{team}");
+    assert!(team.contains("suspend: true"));
+    let seed = Sandbox::new("kuberay-gpu");
+    let direct = fs::read_to_string(seed.bundle().join("infra/smoke/rayjob.yaml")).unwrap();
+    assert!(
+        !direct.contains("queue-name") && !direct.contains("suspend"),
+        "{direct}"
+    );
+    assert!(direct.contains("nvidia.com/gpu: \"1\""), "{direct}");
+}
+
+#[test]
+fn smoke_times_out_reports_and_still_deletes_its_job() {
+    let sb = Sandbox::new("team");
+    let (out, calls) = sb.run(
+        "smoke.sh",
+        &["--timeout", "0"],
+        &[("STUB_RAYJOB_STATE", "Running/RUNNING")],
+    );
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{t}");
+    assert!(
+        t.contains("no success within 0s (last state: Running/RUNNING)"),
+        "{t}"
+    );
+    assert!(t.contains("hint: not admitted"), "{t}");
+    assert!(has_words(
+        &calls,
+        "kubectl describe rayjob raykueue-smoke --namespace ray"
+    ));
+    assert!(has_words(
+        &calls,
+        "kubectl get workloads.kueue.x-k8s.io --namespace ray"
+    ));
+    assert!(!t.contains("Smoke test passed"));
+    assert!(deletes_smoke_job(calls.last().unwrap()), "{calls:?}");
+    snapshot_calls("team-smoke-timeout", &sb.transcript(&calls));
+}
+
+#[test]
+fn a_failed_smoke_job_is_reported_and_deleted() {
+    for state in ["Failed/FAILED", "Complete/FAILED", "Running/STOPPED"] {
+        let sb = Sandbox::new("kuberay-gpu");
+        let (out, calls) = sb.run("smoke.sh", &[], &[("STUB_RAYJOB_STATE", state)]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{state}: {t}");
+        assert!(t.contains(&format!("the RayJob ended as {state}")), "{t}");
+        assert!(has_words(
+            &calls,
+            "kubectl logs job/raykueue-smoke --namespace ray --tail=50"
+        ));
+        // No Kueue in seed 004: no Workload objects to show.
+        assert!(
+            !calls
+                .iter()
+                .any(|c| c.iter().any(|w| w.contains("workloads.kueue")))
+        );
+        assert!(
+            deletes_smoke_job(calls.last().unwrap()),
+            "{state}: {calls:?}"
+        );
+    }
+}
+
+/// Ctrl-C or a kill while it waits: the job is still deleted.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_smoke_test_deletes_its_job() {
+    let sb = Sandbox::new("team");
+    let mut child = sb
+        .command(
+            "smoke.sh",
+            &["--interval", "1"],
+            &[("STUB_RAYJOB_STATE", "Suspended/")],
+        )
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !has_words(&sb.calls(), "get rayjob raykueue-smoke") {
+        assert!(started.elapsed().as_secs() < 30, "smoke.sh never polled");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "exits through the TERM trap");
+    let calls = sb.calls();
+    assert!(deletes_smoke_job(calls.last().unwrap()), "{calls:?}");
+}
+
+#[test]
+fn smoke_refuses_bad_arguments_before_touching_the_cluster() {
+    let sb = Sandbox::new("single");
+    for args in [&["--timeout", "soon"][..], &["--timeout"], &["--bogus"]] {
+        let (out, calls) = sb.run("smoke.sh", args, &[]);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+        assert!(calls.is_empty(), "{args:?}: {calls:?}");
+    }
+}
+
+#[test]
+fn verify_smoke_runs_the_smoke_test_only_after_the_checks_pass() {
+    let sb = Sandbox::new("kuberay-gpu");
+    let (out, calls) = sb.run("verify.sh", &["--smoke"], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let rollout = calls.iter().position(|c| c.iter().any(|w| w == "rollout"));
+    let apply = calls.iter().position(|c| c[..2] == ["kubectl", "apply"]);
+    assert!(
+        rollout.is_some() && apply > rollout,
+        "checks first, then the job: {calls:?}"
+    );
+    assert!(deletes_smoke_job(calls.last().unwrap()));
+
+    let (out, calls) = sb.run("verify.sh", &["--smoke"], &[("STUB_ROLLOUT_FAILS", "1")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out).contains("smoke test skipped"), "{}", text(&out));
+    assert!(!calls.iter().any(|c| c[..2] == ["kubectl", "apply"]));
+
+    let (out, _) = sb.run("verify.sh", &["--bogus"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    // Without --smoke no job is submitted.
+    let (_, calls) = sb.run("verify.sh", &[], &[]);
+    assert!(!calls.iter().any(|c| c[..2] == ["kubectl", "apply"]));
+}
+
 // ---- Script hygiene ------------------------------------------------------------------------
 
 fn scripts(bundle: &Path) -> Vec<PathBuf> {
@@ -628,7 +834,7 @@ fn scripts_pass_bash_n_and_shellcheck_and_are_executable() {
     for profile in SHIPPED {
         let sb = Sandbox::new(profile);
         let paths = scripts(&sb.bundle());
-        assert_eq!(paths.len(), 3, "{profile}: up, verify, down");
+        assert_eq!(paths.len(), 4, "{profile}: up, verify, down, smoke");
         assert_clean_bash(&paths, &[]);
         #[cfg(unix)]
         for p in &paths {
@@ -871,7 +1077,13 @@ fn az_commands_pass_az_argcheck() {
     for profile in ["kuberay-gpu", "single", "profiles/examples/prod.yaml"] {
         let sb = Sandbox::new(profile);
         let infra = sb.bundle().join("infra");
-        for (script, args) in [("up.sh", ""), ("down.sh", "--delete-resource-group")] {
+        // smoke.sh runs no az command; the tool runs it (its polling loop stopped) and checks
+        // that nothing in it reaches az with bad arguments.
+        for (script, args) in [
+            ("up.sh", ""),
+            ("down.sh", "--delete-resource-group"),
+            ("smoke.sh", "--timeout 5"),
+        ] {
             let mut cmd = Command::new(&tool);
             if !args.is_empty() {
                 cmd.arg(format!("--script-args={args}"));

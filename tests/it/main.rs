@@ -16,6 +16,7 @@ mod gitops;
 mod golden;
 mod hostile;
 mod infra;
+mod init;
 mod overlay;
 mod properties;
 mod rules;

@@ -240,6 +240,115 @@ fn head_without_an_untainted_pool_is_reported() {
     assert!(msg.contains("CriticalAddonsOnly=true:NoSchedule"), "{msg}");
 }
 
+/// A profile with KubeRay only and `workloads` as given, checked in a folder holding
+/// `train.py` and `serve_app.py`.
+fn check_workloads(workloads: &str) -> Vec<(String, String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["train.py", "serve_app.py"] {
+        std::fs::write(dir.path().join(f), "print('x')\n").unwrap();
+    }
+    let path = dir.path().join("profile.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: p\nnamespace: ray\n\
+             operators: {{kuberay: {{version: 1.7.0}}}}\nray: {{image: rayproject/ray:2.57.0-gpu}}\n\
+             workloads:\n{workloads}"
+        ),
+    )
+    .unwrap();
+    diagnostics(&["--profile", path.to_str().unwrap()]).1
+}
+
+const HEAD: &str = "    head: {resources: {cpu: \"1\", memory: 4Gi}}\n";
+
+#[test]
+fn entrypoints_resolve_against_the_workloads_own_scripts_and_mount() {
+    let job = |entrypoint: &str, extra: &str| {
+        check_workloads(&format!(
+            "  - kind: RayJob\n    name: j\n    entrypoint: {entrypoint}\n{extra}{HEAD}"
+        ))
+    };
+    // Provided, inline, or outside the mount: fine.
+    for (entrypoint, extra) in [
+        (
+            "python3 /home/ray/scripts/train.py",
+            "    scripts: [train.py]\n",
+        ),
+        ("python3 -c 'import ray'", ""),
+        ("python3 /opt/app/main.py", ""),
+        (
+            "python3 /opt/s/train.py --out=/tmp/x",
+            "    scripts: [train.py]\n    scriptsMountPath: /opt/s/\n",
+        ),
+    ] {
+        let d = job(entrypoint, extra);
+        assert!(!codes(&d).contains(&"RK150"), "{entrypoint}: {d:?}");
+    }
+    // Named under the mount but not packed, or packed under another mount.
+    for (entrypoint, extra) in [
+        ("python3 /home/ray/scripts/train_llm.py", ""),
+        (
+            "python3 /home/ray/scripts/train.py --config=/home/ray/scripts/c.yaml",
+            "    scripts: [train.py]\n",
+        ),
+        (
+            "python3 /opt/s/run.py",
+            "    scripts: [train.py]\n    scriptsMountPath: /opt/s\n",
+        ),
+    ] {
+        let d = job(entrypoint, extra);
+        assert_eq!(codes(&d), ["RK150"], "{entrypoint}: {d:?}");
+    }
+}
+
+#[test]
+fn serve_imports_need_the_packed_module_on_python_path() {
+    let service = |import: &str, env: &str, scripts: &str| {
+        check_workloads(&format!(
+            "  - kind: RayService\n    name: s\n    serve:\n      applications:\n\
+             \x20       - {{name: a, routePrefix: /a, importPath: \"{import}\"{env}}}\n{scripts}{HEAD}"
+        ))
+    };
+    let on_path = ", runtimeEnv: {envVars: {PYTHONPATH: \"/home/ray/scripts:/opt/lib\"}}";
+    let as_dir = ", runtimeEnv: {workingDir: /home/ray/scripts/}";
+    let packed = "    scripts: [serve_app.py]\n";
+    for (import, env, scripts) in [
+        ("serve_app:app", on_path, packed),
+        ("serve_app.app", as_dir, packed),
+        // An installed package: not checked.
+        ("ray.serve.llm:build_openai_app", "", ""),
+    ] {
+        let d = service(import, env, scripts);
+        assert!(!codes(&d).contains(&"RK150"), "{import}{env}: {d:?}");
+    }
+    for (import, env, scripts) in [
+        ("serve_app:app", "", packed),
+        ("serve_app:app", on_path, ""),
+    ] {
+        let d = service(import, env, scripts);
+        assert_eq!(codes(&d), ["RK150"], "{import}{env}: {d:?}");
+    }
+}
+
+#[test]
+fn a_gpu_serve_head_must_say_what_ray_may_use() {
+    let head = |params: &str| {
+        check_workloads(&format!(
+            "  - kind: RayService\n    name: s\n    serve: {{applications: [{{name: a, routePrefix: /a, importPath: \"x:app\"}}]}}\n\
+             \x20   head:\n      resources: {{cpu: \"20\", memory: 160Gi, nvidia.com/gpu: \"1\"}}\n{params}"
+        ))
+    };
+    let warned = head("");
+    assert_eq!(codes(&warned), ["RK151"], "{warned:?}");
+    assert!(warned[0].2.contains("20 CPUs"), "{warned:?}");
+    let d = head("      rayStartParams: {num-gpus: \"1\"}\n");
+    assert_eq!(codes(&d), ["RK151"], "num-cpus still missing: {d:?}");
+    assert!(d[0].2.contains("do not set num-cpus:"), "{d:?}");
+    let ok = head("      rayStartParams: {num-cpus: \"4\", num-gpus: \"1\"}\n");
+    assert!(ok.is_empty(), "{ok:?}");
+}
+
 /// Every code the binary can emit is in the inventory: the sources are scanned for `"RKnnn"`
 /// literals (codes are written as literals or `RuleInfo` constants, both spelled this way).
 #[test]

@@ -167,6 +167,7 @@ fn team_workloads_carry_the_spec_values() {
     let docs = workloads_stream("team");
     let kinds: Vec<(&str, &str)> = docs
         .iter()
+        .filter(|d| d["kind"] != "ConfigMap")
         .map(|d| {
             (
                 d["kind"].as_str().unwrap(),
@@ -192,6 +193,26 @@ fn team_workloads_carry_the_spec_values() {
     ];
     for (name, queue, hcpu, hmem, replicas, wcpu, wmem) in jobs {
         let job = named(&docs, name);
+        // Entrypoints run the example programs packed from profiles/scripts/ (issue 12), and
+        // the storage account reaches the programs through the runtime environment.
+        let program = if name == "batch-inference" {
+            "batch.py"
+        } else {
+            "train.py"
+        };
+        assert_eq!(
+            job["spec"]["entrypoint"],
+            format!("python3 /home/ray/scripts/{program}")
+        );
+        let env: Value =
+            serde_saphyr::from_str(job["spec"]["runtimeEnvYAML"].as_str().unwrap()).unwrap();
+        assert_eq!(
+            env,
+            json!({"env_vars": {
+                "AZURE_STORAGE_ACCOUNT_NAME": "kueuerayaksdata",
+                "AZURE_STORAGE_CONTAINERS": "aurora,llm-pipeline",
+            }})
+        );
         assert_eq!(job["metadata"]["namespace"], "ray");
         assert_eq!(
             job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
@@ -249,7 +270,22 @@ fn team_workloads_carry_the_spec_values() {
         serde_saphyr::from_str(serve["spec"]["serveConfigV2"].as_str().unwrap()).unwrap();
     assert_eq!(
         config,
-        json!({"applications": [{"name": "aurora", "route_prefix": "/aurora", "import_path": "serve_aurora:app"}]})
+        json!({"applications": [{
+            "name": "aurora",
+            "route_prefix": "/aurora",
+            "import_path": "serve_app:app",
+            "runtime_env": {"env_vars": {
+                "AZURE_STORAGE_ACCOUNT_NAME": "kueuerayaksdata",
+                "AZURE_STORAGE_CONTAINERS": "aurora,llm-pipeline",
+                "PYTHONPATH": "/home/ray/scripts",
+                "SERVE_NUM_GPUS": "1",
+            }},
+        }]})
+    );
+    // The upstream example's Serve head: Ray may use 4 of its 20 CPUs and its GPU.
+    assert_eq!(
+        cluster["headGroupSpec"]["rayStartParams"],
+        json!({"num-cpus": "4", "num-gpus": "1"})
     );
 }
 
@@ -258,8 +294,10 @@ fn team_workloads_carry_the_spec_values() {
 #[test]
 fn kuberay_gpu_raycluster_is_seed_004s() {
     let docs = workloads_stream("kuberay-gpu");
-    assert_eq!(docs.len(), 1);
-    let rc = &docs[0];
+    assert_eq!(docs.len(), 2, "gpu_check.py's ConfigMap, the RayCluster");
+    assert_eq!(docs[0]["kind"], "ConfigMap");
+    assert!(docs[0]["data"]["gpu_check.py"].is_string());
+    let rc = &docs[1];
     assert_eq!(rc["kind"], "RayCluster");
     assert!(
         rc["metadata"]["labels"]
@@ -288,12 +326,13 @@ fn kuberay_gpu_raycluster_is_seed_004s() {
 
 #[test]
 fn only_workloads_streams_exactly_the_workload_files() {
-    assert_eq!(workloads_stream("team").len(), 4);
+    // A ConfigMap of scripts and a Ray object per workload.
+    assert_eq!(workloads_stream("team").len(), 8);
     assert_eq!(
         of_kind(&workloads_stream("kuberay-gpu"), "RayCluster").len(),
         1
     );
-    assert!(workloads_stream("single").is_empty());
+    assert_eq!(of_kind(&workloads_stream("single"), "RayJob").len(), 1);
     let dir = tempfile::tempdir().unwrap();
     let out = raykueue(&[
         "gen",
@@ -403,18 +442,28 @@ fn changing_a_script_changes_the_configmap_name_and_the_pods_that_mount_it() {
 }
 
 #[test]
-fn shipped_profiles_name_no_scripts_and_scripts_need_a_profile_folder() {
-    // Shipped profiles resolve without a folder, so they cannot name local files.
+fn shipped_profiles_read_only_their_embedded_example_scripts() {
+    // Shipped profiles resolve without a folder: their scripts are the embedded examples.
     for p in SHIPPED {
         let r = raykueue::resolve::resolve(p).unwrap();
         assert!(r.base_dir.is_none());
         let (typed, _) = raykueue::compile::check(&r);
         let (_, profile) = typed.unwrap();
-        assert!(
-            profile.workloads.iter().all(|w| w.scripts.is_empty()),
-            "{p}"
-        );
+        let scripts: Vec<&str> = profile
+            .workloads
+            .iter()
+            .flat_map(|w| {
+                w.scripts
+                    .iter()
+                    .map(raykueue::profile::RelativePath::as_str)
+            })
+            .collect();
+        assert!(!scripts.is_empty(), "{p}");
+        for s in scripts {
+            assert!(raykueue::resolve::shipped_script(s).is_some(), "{p}: {s}");
+        }
     }
+    // Anything else has no folder to come from.
     let resolved = raykueue::resolve::Resolved {
         source: raykueue::source::Source::new(
             "profiles/embedded.yaml",
@@ -621,4 +670,55 @@ fn a_script_linked_out_of_the_profile_folder_is_refused() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("[RK131]"), "{}", stderr(&out));
     assert!(!stdout(&out).contains("TOKEN"));
+}
+
+/// A profile that extends a shipped one inherits its workloads and their example scripts: a
+/// shipped example's path missing next to the profile is read from the binary; a file next to
+/// it wins; any other missing file is still RK131.
+#[test]
+fn an_overlay_of_a_shipped_profile_inherits_its_example_scripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("mine.yaml");
+    std::fs::write(
+        &profile,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: single\nname: mine\n",
+    )
+    .unwrap();
+    let stream = |p: &Path| {
+        let out = raykueue(&[
+            "gen",
+            "--profile",
+            p.to_str().unwrap(),
+            "--only",
+            "workloads",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        parse_stream(&stdout(&out))
+    };
+    let inherited = stream(&profile);
+    assert_eq!(
+        inherited[0]["data"]["gpu_check.py"].as_str(),
+        raykueue::resolve::shipped_script("scripts/gpu_check.py")
+    );
+    std::fs::create_dir(dir.path().join("scripts")).unwrap();
+    std::fs::write(dir.path().join("scripts/gpu_check.py"), "print('mine')\n").unwrap();
+    assert_eq!(
+        stream(&profile)[0]["data"]["gpu_check.py"],
+        "print('mine')\n"
+    );
+
+    std::fs::write(
+        &profile,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: single\nname: mine\n\
+         workloads:\n  - name: gpu-check\n    scripts: [scripts/gpu_check.py, scripts/other.py]\n",
+    )
+    .unwrap();
+    let out = raykueue(&["check", "--profile", profile.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("error[RK131]"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("scripts/other.py"),
+        "{}",
+        stderr(&out)
+    );
 }

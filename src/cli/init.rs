@@ -1,0 +1,134 @@
+//! `raykueue init [--from NAME] DIR`: an editable starting point — a shipped profile with its
+//! JSON Schema, the example programs its workloads run, and a README with the next commands.
+//! Like `cargo init` and `helm create`, it never overwrites a file unless told to (`--force`).
+
+use super::exit;
+use crate::resolve::{SHIPPED, SHIPPED_SCRIPTS};
+use clap::Args;
+use std::path::{Path, PathBuf};
+
+/// The schema file next to the profile; the shipped profiles' first line names it.
+const SCHEMA_FILE: &str = "profile.schema.json";
+
+#[derive(Args, Debug)]
+pub struct InitCommand {
+    /// The shipped profile to start from.
+    #[arg(long = "from", value_name = "NAME", default_value = "team",
+          value_parser = clap::builder::PossibleValuesParser::new(SHIPPED.iter().map(|(n, _)| *n)))]
+    from: String,
+    /// Overwrite files that already exist in DIR.
+    #[arg(long)]
+    force: bool,
+    /// The folder to write (created when missing; other files in it are left alone).
+    dir: PathBuf,
+}
+
+impl InitCommand {
+    pub fn run(self) -> u8 {
+        let files = match files(&self.from) {
+            Ok(f) => f,
+            Err(d) => {
+                super::print_diagnostics(&[d], super::ErrorFormat::Human);
+                return exit::ERROR;
+            }
+        };
+        if !self.force {
+            let existing: Vec<String> = files
+                .iter()
+                .map(|(rel, _)| self.dir.join(rel))
+                .filter(|p| p.symlink_metadata().is_ok())
+                .map(|p| p.display().to_string())
+                .collect();
+            if !existing.is_empty() {
+                return super::print_error(
+                    &format!(
+                        "refusing to overwrite existing files (pass --force to replace them): {}",
+                        existing.join(", ")
+                    ),
+                    super::ErrorFormat::Human,
+                );
+            }
+        }
+        for (rel, text) in &files {
+            if let Err(e) = write(&self.dir.join(rel), text) {
+                return super::print_error(
+                    &format!("cannot write {}: {e}", self.dir.join(rel).display()),
+                    super::ErrorFormat::Human,
+                );
+            }
+        }
+        eprintln!(
+            "Created {} from the shipped profile `{}` ({} files); next: {}",
+            self.dir.display(),
+            self.from,
+            files.len(),
+            self.dir.join("README.md").display()
+        );
+        exit::OK
+    }
+}
+
+/// Every file `init` writes for a shipped profile: path relative to DIR → content.
+pub fn files(from: &str) -> Result<Vec<(String, String)>, crate::diagnostic::Diagnostic> {
+    let Some((_, text)) = SHIPPED.iter().find(|(n, _)| *n == from) else {
+        return Err(crate::diagnostic::Diagnostic::error(
+            "RK000",
+            format!("no shipped profile named `{from}`"),
+        ));
+    };
+    let mut out = vec![
+        ("profile.yaml".to_owned(), profile_text(from, text)),
+        (SCHEMA_FILE.to_owned(), crate::schema_check::schema_text()),
+    ];
+    out.extend(
+        SHIPPED_SCRIPTS
+            .iter()
+            .map(|(rel, text)| ((*rel).to_owned(), (*text).to_owned())),
+    );
+    out.push(("README.md".to_owned(), readme(from, text)?));
+    Ok(out)
+}
+
+/// The shipped text, with a line saying where it came from under the schema line.
+fn profile_text(from: &str, shipped: &str) -> String {
+    let (first, rest) = shipped.split_once('\n').unwrap_or((shipped, ""));
+    format!(
+        "{first}\n# Written by `raykueue init --from {from}`: yours to edit. Check it with\n\
+         # `raykueue check --profile profile.yaml`; generate with `raykueue gen --profile profile.yaml --out deploy`.\n{rest}"
+    )
+}
+
+/// The README names the profile's first workload in its commands.
+fn readme(from: &str, shipped: &str) -> Result<String, crate::diagnostic::Diagnostic> {
+    let resolved = crate::resolve::Resolved {
+        source: crate::source::Source::new(format!("profiles/{from}.yaml"), shipped),
+        base_dir: None,
+    };
+    let profile = crate::compile::check(&resolved).0.map(|(_, p)| p);
+    let workload = profile.as_ref().and_then(|p| {
+        p.workloads.first().map(|w| {
+            serde_json::json!({
+                "kind": w.kind.as_str(),
+                "name": w.name.as_str(),
+                "namespace": w.namespace_in(p),
+            })
+        })
+    });
+    let name = profile.as_ref().map_or(from, |p| p.name.as_str());
+    crate::render::render_text(
+        "init/README.md.j2",
+        &serde_json::json!({
+            "name": name,
+            "from": from,
+            "workload": workload,
+            "queued": profile.as_ref().is_some_and(|p| p.operators.kueue.is_some()),
+        }),
+    )
+}
+
+fn write(path: &Path, text: &str) -> std::io::Result<()> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(path, text)
+}
