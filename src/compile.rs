@@ -82,7 +82,7 @@ pub fn render(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<
         .files
         .extend(model::infra_files(profile).map_err(|d| vec![d])?);
     let smoke = model::smoke::smoke_objects(profile).map_err(|d| vec![d])?;
-    bundle.add_object_files(Bundle::render_objects(smoke)?, &header);
+    bundle.add_object_files(Bundle::render_objects(smoke)?, header);
     let gitops = model::gitops_objects(profile).map_err(|d| vec![d])?;
     if !gitops.is_empty() {
         bundle.add_object_files(Bundle::render_objects(gitops)?, header);
