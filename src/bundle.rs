@@ -2,7 +2,6 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::model::Object;
-use crate::render;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -24,19 +23,16 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    /// Render objects; their files are filled by `add_object_files`.
+    /// Write objects as YAML, once each; their files are filled by `add_object_files`.
     pub fn render_objects(objects: Vec<Object>) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
         let mut out = Vec::with_capacity(objects.len());
         let mut errors = Vec::new();
         for mut object in objects {
-            // The object's data moves out of it (`render_object` takes it): nothing reads it
-            // there again, and a large profile has thousands.
-            let result = render::render_object(&mut object).and_then(|value| {
-                let yaml = crate::yaml::to_yaml(&value)?;
-                Ok((value, yaml))
-            });
-            match result {
-                Ok((value, yaml)) => out.push(Rendered {
+            // The data moves out of the object: nothing reads it there again, and a large
+            // profile has thousands.
+            let value = std::mem::take(&mut object.value);
+            match crate::yaml::to_yaml(&value) {
+                Ok(yaml) => out.push(Rendered {
                     object,
                     value,
                     yaml,

@@ -11,7 +11,7 @@
 //! OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the HelmReleases
 //! in `gitops/flux/operators/`), platform `dependsOn` operators, workloads `dependsOn` platform.
 
-use super::{Body, MANAGED_BY, Object};
+use super::{MANAGED_BY, Object};
 use crate::diagnostic::Diagnostic;
 use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
 use serde_json::{Value, json};
@@ -253,10 +253,8 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
             &options,
             ARGO_APPS,
         );
-        if !ignore.is_empty()
-            && let Body::Data(app) = &mut workloads.body
-        {
-            app["spec"]["ignoreDifferences"] = Value::Array(ignore);
+        if !ignore.is_empty() {
+            workloads.value["spec"]["ignoreDifferences"] = Value::Array(ignore);
         }
         out.push(workloads);
     }

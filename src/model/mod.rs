@@ -1,5 +1,4 @@
-//! Stage 4: the profile as the objects to generate. Each `Object` names its template and
-//! carries the typed context the template reads; nothing here is YAML text.
+//! Stage 4: the profile as the objects to generate, built as data; nothing here is YAML text.
 
 pub mod gitops;
 pub mod infra;
@@ -14,12 +13,12 @@ pub use platform::platform_objects;
 pub use summary::summary_context;
 pub use workloads::workload_objects;
 
-use serde::Serialize;
-
 /// Label on every generated object, so users (and `kubectl apply --prune`) can select them.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "raykueue");
 
-/// One Kubernetes object of the bundle.
+/// One Kubernetes object of the bundle, as data: keys in the order they are written
+/// (`apiVersion`, `kind`, `metadata`, `spec`), serialized once by the YAML writer and validated
+/// as is — what is validated is what is written.
 #[derive(Debug, Clone)]
 pub struct Object {
     pub kind: &'static str,
@@ -27,25 +26,29 @@ pub struct Object {
     pub namespace: Option<String>,
     /// Bundle file the object goes to (several objects may share one file).
     pub file: String,
-    pub body: Body,
+    /// The object itself (taken out when it is written).
+    pub value: serde_json::Value,
 }
 
-/// How an object's content is given.
-#[derive(Debug, Clone)]
-pub enum Body {
-    /// The object itself, keys in the order they are written (`apiVersion`, `kind`,
-    /// `metadata`, `spec`): serialized once by the YAML writer, validated as is.
-    Data(serde_json::Value),
-    /// A template under `templates/` (e.g. `workloads/rayjob.yaml.j2`) and what it reads;
-    /// rendered and read back as data (objects not yet built as data).
-    Template {
-        template: &'static str,
-        context: serde_json::Value,
-    },
+/// A Kubernetes object `{apiVersion, kind, metadata, <fields>}`, every value moved in (the
+/// `json!` macro would serialize a copy of each).
+pub fn k8s(
+    api_version: &str,
+    kind: &str,
+    metadata: serde_json::Value,
+    fields: impl IntoIterator<Item = (&'static str, serde_json::Value)>,
+) -> serde_json::Value {
+    let mut m = serde_json::Map::new();
+    m.insert("apiVersion".into(), api_version.into());
+    m.insert("kind".into(), kind.into());
+    m.insert("metadata".into(), metadata);
+    for (k, v) in fields {
+        m.insert(k.into(), v);
+    }
+    serde_json::Value::Object(m)
 }
 
 impl Object {
-    /// An object built as data.
     pub fn data(
         kind: &'static str,
         name: impl Into<String>,
@@ -58,38 +61,7 @@ impl Object {
             name: name.into(),
             namespace: namespace.map(str::to_owned),
             file: file.into(),
-            body: Body::Data(value),
-        }
-    }
-
-    pub fn new(
-        kind: &'static str,
-        name: impl Into<String>,
-        namespace: Option<&str>,
-        template: &'static str,
-        file: impl Into<String>,
-        context: &impl Serialize,
-    ) -> Self {
-        // Serializing plain data structs into a JSON value cannot fail.
-        let context = serde_json::to_value(context).unwrap_or_default();
-        Self::with_context(kind, name, namespace, template, file, context)
-    }
-
-    /// `new` for a context already built as JSON: moved in, not serialized a second time.
-    pub fn with_context(
-        kind: &'static str,
-        name: impl Into<String>,
-        namespace: Option<&str>,
-        template: &'static str,
-        file: impl Into<String>,
-        context: serde_json::Value,
-    ) -> Self {
-        Self {
-            kind,
-            name: name.into(),
-            namespace: namespace.map(str::to_owned),
-            file: file.into(),
-            body: Body::Template { template, context },
+            value,
         }
     }
 

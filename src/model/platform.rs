@@ -1,7 +1,7 @@
 //! The platform part (what `gen` prints): Namespace, ServiceAccount, ResourceFlavors,
 //! WorkloadPriorityClasses, ClusterQueues and LocalQueues, in apply order.
 
-use super::{MANAGED_BY, Object};
+use super::{MANAGED_BY, Object, k8s};
 use crate::profile::{
     ClusterQueue, Flavor, LocalQueue, PriorityClass, Profile, Taint, Toleration, TolerationOperator,
 };
@@ -146,12 +146,12 @@ fn flavor(f: &Flavor) -> Object {
         f.name.as_str(),
         None,
         FILE_FLAVORS,
-        json!({
-            "apiVersion": KUEUE_API,
-            "kind": "ResourceFlavor",
-            "metadata": meta(&f.name, None),
-            "spec": spec,
-        }),
+        k8s(
+            KUEUE_API,
+            "ResourceFlavor",
+            json!(meta(&f.name, None)),
+            [("spec", Value::Object(spec))],
+        ),
     )
 }
 
@@ -227,12 +227,12 @@ fn cluster_queue(cq: &ClusterQueue) -> Object {
         cq.name.as_str(),
         None,
         FILE_CLUSTER_QUEUES,
-        json!({
-            "apiVersion": KUEUE_API,
-            "kind": "ClusterQueue",
-            "metadata": meta(&cq.name, None),
-            "spec": spec,
-        }),
+        k8s(
+            KUEUE_API,
+            "ClusterQueue",
+            json!(meta(&cq.name, None)),
+            [("spec", Value::Object(spec))],
+        ),
     )
 }
 

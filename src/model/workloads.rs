@@ -135,18 +135,22 @@ pub fn workload(
             .iter()
             .map(|s| (s.key.clone(), Value::String(s.text.clone())))
             .collect();
-        out.push(Object::with_context(
+        // The name carries a hash of the content, so a changed script is a new ConfigMap and
+        // the pods that mount it change too; immutable, as nothing edits it.
+        out.push(Object::data(
             "ConfigMap",
             name.clone(),
             Some(ns),
-            "workloads/configmap.yaml.j2",
             format!("{dir}/{CONFIGMAP_FILE}"),
             json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
                 "metadata": {
                     "name": name,
                     "namespace": ns,
                     "labels": { MANAGED_BY.0: MANAGED_BY.1 },
                 },
+                "immutable": true,
                 "data": data,
             }),
         ));
@@ -223,49 +227,84 @@ pub fn workload(
                     },
                 })
             });
-            Object::with_context(
-                "RayJob",
-                w.name.as_str(),
-                Some(ns),
-                "workloads/rayjob.yaml.j2",
-                file,
-                json!({
-                    "metadata": metadata,
-                    "entrypoint": w.entrypoint,
-                    "runtimeEnvYAML": runtime_env_yaml(&with_storage(p, w.runtime_env.as_ref()))?,
-                    "submissionMode": w.submission_mode.unwrap_or_default(),
-                    "submitterPodTemplate": submitter,
-                    "ttlSecondsAfterFinished": w.ttl_seconds_after_finished,
-                    "activeDeadlineSeconds": w.active_deadline_seconds,
-                    "backoffLimit": w.backoff_limit,
-                    "suspend": queued,
-                    "rayClusterSpec": cluster,
-                }),
-            )
+            // Kueue's RayJob webhook: queue label, rayClusterSpec without clusterSelector,
+            // shutdownAfterJobFinishes true (the cluster goes when the job ends, and its quota
+            // with it); Kueue flips `suspend` to false when it admits the job.
+            let mut spec = Map::new();
+            put(&mut spec, "entrypoint", w.entrypoint.as_ref());
+            put(
+                &mut spec,
+                "runtimeEnvYAML",
+                runtime_env_yaml(&with_storage(p, w.runtime_env.as_ref()))?.as_ref(),
+            );
+            spec.insert(
+                "submissionMode".into(),
+                json!(w.submission_mode.unwrap_or_default()),
+            );
+            put(&mut spec, "submitterPodTemplate", submitter.as_ref());
+            spec.insert("shutdownAfterJobFinishes".into(), json!(true));
+            put(
+                &mut spec,
+                "ttlSecondsAfterFinished",
+                w.ttl_seconds_after_finished.as_ref(),
+            );
+            put(
+                &mut spec,
+                "activeDeadlineSeconds",
+                w.active_deadline_seconds.as_ref(),
+            );
+            put(&mut spec, "backoffLimit", w.backoff_limit.as_ref());
+            if queued {
+                spec.insert("suspend".into(), json!(true));
+            }
+            spec.insert("rayClusterSpec".into(), cluster);
+            ray_object("RayJob", w, ns, file, metadata, Value::Object(spec))
         }
-        WorkloadKind::RayService => Object::with_context(
-            "RayService",
-            w.name.as_str(),
-            Some(ns),
-            "workloads/rayservice.yaml.j2",
-            file,
-            json!({
-                "metadata": metadata,
-                "serveConfigV2": w.serve.as_ref().map(|s| serve_config(p, s)).transpose()?,
-                "rayClusterConfig": cluster,
-            }),
-        ),
-        WorkloadKind::RayCluster => Object::with_context(
-            "RayCluster",
-            w.name.as_str(),
-            Some(ns),
-            "workloads/raycluster.yaml.j2",
-            file,
-            json!({ "metadata": metadata, "spec": cluster }),
-        ),
+        WorkloadKind::RayService => {
+            // Kueue manages a RayService as one job (ray.io/rayservice): the queue label on
+            // the RayService, suspension through rayClusterConfig.suspend.
+            let mut spec = Map::new();
+            put(
+                &mut spec,
+                "serveConfigV2",
+                w.serve
+                    .as_ref()
+                    .map(|s| serve_config(p, s))
+                    .transpose()?
+                    .as_ref(),
+            );
+            spec.insert("rayClusterConfig".into(), cluster);
+            ray_object("RayService", w, ns, file, metadata, Value::Object(spec))
+        }
+        WorkloadKind::RayCluster => ray_object("RayCluster", w, ns, file, metadata, cluster),
     };
     out.push(obj);
     Ok(out)
+}
+
+/// A KubeRay object (`ray.io/v1`) as data.
+fn ray_object(
+    kind: &'static str,
+    w: &Workload,
+    ns: &str,
+    file: String,
+    metadata: Value,
+    spec: Value,
+) -> Object {
+    Object::data(
+        kind,
+        w.name.as_str(),
+        Some(ns),
+        file,
+        super::k8s("ray.io/v1", kind, metadata, [("spec", spec)]),
+    )
+}
+
+/// `map[key] = value` unless the value is `None`.
+fn put<T: serde::Serialize>(map: &mut Map<String, Value>, key: &str, value: Option<&T>) {
+    if let Some(v) = value {
+        map.insert(key.to_owned(), json!(v));
+    }
 }
 
 /// The service account of the pods, and whether it carries workload identity (only the

@@ -475,11 +475,10 @@ mod tests {
         use crate::bundle::Rendered;
         use crate::model::Object;
         let value = cq(&json!({"cohort": "shared", "namespaceSelector": {}}));
-        let object = Object::with_context(
+        let object = Object::data(
             "ClusterQueue",
             "team-a-cq",
             None,
-            "platform/clusterqueue.yaml.j2",
             "platform/20-clusterqueues.yaml",
             json!({}),
         );
