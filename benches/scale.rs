@@ -98,15 +98,49 @@ fn main() {
         assert!(run_ok(Command::new(bin).args(["gen", "--profile", "team"])));
     });
     println!(
-        "gen --profile team (whole process): median {:.2} ms over 50 runs\n",
+        "gen --profile team (whole process): median {:.2} ms over 50 runs",
         ms(team)
     );
+    // The same run's baselines: `envsubst` on one template, `kubectl kustomize` of team's
+    // platform folder (the targets: ≤ 3× and ≤ 0.1×).
+    let one = tmp.path().join("envsubst-1");
+    std::fs::create_dir_all(&one).expect("dir");
+    if let Some(env1) = envsubst_tree(&one, 1) {
+        println!(
+            "  envsubst on one template: {:.2} ms → ratio {:.1}×",
+            ms(env1),
+            ms(team) / ms(env1)
+        );
+    }
+    let team_out = tmp.path().join("team-out");
+    assert!(run_ok(Command::new(bin).args([
+        "gen",
+        "--profile",
+        "team",
+        "--out",
+        team_out.to_str().unwrap_or_default()
+    ])));
+    if kubectl {
+        let k = time_runs(21, || {
+            assert!(run_ok(Command::new("kubectl").args([
+                "kustomize",
+                team_out.join("platform").to_str().unwrap_or_default()
+            ])));
+        });
+        println!(
+            "  kubectl kustomize of its platform folder: {:.2} ms → ratio {:.2}×",
+            ms(k),
+            ms(team) / ms(k)
+        );
+    }
+    println!();
 
     println!(
         "| teams | in-process pipeline | whole `gen --out` | peak memory | `kubectl kustomize` of the tree | `envsubst` per file |"
     );
     println!("|---:|---:|---:|---:|---:|---:|");
     let mut points = Vec::new();
+    let mut ratios = String::new();
     for n in [2usize, 100, 1000] {
         let text = raykueue::synthetic::teams_profile(n);
         let runs = if n >= 1000 { 7 } else { 21 };
@@ -146,6 +180,19 @@ fn main() {
         let fmt = |d: Option<Duration>| {
             d.map_or_else(|| "n/a".to_owned(), |d| format!("{:.1} ms", ms(d)))
         };
+        if n >= 1000 {
+            let ratio = |d: Option<Duration>| {
+                d.map_or_else(
+                    || "n/a".to_owned(),
+                    |d| format!("{:.3}×", ms(inproc) / ms(d)),
+                )
+            };
+            ratios = format!(
+                "{n} teams, in-process pipeline against `kubectl kustomize` of the same tree: {}; against `envsubst` per file: {}",
+                ratio(kustomize),
+                ratio(envsubst)
+            );
+        }
         println!(
             "| {n} | {:.2} ms | {:.1} ms | {} | {} | {} |",
             ms(inproc),
@@ -161,4 +208,5 @@ fn main() {
         "\nslope between {n1} and {n2} teams: {:.3} ms per team (in-process)",
         (t2 - t1) / (n2 - n1) as f64
     );
+    println!("{ratios}");
 }
