@@ -27,23 +27,9 @@ fn files(profile: &str) -> std::collections::BTreeMap<String, String> {
         .files
 }
 
-fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
-    if let Value::Object(m) = v {
-        for (k, child) in m {
-            let path = if prefix.is_empty() {
-                k.clone()
-            } else {
-                format!("{prefix}.{k}")
-            };
-            out.push(path.clone());
-            key_paths(child, &path, out);
-        }
-    }
-}
-
 fn paths(v: &Value) -> Vec<String> {
     let mut out = Vec::new();
-    key_paths(v, "", &mut out);
+    chart_import::key_paths(v, "", &mut out);
     out
 }
 

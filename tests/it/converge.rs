@@ -20,6 +20,25 @@ fn prod_objects() -> Vec<Value> {
     c.bundle.objects.iter().map(|r| r.value.clone()).collect()
 }
 
+/// The objects with one setting of every object of `kind` removed (`spec.<path>`): the
+/// controllers' defaults in its place.
+fn without(objects: Vec<Value>, kind: &str, path: &[&str]) -> Vec<Value> {
+    objects
+        .into_iter()
+        .map(|mut o| {
+            if o["kind"] == kind {
+                let (last, parents) = path.split_last().unwrap();
+                let mut node = &mut o["spec"];
+                for p in parents {
+                    node = &mut node[*p];
+                }
+                node.as_object_mut().unwrap().remove(*last);
+            }
+            o
+        })
+        .collect()
+}
+
 /// Go's duration strings as Argo CD and Flux write them (`10s`, `3m`, `1h`).
 fn seconds(d: &str) -> u64 {
     let (n, unit) = d.split_at(d.find(|c: char| !c.is_ascii_digit()).unwrap_or(d.len()));
@@ -100,18 +119,7 @@ fn argo_cd_converges_on_a_cold_cluster() {
         );
     }
     // The same replay with Argo CD's default retry (5 tries, about 2.5 minutes) gets stuck.
-    let defaults: Vec<Value> = objects
-        .into_iter()
-        .map(|mut o| {
-            if o["kind"] == "Application" {
-                o["spec"]["syncPolicy"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("retry");
-            }
-            o
-        })
-        .collect();
+    let defaults = without(objects, "Application", &["syncPolicy", "retry"]);
     let stuck: Vec<String> = argo_replay(&defaults)
         .into_iter()
         .filter(|(_, t)| t.is_none())
@@ -217,17 +225,6 @@ fn flux_converges_on_a_cold_cluster() {
         assert!(t <= OPERATORS_READY + 15 * 60, "{name} ready at {t} s");
     }
     // Without an install strategy the first install times out (5 m < 10 m) and the chain stalls.
-    let defaults: Vec<Value> = objects
-        .into_iter()
-        .map(|mut o| {
-            if o["kind"] == "HelmRelease" {
-                o["spec"]["install"]
-                    .as_object_mut()
-                    .unwrap()
-                    .remove("strategy");
-            }
-            o
-        })
-        .collect();
+    let defaults = without(objects, "HelmRelease", &["install", "strategy"]);
     assert!(flux_replay(&defaults).iter().all(|(_, t)| t.is_none()));
 }

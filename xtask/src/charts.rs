@@ -78,7 +78,7 @@ pub fn import(schemas_dir: &Path) -> Result<String, String> {
 }
 
 /// Every map key path below `v`, parents before children, in the file's order.
-fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+pub fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
     if let Value::Object(m) = v {
         for (k, child) in m {
             let path = if prefix.is_empty() {
