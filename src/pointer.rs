@@ -31,7 +31,27 @@ pub fn field_path(pointer: &str) -> String {
 
 /// Escape one key for a JSON pointer.
 pub fn pointer_push(base: &str, key: &str) -> String {
-    format!("{base}/{}", key.replace('~', "~0").replace('/', "~1"))
+    let mut out = String::with_capacity(base.len() + key.len() + 1);
+    out.push_str(base);
+    push_segment(&mut out, key);
+    out
+}
+
+/// Append `/key`, escaped, to a pointer held in a reused buffer (no allocation once the buffer
+/// is large enough: the output validator walks every node of every object this way).
+pub fn push_segment(buf: &mut String, key: &str) {
+    buf.push('/');
+    if key.contains(['~', '/']) {
+        for c in key.chars() {
+            match c {
+                '~' => buf.push_str("~0"),
+                '/' => buf.push_str("~1"),
+                c => buf.push(c),
+            }
+        }
+    } else {
+        buf.push_str(key);
+    }
 }
 
 /// A JSON pointer segment back to the key it escapes (`~1` is `/`, `~0` is `~`).

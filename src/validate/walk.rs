@@ -8,8 +8,9 @@ use super::cel::{self, Outcome};
 use super::schema::{ListType, Node, NodeId, Table, Type};
 use super::{Check, Violation};
 use crate::diagnostic::did_you_mean;
-use crate::load::pointer_push;
+use crate::pointer::{pointer_push, push_segment};
 use serde_json::{Map, Number, Value};
+use std::fmt::Write as _;
 
 /// Enough to show every distinct mistake; a runaway object stops here.
 const MAX_VIOLATIONS: usize = 100;
@@ -270,8 +271,12 @@ impl<'t> Walker<'t> {
             );
         }
         if let Some(item) = node.items {
+            let mut child_ptr = String::with_capacity(ptr.len() + 8);
             for (i, v) in items.iter().enumerate() {
-                self.walk(item, v, &format!("{ptr}/{i}"));
+                child_ptr.clear();
+                child_ptr.push_str(ptr);
+                let _ = write!(child_ptr, "/{i}");
+                self.walk(item, v, &child_ptr);
             }
         }
         match node.list_type {
@@ -339,8 +344,12 @@ impl<'t> Walker<'t> {
 
     fn object(&mut self, node: &Node, map: &Map<String, Value>, ptr: &str) {
         let props = node.properties.as_ref();
+        // One buffer for every child's pointer: cut back to `ptr` and extended per key.
+        let mut child_ptr = String::with_capacity(ptr.len() + 32);
         for (key, v) in map {
-            let child_ptr = pointer_push(ptr, key);
+            child_ptr.clear();
+            child_ptr.push_str(ptr);
+            push_segment(&mut child_ptr, key);
             if let Some(child) = props.and_then(|p| p.get(key)) {
                 self.walk(*child, v, &child_ptr);
             } else if let Some(values) = node.values {
