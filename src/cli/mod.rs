@@ -5,6 +5,7 @@ mod check;
 mod diff;
 mod gen_cmd;
 mod schema;
+mod simulate;
 mod validate;
 
 use crate::diagnostic::{self, Diagnostic};
@@ -40,6 +41,8 @@ enum Command {
     /// Validate Kubernetes manifests (files, or - for stdin) against the Kueue, KubeRay and
     /// Kubernetes schemas, CEL rules included.
     Validate(validate::ValidateCommand),
+    /// Simulate Kueue admission of a scenario's workloads on the profile's queues, offline.
+    Simulate(simulate::SimulateCommand),
 }
 
 /// How diagnostics are printed.
@@ -77,6 +80,7 @@ pub fn main() -> ExitCode {
         Command::Schema(_) => schema::run(),
         Command::Diff(c) => c.run(),
         Command::Validate(c) => c.run(),
+        Command::Simulate(c) => c.run(),
     };
     ExitCode::from(code)
 }

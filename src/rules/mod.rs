@@ -9,7 +9,8 @@ mod infra;
 mod input;
 pub mod kuberay;
 mod nodes;
-mod pods;
+// The simulator counts a workload's pod sets with the same model as the admission rules.
+pub(crate) mod pods;
 mod queues;
 mod workloads;
 
@@ -109,6 +110,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         kuberay::RULES,
         azure::RULES,
         infra::RULES,
+        crate::simulate::scenario::RULES,
     ]
     .concat()
 }
