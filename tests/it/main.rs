@@ -16,6 +16,7 @@ mod infra;
 mod overlay;
 mod properties;
 mod rules;
+mod simulate;
 mod tree;
 mod validate;
 mod workloads;
