@@ -44,7 +44,10 @@ impl SimulateCommand {
         };
         // Warnings of the profile are `check`'s business; errors make the simulation moot.
         let (typed, diags) = compile::check(&resolved);
-        let errors: Vec<_> = diags.into_iter().filter(|d| d.is_error()).collect();
+        let errors: Vec<_> = diags
+            .into_iter()
+            .filter(crate::diagnostic::Diagnostic::is_error)
+            .collect();
         let Some((_, profile)) = typed.filter(|_| errors.is_empty()) else {
             print_diagnostics(&errors, self.error_format);
             return exit::INVALID;

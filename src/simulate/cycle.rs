@@ -14,13 +14,13 @@
 //! 5. evict the victims at once (conventions, 2): their quota is released and they and the
 //!    parked workloads of their cohort go back to the queues.
 
+use super::Sim;
 use super::events::Event;
 use super::flavors::{self, Assignment, Mode};
 use super::model::Fr;
 use super::preemption::{self, Target};
 use super::queues::Requeue;
 use super::snapshot::Running;
-use super::Sim;
 use crate::profile::ReclaimWithinCohort;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -122,7 +122,6 @@ pub fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             Running {
                 admitted_at: now,
                 ends,
-                flavors: flavors.clone(),
                 usage: e.assignment.usage.clone(),
             },
         );

@@ -179,87 +179,35 @@ pub fn render_json(world: &World, events: &[Event]) -> String {
 pub type UsageLine = (u64, Vec<(String, String)>);
 
 /// The human timeline: one row per event, then after every second the usage of each
-/// ClusterQueue that holds anything (`cq: cpu 36/48, nvidia.com/gpu 8/4 (4 borrowed)`).
+/// ClusterQueue that holds anything (`cq: nvidia.com/gpu 8/4 on gpu (4 borrowed)`), and a
+/// last line with what is pending, running and never admissible.
 pub fn render_human(world: &World, events: &[Event], usage: &[UsageLine]) -> String {
-    let mut rows: Vec<[String; 6]> = Vec::new();
-    let header = [
-        "TIME", "EVENT", "WORKLOAD", "CLUSTERQUEUE", "FLAVORS", "BORROWED",
-    ]
-    .map(str::to_owned);
-    let mut out = String::new();
-    let mut usage_at: BTreeMap<u64, &Vec<(String, String)>> = BTreeMap::new();
-    for (t, lines) in usage {
-        usage_at.insert(*t, lines);
+    enum Line {
+        Row([String; 6]),
+        Text(String),
     }
-    let text = |v: &Value| match v {
-        Value::String(s) => s.clone(),
-        Value::Object(m) => m
-            .iter()
-            .map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
-            .collect::<Vec<_>>()
-            .join(" "),
-        other => other.to_string(),
-    };
-    let mut flush = |rows: &mut Vec<[String; 6]>, out: &mut String, t: Option<u64>| {
-        if rows.is_empty() {
-            return;
-        }
-        let mut widths = header.clone().map(|h| h.len());
-        for r in rows.iter() {
-            for (i, c) in r.iter().enumerate() {
-                widths[i] = widths[i].max(c.chars().count());
-            }
-        }
-        for r in rows.drain(..) {
-            let line: Vec<String> = r
-                .iter()
-                .enumerate()
-                .map(|(i, c)| format!("{c:<w$}", w = widths[i]))
-                .collect();
-            let _ = writeln!(out, "{}", line.join("  ").trim_end());
-        }
-        if let Some(lines) = t.and_then(|t| usage_at.get(&t)) {
-            for (cq, u) in lines.iter() {
-                let _ = writeln!(out, "    {cq}: {u}");
-            }
+    let usage_at: BTreeMap<u64, &Vec<(String, String)>> =
+        usage.iter().map(|(t, lines)| (*t, lines)).collect();
+    let mut lines = vec![Line::Row(
+        [
+            "TIME",
+            "EVENT",
+            "WORKLOAD",
+            "CLUSTERQUEUE",
+            "FLAVORS",
+            "BORROWED",
+        ]
+        .map(str::to_owned),
+    )];
+    let usage_after = |t: u64, lines: &mut Vec<Line>| {
+        for (cq, u) in usage_at.get(&t).map(|v| v.as_slice()).unwrap_or_default() {
+            lines.push(Line::Text(format!("    {cq}: {u}")));
         }
     };
-    let _ = writeln!(out, "{}", header.join("  "));
-    let mut current = None;
-    for e in events {
-        if current != Some(e.time()) {
-            flush(&mut rows, &mut out, current);
-            current = Some(e.time());
-        }
+    for (i, e) in events.iter().enumerate() {
         let j = to_json(world, e);
         if let Event::End { .. } = e {
-            flush(&mut rows, &mut out, current);
-            let list = |k: &str| {
-                j[k].as_array()
-                    .map(|a| {
-                        a.iter()
-                            .map(|v| match v {
-                                Value::String(s) => s.clone(),
-                                other => format!(
-                                    "{} ({})",
-                                    other["workload"].as_str().unwrap_or_default(),
-                                    other["reason"].as_str().unwrap_or_default()
-                                ),
-                            })
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    })
-                    .filter(|s| !s.is_empty())
-                    .unwrap_or_else(|| "-".to_owned())
-            };
-            let _ = writeln!(
-                out,
-                "End at {}s: pending: {}; running: {}; never admissible: {}",
-                e.time(),
-                list("pending"),
-                list("running"),
-                list("neverAdmissible")
-            );
+            lines.push(Line::Text(end_line(e.time(), &j)));
             continue;
         }
         let mut event = e.name().to_owned();
@@ -270,27 +218,97 @@ pub fn render_human(world: &World, events: &[Event], usage: &[UsageLine]) -> Str
                 reason.as_str()
             );
         }
-        rows.push([
+        lines.push(Line::Row([
             format!("{}s", e.time()),
             event,
             e.workload()
                 .map_or_else(String::new, |w| world.workloads[w].name.clone()),
             j["clusterQueue"].as_str().unwrap_or_default().to_owned(),
-            j.get("flavors").map_or_else(String::new, text),
-            j.get("borrowed")
-                .filter(|b| b.as_object().is_some_and(|m| !m.is_empty()))
-                .map_or_else(String::new, |b| {
-                    b.as_object()
-                        .map(|m| {
-                            m.iter()
-                                .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
-                                .collect::<Vec<_>>()
-                                .join(" ")
-                        })
-                        .unwrap_or_default()
-                }),
-        ]);
+            j.get("flavors").map_or_else(String::new, pairs),
+            j.get("borrowed").map_or_else(String::new, pairs),
+        ]));
+        let last_of_second = events
+            .get(i + 1)
+            .is_none_or(|n| n.time() != e.time() || matches!(n, Event::End { .. }));
+        if last_of_second {
+            usage_after(e.time(), &mut lines);
+        }
     }
-    flush(&mut rows, &mut out, current);
+    let mut widths = [0usize; 6];
+    for l in &lines {
+        if let Line::Row(r) = l {
+            for (w, c) in widths.iter_mut().zip(r) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+    }
+    let mut out = String::new();
+    for l in lines {
+        match l {
+            Line::Row(r) => {
+                let cells: Vec<String> = r
+                    .iter()
+                    .zip(widths)
+                    .map(|(c, w)| format!("{c:<w$}"))
+                    .collect();
+                let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+            }
+            Line::Text(t) => {
+                let _ = writeln!(out, "{t}");
+            }
+        }
+    }
     out
+}
+
+/// `cpu=default nvidia.com/gpu=gpu`, or `cpu=driver:two,worker:one` per pod set.
+fn pairs(v: &Value) -> String {
+    let Some(m) = v.as_object() else {
+        return String::new();
+    };
+    m.iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            Value::Object(per) => format!(
+                "{k}={}",
+                per.iter()
+                    .map(|(ps, f)| format!("{ps}:{}", f.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn end_line(time: u64, j: &Value) -> String {
+    let list = |k: &str| {
+        let items: Vec<String> = j[k]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(|v| match v {
+                        Value::String(s) => s.clone(),
+                        other => format!(
+                            "{} ({})",
+                            other["workload"].as_str().unwrap_or_default(),
+                            other["reason"].as_str().unwrap_or_default()
+                        ),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        if items.is_empty() {
+            "-".to_owned()
+        } else {
+            items.join(", ")
+        }
+    };
+    format!(
+        "End at {time}s: pending: {}; running: {}; never admissible: {}",
+        list("pending"),
+        list("running"),
+        list("neverAdmissible")
+    )
 }

@@ -9,7 +9,7 @@
 //! keeps the first flavor `flavorFungibility` lets it stop at, else the best one seen. Earlier
 //! pod sets' requests count against later ones on the same flavor.
 
-use super::model::{Fr, World, flavor_matches};
+use super::model::{Fr, flavor_matches};
 use super::preemption;
 use super::snapshot::Snapshot;
 use crate::profile::{FungibilityPolicy, FungibilityPreference};
@@ -153,7 +153,11 @@ fn preferred(a: Granular, b: Granular, preference: Option<FungibilityPreference>
 }
 
 /// `shouldTryNextFlavor`.
-fn try_next(m: Granular, when_can_borrow: FungibilityPolicy, when_can_preempt: FungibilityPolicy) -> bool {
+fn try_next(
+    m: Granular,
+    when_can_borrow: FungibilityPolicy,
+    when_can_preempt: FungibilityPolicy,
+) -> bool {
     match m.possibility {
         Possibility::NoFit | Possibility::NoCandidates => true,
         Possibility::Preempt | Possibility::Reclaim
@@ -217,8 +221,7 @@ pub fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assignment {
         for &(resource, amount) in &ps.requests {
             if let Some(c) = chosen.get(&resource) {
                 out.borrowing = out.borrowing.max(c.borrow);
-                *out
-                    .usage
+                *out.usage
                     .entry(Fr {
                         flavor: c.flavor,
                         resource,
@@ -229,7 +232,6 @@ pub fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assignment {
         }
         out.pod_sets.push(chosen);
     }
-    let _ = world;
     out
 }
 
@@ -327,18 +329,30 @@ fn fits_quota(
     }
     let preempt_while_borrowing = spec.borrow_within_cohort.is_some();
     if !(spec.quota(fr).nominal >= val || may_reclaim || preempt_while_borrowing) {
-        return (Possibility::NoFit, borrow, Some(NoFitReason::WaitingForQuota));
+        return (
+            Possibility::NoFit,
+            borrow,
+            Some(NoFitReason::WaitingForQuota),
+        );
     }
     if !oracle {
         // Asked whether the workload could ever fit: preemption might make room.
-        return (Possibility::Preempt, borrow, Some(NoFitReason::WaitingForQuota));
+        return (
+            Possibility::Preempt,
+            borrow,
+            Some(NoFitReason::WaitingForQuota),
+        );
     }
     // The oracle: would preempting for this one flavor/resource find targets?
     let requests = HashMap::from([(fr, val)]);
     let targets = preemption::targets(snap, wl, &[fr], &requests);
     if targets.is_empty() {
         let (b, _) = snap.usage.borrow_level(world, cq, fr, val);
-        return (Possibility::NoCandidates, b, Some(NoFitReason::WaitingForQuota));
+        return (
+            Possibility::NoCandidates,
+            b,
+            Some(NoFitReason::WaitingForQuota),
+        );
     }
     for t in &targets {
         snap.remove_usage(t.workload);

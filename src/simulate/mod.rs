@@ -26,6 +26,7 @@ use queues::Queues;
 use snapshot::Snapshot;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::fmt::Write as _;
 
 /// A cycle cap per second: a scenario whose preemptions chase each other (possible only with
 /// unusual policies) stops after this many cycles in one second instead of looping.
@@ -200,7 +201,7 @@ fn usage_lines(sim: &Sim<'_>) -> Vec<(String, String)> {
                         world.flavors[f].name
                     );
                     if used > q.nominal {
-                        s.push_str(&format!(" ({} borrowed)", show(used - q.nominal)));
+                        let _ = write!(s, " ({} borrowed)", show(used - q.nominal));
                     }
                     parts.push(s);
                 }

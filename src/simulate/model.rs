@@ -5,8 +5,9 @@
 
 use super::scenario::{Scenario, ScenarioWorkload};
 use crate::profile::{
-    BorrowWithinCohortPolicy, FungibilityPolicy, FungibilityPreference, Profile, Quantity,
-    QueueingStrategy, ReclaimWithinCohort, Taint, TaintEffect, Toleration, WithinClusterQueue,
+    BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference, Profile,
+    Quantity, QueueingStrategy, ReclaimWithinCohort, Taint, TaintEffect, Toleration,
+    WithinClusterQueue,
 };
 use crate::rules::pods;
 use std::collections::{BTreeMap, HashMap};
@@ -144,7 +145,7 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
     let mut cohorts = Interner::default();
     let mut cqs = Vec::new();
     let queues = profile.queues.as_ref();
-    for cq in queues.map(|q| q.cluster_queues.as_slice()).unwrap_or(&[]) {
+    for cq in queues.map_or(&[][..], |q| q.cluster_queues.as_slice()) {
         let mut groups = Vec::new();
         let mut group_of = HashMap::new();
         let mut quotas = HashMap::new();
@@ -263,29 +264,42 @@ fn priority_of(profile: &Profile, w: &ScenarioWorkload) -> i64 {
     if let Some(p) = w.priority {
         return i64::from(p);
     }
-    let class = w.priority_class.as_ref().map(|c| c.as_str()).or_else(|| {
-        let from = w.from.as_ref()?;
-        let pw = profile.workloads.iter().find(|p| p.name.as_str() == from.as_str())?;
-        pw.priority_class.as_ref().map(|c| c.as_str())
-    });
+    let class = w
+        .priority_class
+        .as_ref()
+        .map(Dns1123Subdomain::as_str)
+        .or_else(|| {
+            let from = w.from.as_ref()?;
+            let pw = profile
+                .workloads
+                .iter()
+                .find(|p| p.name.as_str() == from.as_str())?;
+            pw.priority_class.as_ref().map(Dns1123Subdomain::as_str)
+        });
     class
-        .and_then(|c| profile.priority_classes.iter().find(|p| p.name.as_str() == c))
+        .and_then(|c| {
+            profile
+                .priority_classes
+                .iter()
+                .find(|p| p.name.as_str() == c)
+        })
         .map_or(0, |p| i64::from(p.value))
 }
 
 fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> Vec<PodSetSpec> {
-    let totals = |res: &mut Interner, count: u64, per_pod: &mut dyn Iterator<Item = (&str, Quantity)>| {
-        let mut requests = Vec::new();
-        let mut spelling = HashMap::new();
-        for (name, q) in per_pod {
-            let id = res.id(name);
-            let total = q.times(count);
-            requests.push((id, total.nanos()));
-            spelling.insert(id, total);
-        }
-        requests.sort_unstable();
-        (requests, spelling)
-    };
+    let totals =
+        |res: &mut Interner, count: u64, per_pod: &mut dyn Iterator<Item = (&str, Quantity)>| {
+            let mut requests = Vec::new();
+            let mut spelling = HashMap::new();
+            for (name, q) in per_pod {
+                let id = res.id(name);
+                let total = q.times(count);
+                requests.push((id, total.nanos()));
+                spelling.insert(id, total);
+            }
+            requests.sort_unstable();
+            (requests, spelling)
+        };
     if let Some(sets) = &w.pod_sets {
         return sets
             .iter()
@@ -325,7 +339,10 @@ fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> V
             // group by its name, and `submitter`.
             let name = match ps.role {
                 pods::Role::Head => "head".to_owned(),
-                pods::Role::Worker(j) => pw.workers.get(j).map_or_else(String::new, |g| g.name.to_string()),
+                pods::Role::Worker(j) => pw
+                    .workers
+                    .get(j)
+                    .map_or_else(String::new, |g| g.name.to_string()),
                 pods::Role::Submitter => "submitter".to_owned(),
             };
             let (requests, spelling) = totals(

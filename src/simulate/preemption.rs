@@ -18,6 +18,7 @@ use std::collections::HashMap;
 
 /// Why a workload was preempted, in Kueue's words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // Kueue's own names for the reasons.
 pub enum Reason {
     InClusterQueue,
     InCohortReclamation,
@@ -188,7 +189,8 @@ pub fn targets(
             }
         }
     }
-    let order = |a: &Candidate, b: &Candidate| candidates_ordering(snap, cq, a.workload, b.workload);
+    let order =
+        |a: &Candidate, b: &Candidate| candidates_ordering(snap, cq, a.workload, b.workload);
     same_queue.sort_by(order);
     by_priority.sort_by(order);
     hierarchy.sort_by(order);

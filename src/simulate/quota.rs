@@ -157,10 +157,10 @@ fn local_quota(nominal: i128, lending_limit: Option<i128>) -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::simulate::model::{CqSpec, Group, QuotaSpec};
     use crate::profile::{
         FungibilityPolicy, QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue,
     };
+    use crate::simulate::model::{CqSpec, Group, QuotaSpec};
 
     const GPU: Fr = Fr {
         flavor: 0,
@@ -228,6 +228,10 @@ mod tests {
         assert_eq!(u.potential(&w, 0, GPU), 5);
         u.add(&w, 0, GPU, 5);
         assert_eq!(u.available(&w, 0, GPU), 0);
-        assert_eq!(u.available(&w, 1, GPU), 3, "what queue 1 keeps is still its own");
+        assert_eq!(
+            u.available(&w, 1, GPU),
+            3,
+            "what queue 1 keeps is still its own"
+        );
     }
 }

@@ -154,7 +154,8 @@ pub enum ReadError {
 
 /// Read, parse and schema-check a scenario file.
 pub fn read(path: &str) -> Result<(Loaded, Scenario), ReadError> {
-    let bytes = std::fs::read(path).map_err(|e| ReadError::Io(format!("cannot read {path}: {e}")))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| ReadError::Io(format!("cannot read {path}: {e}")))?;
     let source = load::decode_scenario(path, &bytes).map_err(|d| ReadError::Invalid(vec![d]))?;
     parse(&source).map_err(ReadError::Invalid)
 }

@@ -4,15 +4,13 @@
 
 use super::model::{Fr, World};
 use super::quota::Usage;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 
 /// An admitted workload: where it runs and what it holds.
 #[derive(Clone, Debug)]
 pub struct Running {
     pub admitted_at: u64,
     pub ends: u64,
-    /// Per pod set: resource → flavor.
-    pub flavors: Vec<BTreeMap<usize, usize>>,
     pub usage: HashMap<Fr, i128>,
 }
 

@@ -58,7 +58,9 @@ fn run_case(dir: &Path) -> Result<(), String> {
     let mut msg = format!("{}: events differ\n", dir.display());
     for i in 0..got.len().max(expected.len()) {
         let g = got.get(i).map_or_else(|| "-".to_owned(), Value::to_string);
-        let e = expected.get(i).map_or_else(|| "-".to_owned(), Value::to_string);
+        let e = expected
+            .get(i)
+            .map_or_else(|| "-".to_owned(), Value::to_string);
         if g == e {
             msg.push_str(&format!("    {g}\n"));
         } else {
@@ -196,7 +198,13 @@ fn scenario_errors_are_located_and_exit_1() {
 
 #[test]
 fn a_missing_scenario_file_is_a_usage_error() {
-    let out = raykueue(&["simulate", "--profile", "team", "--scenario", "no/such/file.yaml"]);
+    let out = raykueue(&[
+        "simulate",
+        "--profile",
+        "team",
+        "--scenario",
+        "no/such/file.yaml",
+    ]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     let out = raykueue(&["simulate", "--profile", "team"]);
     assert_eq!(out.status.code(), Some(2), "--scenario is required");
@@ -205,7 +213,10 @@ fn a_missing_scenario_file_is_a_usage_error() {
 #[test]
 fn until_stops_the_clock_and_lists_what_runs_and_waits() {
     let body = "  - {name: a, queue: team-a, submitAt: 0, runFor: 100, podSets: [{name: m, count: 8, requests: {nvidia.com/gpu: \"1\"}}]}\n  - {name: b, queue: team-a, submitAt: 5, runFor: 100, podSets: [{name: m, count: 1, requests: {nvidia.com/gpu: \"1\"}}]}\n  - {name: c, queue: team-a, submitAt: 500, runFor: 100, podSets: [{name: m, count: 1, requests: {cpu: \"1\"}}]}\n";
-    let out = simulate_text(&format!("{HEADER}{body}"), &["--output", "json", "--until", "50"]);
+    let out = simulate_text(
+        &format!("{HEADER}{body}"),
+        &["--output", "json", "--until", "50"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let text = stdout(&out);
     let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
@@ -224,6 +235,9 @@ fn human_output_is_a_table_with_usage() {
     let text = stdout(&out);
     assert!(text.starts_with("TIME"), "{text}");
     assert!(text.contains("nvidia.com/gpu=4"), "borrowed column: {text}");
-    assert!(text.contains("team-a-cq: nvidia.com/gpu 8/4 on gpu (4 borrowed)"), "{text}");
+    assert!(
+        text.contains("team-a-cq: nvidia.com/gpu 8/4 on gpu (4 borrowed)"),
+        "{text}"
+    );
     assert!(text.contains("End at 100s"), "{text}");
 }
