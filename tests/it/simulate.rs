@@ -179,6 +179,18 @@ fn scenario_errors_are_located_and_exit_1() {
             "exactly one of",
         ),
         (
+            "  - {name: a, queue: team-a, priority: 5, priorityClass: x, submitAt: 0, runFor: 10, from: llm-training}\n",
+            "RK606",
+            5,
+            "both `priority` and `priorityClass`",
+        ),
+        (
+            "  - name: a\n    queue: team-a\n    submitAt: 0\n    runFor: 10\n    from: llm-training\n    podSets:\n      - {name: m, count: 1}\n      - {name: m, count: 2}\n",
+            "RK604",
+            12,
+            "two pod sets of `a` are named `m`",
+        ),
+        (
             "  - {name: a, queue: team-a, submitAt: 0, runFor: 10, podSets: [{name: m, count: 1, requests: {cpu: 4GB}}]}\n",
             "RK012",
             5,
@@ -189,9 +201,15 @@ fn scenario_errors_are_located_and_exit_1() {
         let err = stderr(&out);
         assert_eq!(out.status.code(), Some(1), "{code}: {err}");
         assert!(stdout(&out).is_empty(), "{code}: nothing on stdout");
-        let first: Value = serde_json::from_str(err.lines().next().unwrap_or("{}")).unwrap();
-        assert_eq!(first["code"], code, "{err}");
-        assert_eq!(first["line"], line, "{code}: {err}");
+        let found: Vec<Value> = err
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let d = found
+            .iter()
+            .find(|d| d["code"] == code)
+            .unwrap_or_else(|| panic!("no {code} in {err}"));
+        assert_eq!(d["line"], line, "{code}: {err}");
         assert!(err.contains(needle), "{code}: {err}");
     }
 }
