@@ -67,6 +67,13 @@ impl SimulateCommand {
         }
         let world = model::build(&profile, &scn);
         let outcome = simulate::run(&world, self.until);
+        if let Some(first) = outcome.capped.first() {
+            eprintln!(
+                "warning: at {} second(s) (first at t={first}s) preemptions kept chasing each other; \
+                 the simulator stopped cycling there (Kueue would keep retrying)",
+                outcome.capped.len()
+            );
+        }
         let text = match self.output {
             Output::Json => events::render_json(&world, &outcome.events),
             Output::Human => events::render_human(&world, &outcome.events, &outcome.usage),

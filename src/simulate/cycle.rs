@@ -35,11 +35,14 @@ struct Entry {
 /// a workload parked); a cycle that changes nothing would repeat itself.
 pub fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     let world = sim.world;
-    let heads = sim.queues.pop_heads();
+    let heads = sim.queues.pop_heads(world);
     if heads.is_empty() {
         return false;
     }
-    let mut snap = sim.state.clone();
+    // Admissions and evictions reach the state after the cycle; within it, only the
+    // snapshot's usage moves (as Kueue's snapshot does).
+    let mut admitted: Vec<(usize, Running)> = Vec::new();
+    let mut snap = sim.state.snapshot(world);
     let mut entries: Vec<Entry> = heads
         .into_iter()
         .map(|wl| {
@@ -117,15 +120,14 @@ pub fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         let borrowed = borrowed(&snap, cq, &e.assignment.usage);
         let flavors = e.assignment.flavors();
         let ends = now.saturating_add(world.workloads[e.wl].run_for);
-        sim.state.admit(
+        admitted.push((
             e.wl,
             Running {
                 admitted_at: now,
                 ends,
                 usage: e.assignment.usage.clone(),
             },
-        );
-        sim.ends.push(std::cmp::Reverse((ends, e.wl)));
+        ));
         sim.events.push(Event::Admitted {
             time: now,
             workload: e.wl,
@@ -133,13 +135,19 @@ pub fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             borrowed,
         });
     }
+    drop(snap);
+    for (wl, running) in admitted {
+        sim.ends.push(std::cmp::Reverse((running.ends, wl)));
+        sim.state.admit(world, wl, running);
+        sim.queues.admitted(world, wl);
+    }
     for e in &entries {
         if let Some(why) = e.requeue {
             changed |= sim.queues.requeue(world, e.wl, why);
         }
     }
     for v in victims {
-        if sim.state.release(v).is_some() {
+        if sim.state.release(world, v).is_some() {
             let cq = world.workloads[v].cq;
             sim.queues.push(world, v);
             sim.queues.retry_inadmissible(world, cq);

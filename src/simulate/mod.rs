@@ -23,19 +23,20 @@ use events::{Event, UsageLine};
 use flavors::NoFitReason;
 use model::World;
 use queues::Queues;
-use snapshot::Snapshot;
+use snapshot::State;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
 
-/// A cycle cap per second: a scenario whose preemptions chase each other (possible only with
-/// unusual policies) stops after this many cycles in one second instead of looping.
-const MAX_CYCLES_PER_SECOND: usize = 100_000;
+/// A cycle cap per second, beyond the workload count: every useful cycle admits, preempts or
+/// parks a workload; preemptions that chase each other (possible only with unusual policies)
+/// stop here instead of looping.
+const EXTRA_CYCLES_PER_SECOND: usize = 100;
 
 /// The running simulation.
 pub(crate) struct Sim<'w> {
     world: &'w World,
-    state: Snapshot<'w>,
+    state: State,
     queues: Queues,
     events: Vec<Event>,
     /// (end time, workload), earliest first; stale entries (preempted workloads) are skipped.
@@ -48,6 +49,9 @@ pub(crate) struct Sim<'w> {
 pub struct Outcome {
     pub events: Vec<Event>,
     pub usage: Vec<UsageLine>,
+    /// Seconds at which cycles were still changing things when the cycle cap stopped them
+    /// (preemptions chasing each other); the run goes on with the next event.
+    pub capped: Vec<u64>,
 }
 
 /// Run the scenario's workloads on the world, up to `until` seconds when given.
@@ -55,7 +59,7 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
     let never = never_admissible(world);
     let mut sim = Sim {
         world,
-        state: Snapshot::new(world),
+        state: State::new(world),
         queues: Queues::new(world),
         events: Vec::new(),
         ends: BinaryHeap::new(),
@@ -65,6 +69,7 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
     let mut next = 0;
     let mut submitted = vec![false; world.workloads.len()];
     let mut usage = Vec::new();
+    let mut capped = Vec::new();
     loop {
         while let Some(&Reverse((t, wl))) = sim.ends.peek() {
             if sim.state.running[wl].as_ref().is_some_and(|r| r.ends == t) {
@@ -93,7 +98,7 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
         finished.sort_unstable();
         finished.dedup();
         for wl in finished {
-            sim.state.release(wl);
+            sim.state.release(world, wl);
             sim.events.push(Event::Finished {
                 time: now,
                 workload: wl,
@@ -112,10 +117,9 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
             });
             sim.queues.push(world, wl);
         }
-        for _ in 0..MAX_CYCLES_PER_SECOND {
-            if !cycle::run(&mut sim, now) {
-                break;
-            }
+        let cap = 4 * world.workloads.len() + EXTRA_CYCLES_PER_SECOND;
+        if (0..cap).all(|_| cycle::run(&mut sim, now)) {
+            capped.push(now);
         }
         usage.push((now, usage_lines(&sim)));
     }
@@ -142,6 +146,7 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
     Outcome {
         events: sim.events,
         usage,
+        capped,
     }
 }
 
@@ -149,7 +154,8 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
 /// assignment fits it: a resource no flavor of its ClusterQueue covers, or more than the
 /// ClusterQueue could ever get (nominal quota, borrowing limit, what the cohort lends).
 fn never_admissible(world: &World) -> Vec<Option<NoFitReason>> {
-    let mut empty = Snapshot::new(world);
+    let state = State::new(world);
+    let mut empty = state.snapshot(world);
     (0..world.workloads.len())
         .map(|wl| {
             let a = flavors::assign(&mut empty, wl, false);

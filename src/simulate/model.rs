@@ -90,6 +90,10 @@ pub struct WorkloadSpec {
     pub submit_at: u64,
     pub run_for: u64,
     pub pod_sets: Vec<PodSetSpec>,
+    /// The scheduling equivalence class (Kueue's `SchedulingHash`: priority and the pod
+    /// sets' names, counts, requests and scheduling constraints). Workloads of one class
+    /// fail alike, so Kueue parks them together.
+    pub class: usize,
 }
 
 #[derive(Clone, Debug)]
@@ -223,6 +227,7 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
                 .collect()
         })
         .unwrap_or_default();
+    let mut classes: HashMap<String, usize> = HashMap::new();
     let mut workloads: Vec<WorkloadSpec> = scenario
         .workloads
         .iter()
@@ -238,13 +243,30 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
                         .insert(pods_resource, Quantity::from_units(ps.count));
                 }
             }
+            let priority = priority_of(profile, w);
+            let shape = format!(
+                "{priority}|{:?}",
+                pod_sets
+                    .iter()
+                    .map(|p| (
+                        &p.name,
+                        p.count,
+                        &p.requests,
+                        &p.node_selector,
+                        &p.tolerations
+                    ))
+                    .collect::<Vec<_>>()
+            );
+            let next = classes.len();
+            let class = *classes.entry(shape).or_insert(next);
             Some(WorkloadSpec {
                 name: w.name.clone(),
                 cq,
-                priority: priority_of(profile, w),
+                priority,
                 submit_at: w.submit_at,
                 run_for: w.run_for,
                 pod_sets,
+                class,
             })
         })
         .collect();

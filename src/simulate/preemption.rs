@@ -154,9 +154,8 @@ pub fn targets(
         })
     };
     let collect = |snap: &Snapshot<'_>, from: usize, advantage: bool| -> Vec<Candidate> {
-        snap.by_cq[from]
-            .iter()
-            .filter_map(|&c| {
+        snap.admitted_in(from)
+            .filter_map(|c| {
                 classify(snap, c, advantage).map(|variant| Candidate {
                     workload: c,
                     variant,

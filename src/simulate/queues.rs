@@ -20,6 +20,13 @@ type Key = (Reverse<i64>, u64, usize);
 struct CqQueue {
     heap: BTreeSet<Key>,
     inadmissible: BTreeSet<usize>,
+    /// The workload whose preemptions are under way (Kueue's `preemptorWorkload`). In a
+    /// `BestEffortFIFO` queue it stays the head until it is admitted, so that the workloads
+    /// skipped while it waited do not take the quota its victims free (Kueue#6929, #7101).
+    sticky: Option<usize>,
+    /// Equivalence classes parked as a whole (`hashToBulkMoveReason`), until quota is
+    /// released in the cohort.
+    parked_classes: BTreeSet<usize>,
 }
 
 /// Why a head was not admitted in a cycle (Kueue's `RequeueReason`s that matter here).
@@ -52,24 +59,53 @@ impl Queues {
         (Reverse(w.priority), w.submit_at, wl)
     }
 
-    /// A new or evicted workload enters its queue's heap.
+    /// A new or evicted workload enters its queue's heap, or is parked at once when its
+    /// equivalence class was parked (`BestEffortFIFO` only; `PushOrUpdate`).
     pub fn push(&mut self, world: &World, wl: usize) {
-        let q = &mut self.cqs[world.workloads[wl].cq];
+        let spec = &world.workloads[wl];
+        let q = &mut self.cqs[spec.cq];
+        if world.cqs[spec.cq].strategy == QueueingStrategy::BestEffortFIFO
+            && q.parked_classes.contains(&spec.class)
+        {
+            q.inadmissible.insert(wl);
+            return;
+        }
         q.inadmissible.remove(&wl);
         q.heap.insert(Self::key(world, wl));
     }
 
-    /// The head of every ClusterQueue with one, in ClusterQueue order (`Heads`).
-    pub fn pop_heads(&mut self) -> Vec<usize> {
+    /// The head of every ClusterQueue with one, in ClusterQueue order (`Heads`): the sticky
+    /// preemptor when it is waiting in the heap, else the first in order.
+    pub fn pop_heads(&mut self, world: &World) -> Vec<usize> {
         self.cqs
             .iter_mut()
-            .filter_map(|q| q.heap.pop_first().map(|(_, _, wl)| wl))
+            .filter_map(|q| {
+                if let Some(wl) = q.sticky
+                    && q.heap.remove(&Self::key(world, wl))
+                {
+                    return Some(wl);
+                }
+                q.heap.pop_first().map(|(_, _, wl)| wl)
+            })
             .collect()
+    }
+
+    /// A workload was admitted: it is no longer its queue's preemptor.
+    pub fn admitted(&mut self, world: &World, wl: usize) {
+        let q = &mut self.cqs[world.workloads[wl].cq];
+        if q.sticky == Some(wl) {
+            q.sticky = None;
+        }
     }
 
     /// Put back a head that was not admitted; returns whether it was parked.
     pub fn requeue(&mut self, world: &World, wl: usize, why: Requeue) -> bool {
         let cq = world.workloads[wl].cq;
+        if why == Requeue::PendingPreemption
+            && world.cqs[cq].strategy == QueueingStrategy::BestEffortFIFO
+        {
+            self.cqs[cq].sticky = Some(wl);
+        }
         let immediate = match world.cqs[cq].strategy {
             QueueingStrategy::StrictFIFO => true,
             QueueingStrategy::BestEffortFIFO => matches!(
@@ -77,12 +113,29 @@ impl Queues {
                 Requeue::FailedAfterNomination | Requeue::PendingPreemption
             ),
         };
+        let q = &mut self.cqs[cq];
         if immediate {
-            self.cqs[cq].heap.insert(Self::key(world, wl));
-        } else {
-            self.cqs[cq].inadmissible.insert(wl);
+            q.heap.insert(Self::key(world, wl));
+            return false;
         }
-        !immediate
+        q.inadmissible.insert(wl);
+        // Kueue's SchedulingEquivalenceHashing (on by default since 0.18): the workloads of
+        // the same class that wait in the heap would fail the same way; park them too.
+        if matches!(why, Requeue::NoFit | Requeue::NoCandidates) {
+            let class = world.workloads[wl].class;
+            q.parked_classes.insert(class);
+            let same: Vec<Key> = q
+                .heap
+                .iter()
+                .filter(|k| world.workloads[k.2].class == class)
+                .copied()
+                .collect();
+            for k in same {
+                q.heap.remove(&k);
+                q.inadmissible.insert(k.2);
+            }
+        }
+        true
     }
 
     /// Quota was released in `cq`: every parked workload of its cohort (or of the queue
@@ -91,9 +144,10 @@ impl Queues {
         let cohort = world.cqs[cq].cohort;
         for (i, spec) in world.cqs.iter().enumerate() {
             let related = i == cq || (cohort.is_some() && spec.cohort == cohort);
-            if !related || self.cqs[i].inadmissible.is_empty() {
+            if !related {
                 continue;
             }
+            self.cqs[i].parked_classes.clear();
             let parked = std::mem::take(&mut self.cqs[i].inadmissible);
             for wl in parked {
                 self.cqs[i].heap.insert(Self::key(world, wl));

@@ -1,12 +1,14 @@
-//! What a scheduling cycle sees: the usage of every queue and cohort and the admitted
-//! workloads with what they hold. The scheduler takes a copy at the start of a cycle (Kueue's
-//! cache snapshot); preemption simulates removals on it and puts them back.
+//! The admitted workloads and the usage they hold (`State`), and what a scheduling cycle sees
+//! of them (`Snapshot`): Kueue's cache snapshot. A snapshot copies only the usage of queues
+//! and cohorts; preemption simulates removals on that copy and puts them back, and the
+//! admitted workloads themselves are shared with the state, so a cycle costs the size of the
+//! quota table, not of the scenario.
 
 use super::model::{Fr, World};
 use super::quota::Usage;
 use std::collections::{BTreeSet, HashMap};
 
-/// An admitted workload: where it runs and what it holds.
+/// An admitted workload: when it ends and what it holds.
 #[derive(Clone, Debug)]
 pub struct Running {
     pub admitted_at: u64,
@@ -14,9 +16,9 @@ pub struct Running {
     pub usage: HashMap<Fr, i128>,
 }
 
+/// The admitted workloads and the usage of every queue and cohort.
 #[derive(Clone, Debug)]
-pub struct Snapshot<'w> {
-    pub world: &'w World,
+pub struct State {
     pub usage: Usage,
     /// Indexed by workload.
     pub running: Vec<Option<Running>>,
@@ -24,46 +26,78 @@ pub struct Snapshot<'w> {
     pub by_cq: Vec<BTreeSet<usize>>,
 }
 
-impl<'w> Snapshot<'w> {
-    pub fn new(world: &'w World) -> Self {
+impl State {
+    pub fn new(world: &World) -> Self {
         Self {
-            world,
             usage: Usage::new(world),
             running: vec![None; world.workloads.len()],
             by_cq: vec![BTreeSet::new(); world.cqs.len()],
         }
     }
 
-    pub fn admit(&mut self, wl: usize, running: Running) {
-        let cq = self.world.workloads[wl].cq;
-        self.usage.add_all(self.world, cq, &running.usage);
+    pub fn admit(&mut self, world: &World, wl: usize, running: Running) {
+        let cq = world.workloads[wl].cq;
+        self.usage.add_all(world, cq, &running.usage);
         self.by_cq[cq].insert(wl);
         self.running[wl] = Some(running);
     }
 
     /// Take an admitted workload out (eviction, end); returns what it held.
-    pub fn release(&mut self, wl: usize) -> Option<Running> {
+    pub fn release(&mut self, world: &World, wl: usize) -> Option<Running> {
         let running = self.running[wl].take()?;
-        let cq = self.world.workloads[wl].cq;
-        self.usage.remove_all(self.world, cq, &running.usage);
+        let cq = world.workloads[wl].cq;
+        self.usage.remove_all(world, cq, &running.usage);
         self.by_cq[cq].remove(&wl);
         Some(running)
     }
 
+    /// The view of a scheduling cycle.
+    pub fn snapshot<'a>(&'a self, world: &'a World) -> Snapshot<'a> {
+        Snapshot {
+            world,
+            usage: self.usage.clone(),
+            running: &self.running,
+            by_cq: &self.by_cq,
+            removed: BTreeSet::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Snapshot<'a> {
+    pub world: &'a World,
+    pub usage: Usage,
+    pub running: &'a [Option<Running>],
+    by_cq: &'a [BTreeSet<usize>],
+    /// Admitted workloads whose removal is being simulated.
+    removed: BTreeSet<usize>,
+}
+
+impl Snapshot<'_> {
+    /// The admitted workloads of a ClusterQueue (those not removed in simulation).
+    pub fn admitted_in(&self, cq: usize) -> impl Iterator<Item = usize> + '_ {
+        self.by_cq[cq]
+            .iter()
+            .copied()
+            .filter(|w| !self.removed.contains(w))
+    }
+
     /// Simulate the removal of an admitted workload (undone by `restore`).
     pub fn remove_usage(&mut self, wl: usize) {
-        if let Some(r) = &self.running[wl] {
+        if let Some(r) = &self.running[wl]
+            && self.removed.insert(wl)
+        {
             let cq = self.world.workloads[wl].cq;
             self.usage.remove_all(self.world, cq, &r.usage);
-            self.by_cq[cq].remove(&wl);
         }
     }
 
     pub fn restore(&mut self, wl: usize) {
-        if let Some(r) = &self.running[wl] {
+        if let Some(r) = &self.running[wl]
+            && self.removed.remove(&wl)
+        {
             let cq = self.world.workloads[wl].cq;
             self.usage.add_all(self.world, cq, &r.usage);
-            self.by_cq[cq].insert(wl);
         }
     }
 
