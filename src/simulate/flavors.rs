@@ -369,3 +369,47 @@ fn fits_quota(
     };
     (p, after, Some(NoFitReason::WaitingForQuota))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(possibility: Possibility, borrow: u32) -> Granular {
+        Granular {
+            possibility,
+            borrow,
+        }
+    }
+
+    /// kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/flavorassigner/flavorassigner_test.go`
+    /// `TestIsPreferred`.
+    #[test]
+    fn preference_orders_modes_as_kueue_does() {
+        use Possibility::{Fit, NoCandidates, NoFit, Preempt, Reclaim};
+        let pob = Some(FungibilityPreference::PreemptionOverBorrowing);
+        // Default (BorrowingOverPreemption): the better preemption mode wins, then less borrowing.
+        assert!(preferred(g(Fit, 1), g(Preempt, 0), None));
+        assert!(preferred(g(Reclaim, 0), g(Preempt, 0), None));
+        assert!(preferred(g(Fit, 0), g(Fit, 1), None));
+        // PreemptionOverBorrowing: less borrowing wins, then the better mode.
+        assert!(preferred(g(Preempt, 0), g(Fit, 1), pob));
+        assert!(preferred(g(Fit, 1), g(Preempt, 1), pob));
+        // A flavor without candidates ranks below any viable one, above no fit.
+        assert!(preferred(g(Fit, 1), g(NoCandidates, 0), pob));
+        assert!(preferred(g(NoCandidates, 0), g(NoFit, 0), None));
+        assert!(!preferred(g(NoFit, 0), g(NoCandidates, 0), None));
+        // Among flavors without candidates, less borrowing still wins.
+        assert!(preferred(g(NoCandidates, 0), g(NoCandidates, 1), None));
+    }
+
+    #[test]
+    fn fungibility_decides_when_to_stop() {
+        use FungibilityPolicy::{MayStopSearch, TryNextFlavor};
+        use Possibility::{Fit, NoCandidates, Preempt};
+        assert!(!try_next(g(Fit, 1), MayStopSearch, TryNextFlavor));
+        assert!(try_next(g(Fit, 1), TryNextFlavor, TryNextFlavor));
+        assert!(try_next(g(Preempt, 0), MayStopSearch, TryNextFlavor));
+        assert!(!try_next(g(Preempt, 0), MayStopSearch, MayStopSearch));
+        assert!(try_next(g(NoCandidates, 0), MayStopSearch, MayStopSearch));
+    }
+}
