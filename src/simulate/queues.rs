@@ -12,14 +12,15 @@
 use super::model::World;
 use crate::profile::QueueingStrategy;
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 
 type Key = (Reverse<i64>, u64, usize);
 
 #[derive(Clone, Debug, Default)]
 struct CqQueue {
     heap: BTreeSet<Key>,
-    inadmissible: BTreeSet<usize>,
+    /// Unordered: parked workloads go back to the heap, which orders them.
+    inadmissible: HashSet<usize>,
     /// The workload whose preemptions are under way (Kueue's `preemptorWorkload`). In a
     /// `BestEffortFIFO` queue it stays the head until it is admitted, so that the workloads
     /// skipped while it waited do not take the quota its victims free (Kueue#6929, #7101).
@@ -124,16 +125,15 @@ impl Queues {
         if matches!(why, Requeue::NoFit | Requeue::NoCandidates) {
             let class = world.workloads[wl].class;
             q.parked_classes.insert(class);
-            let same: Vec<Key> = q
-                .heap
-                .iter()
-                .filter(|k| world.workloads[k.2].class == class)
-                .copied()
-                .collect();
-            for k in same {
-                q.heap.remove(&k);
-                q.inadmissible.insert(k.2);
-            }
+            let mut same = Vec::new();
+            q.heap.retain(|k| {
+                let keep = world.workloads[k.2].class != class;
+                if !keep {
+                    same.push(k.2);
+                }
+                keep
+            });
+            q.inadmissible.extend(same);
         }
         true
     }
@@ -148,10 +148,13 @@ impl Queues {
                 continue;
             }
             self.cqs[i].parked_classes.clear();
+            // One sorted bulk merge: after every release the whole backlog comes back, so
+            // this is the hot path of long scenarios.
             let parked = std::mem::take(&mut self.cqs[i].inadmissible);
-            for wl in parked {
-                self.cqs[i].heap.insert(Self::key(world, wl));
-            }
+            let mut keys: Vec<Key> = parked.into_iter().map(|wl| Self::key(world, wl)).collect();
+            keys.sort_unstable();
+            let mut back: BTreeSet<Key> = keys.into_iter().collect();
+            self.cqs[i].heap.append(&mut back);
         }
     }
 
