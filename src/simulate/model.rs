@@ -217,6 +217,7 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
         .map(|q| {
             q.local_queues
                 .iter()
+                .filter(|l| l.namespace.as_ref().is_none_or(|n| *n == profile.namespace))
                 .filter_map(|l| {
                     let cq = q
                         .cluster_queues

@@ -207,10 +207,17 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
             |s| format!("did you mean `{s}`?"),
         )
     };
+    // A scenario submits in the profile's namespace, as its workloads do by default.
     let queues: Vec<&str> = profile
         .queues
         .as_ref()
-        .map(|q| q.local_queues.iter().map(|l| l.name.as_str()).collect())
+        .map(|q| {
+            q.local_queues
+                .iter()
+                .filter(|l| l.namespace.as_ref().is_none_or(|n| *n == profile.namespace))
+                .map(|l| l.name.as_str())
+                .collect()
+        })
         .unwrap_or_default();
     let classes: Vec<&str> = profile
         .priority_classes
@@ -233,7 +240,10 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
             report(
                 &UNKNOWN_QUEUE,
                 &format!("{base}/queue"),
-                format!("`{}` names no LocalQueue of the profile", w.queue),
+                format!(
+                    "`{}` names no LocalQueue of the profile in its namespace `{}`",
+                    w.queue, profile.namespace
+                ),
                 Some(hint_for(&w.queue, &queues, "LocalQueue")),
             );
         }
