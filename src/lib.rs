@@ -23,6 +23,7 @@ pub mod rules;
 pub mod schema_check;
 pub mod scripts;
 pub mod semantic_diff;
+pub mod simulate;
 pub mod source;
 pub mod synthetic;
 pub mod validate;

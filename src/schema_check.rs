@@ -32,7 +32,8 @@ pub fn schema() -> &'static Value {
     })
 }
 
-fn strip_null(v: &mut Value) {
+/// Drop `null` from optional fields of a generated schema (shared with the scenario schema).
+pub(crate) fn strip_null(v: &mut Value) {
     match v {
         Value::Object(map) => {
             if let Some(Value::Array(types)) = map.get_mut("type") {
@@ -66,15 +67,40 @@ fn strip_null(v: &mut Value) {
 
 /// Check the loaded document and build the typed profile, or report every problem found.
 pub fn check(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
+    check_document(
+        loaded,
+        &Document {
+            validator: validator(),
+            schema: schema(),
+            kind: "Profile",
+        },
+    )
+}
+
+/// A document format with a generated schema: the profile, or a `simulate` scenario.
+pub struct Document {
+    pub validator: &'static jsonschema::Validator,
+    /// The schema the validator was built from (for allowed keys and descriptions in hints).
+    pub schema: &'static Value,
+    /// The `kind:` of the document (`Profile`, `Scenario`), for the hint at the root.
+    pub kind: &'static str,
+}
+
+/// Check any loaded document against its schema and build the typed value, or report every
+/// problem found (the same diagnostics for a profile and a scenario).
+pub fn check_document<T: serde::de::DeserializeOwned>(
+    loaded: &Loaded,
+    doc: &Document,
+) -> Result<T, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    for err in validator().iter_errors(&loaded.value) {
-        report(loaded, &err, &mut diags);
+    for err in doc.validator.iter_errors(&loaded.value) {
+        report(loaded, doc, &err, &mut diags);
     }
     if !diags.is_empty() {
         return Err(diags);
     }
     let de = loaded.value.clone();
-    serde_path_to_error::deserialize::<_, Profile>(de).map_err(|e| {
+    serde_path_to_error::deserialize::<_, T>(de).map_err(|e| {
         let pointer = path_to_pointer(e.path());
         let msg = e.inner().to_string();
         vec![
@@ -99,12 +125,17 @@ fn path_to_pointer(path: &serde_path_to_error::Path) -> String {
     p
 }
 
-fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<Diagnostic>) {
+fn report(
+    loaded: &Loaded,
+    doc: &Document,
+    err: &jsonschema::ValidationError<'_>,
+    out: &mut Vec<Diagnostic>,
+) {
     let pointer = err.instance_path().as_str().to_owned();
     let schema_ptr = err.schema_path().as_str().to_owned();
     let instance: &Value = err.instance();
     let path = field_path(&pointer);
-    let subschema = parent_schema(&schema_ptr);
+    let subschema = parent_schema(doc.schema, &schema_ptr);
     let what = subschema
         .and_then(|s| s.get("description"))
         .and_then(Value::as_str)
@@ -151,7 +182,11 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
                 .path(path)
                 .label(format!("this is {found}"));
             if pointer.is_empty() {
-                d = d.hint("a profile is a YAML mapping that starts with `apiVersion: raykueue.io/v1alpha1` and `kind: Profile`");
+                d = d.hint(format!(
+                    "a {} is a YAML mapping that starts with `apiVersion: raykueue.io/v1alpha1` and `kind: {}`",
+                    doc.kind.to_lowercase(),
+                    doc.kind
+                ));
             } else if expected.contains("string")
                 && matches!(instance, Value::Bool(_) | Value::Number(_))
             {
@@ -251,12 +286,12 @@ fn report(loaded: &Loaded, err: &jsonschema::ValidationError<'_>, out: &mut Vec<
 }
 
 /// The subschema that holds the failing keyword (schema paths end in the keyword).
-fn parent_schema(schema_ptr: &str) -> Option<&'static Value> {
+fn parent_schema(root: &'static Value, schema_ptr: &str) -> Option<&'static Value> {
     let cut = schema_ptr.rfind('/')?;
-    schema().pointer(&schema_ptr[..cut]).or_else(|| {
+    root.pointer(&schema_ptr[..cut]).or_else(|| {
         // Keywords under `anyOf/N` describe their parent's type.
         let up = schema_ptr[..cut].rfind('/')?;
-        schema().pointer(&schema_ptr[..up])
+        root.pointer(&schema_ptr[..up])
     })
 }
 

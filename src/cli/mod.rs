@@ -7,6 +7,7 @@ mod diff;
 mod gen_cmd;
 mod init;
 mod schema;
+mod simulate;
 mod validate;
 
 use crate::diagnostic::{self, Diagnostic};
@@ -47,6 +48,8 @@ enum Command {
     Init(init::InitCommand),
     /// Print a shell completion script (bash, zsh, fish, powershell).
     Completions(completions::CompletionsCommand),
+    /// Simulate Kueue admission of a scenario's workloads on the profile's queues, offline.
+    Simulate(simulate::SimulateCommand),
 }
 
 /// How diagnostics are printed.
@@ -86,6 +89,7 @@ pub fn main() -> ExitCode {
         Command::Validate(c) => c.run(),
         Command::Init(c) => c.run(),
         Command::Completions(c) => c.run(),
+        Command::Simulate(c) => c.run(),
     };
     ExitCode::from(code)
 }

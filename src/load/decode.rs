@@ -15,6 +15,11 @@ pub fn decode_manifest(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
     decode_as(name, bytes, "manifest")
 }
 
+/// `decode` for a `simulate` scenario: same rules, worded for scenarios.
+pub fn decode_scenario(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
+    decode_as(name, bytes, "scenario")
+}
+
 fn decode_as(name: &str, bytes: &[u8], noun: &str) -> Result<Source, Diagnostic> {
     if bytes.len() > MAX_PROFILE_BYTES {
         return Err(Diagnostic::error(

@@ -14,7 +14,7 @@ mod parse;
 mod spans;
 
 pub use crate::pointer::{field_path, pointer_push};
-pub use decode::{decode, decode_manifest};
+pub use decode::{decode, decode_manifest, decode_scenario};
 pub use parse::{Document, Tree, TreeKind, parse, parse_stream, parse_tree};
 pub use spans::{SpanMap, flatten};
 

@@ -167,6 +167,16 @@ impl Quantity {
         }
     }
 
+    /// Another amount written the way `self` is (binary SI stays binary SI), as Kubernetes
+    /// keeps the format of the first operand when it adds or subtracts quantities.
+    #[must_use]
+    pub fn with_nanos(self, nanos: i128) -> Self {
+        Self {
+            nanos,
+            format: self.format,
+        }
+    }
+
     pub fn is_zero(self) -> bool {
         self.nanos == 0
     }

@@ -10,7 +10,8 @@ mod infra;
 mod input;
 pub mod kuberay;
 mod nodes;
-mod pods;
+// The simulator counts a workload's pod sets with the same model as the admission rules.
+pub(crate) mod pods;
 mod queues;
 mod workloads;
 
@@ -113,6 +114,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         azure::RULES,
         infra::RULES,
         crate::validate::RULES,
+        crate::simulate::scenario::RULES,
     ]
     .concat()
 }

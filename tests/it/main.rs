@@ -20,6 +20,7 @@ mod init;
 mod overlay;
 mod properties;
 mod rules;
+mod simulate;
 mod tree;
 mod validate;
 mod workloads;

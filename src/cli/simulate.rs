@@ -1,0 +1,83 @@
+//! `raykueue simulate`: run a scenario of submissions against a profile's queues, offline,
+//! and print what Kueue would do (timeline table or JSON lines).
+
+use super::{ErrorFormat, exit, print_diagnostics, print_error, resolve_profile, write_stdout};
+use crate::compile;
+use crate::simulate::{self, events, model, scenario};
+use clap::{Args, ValueEnum};
+
+/// How the timeline is printed.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum Output {
+    /// A table: time, event, workload, ClusterQueue, flavors, borrowed; usage after each second.
+    #[default]
+    Human,
+    /// One JSON object per event and line (the contract in SIMULATE.md).
+    Json,
+}
+
+#[derive(Args, Debug)]
+pub struct SimulateCommand {
+    /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
+    #[arg(long, short)]
+    profile: String,
+    /// Scenario YAML file: the workloads submitted and when.
+    #[arg(long, short)]
+    scenario: String,
+    /// Timeline format.
+    #[arg(long, value_enum, default_value_t)]
+    output: Output,
+    /// Stop after this many seconds of simulated time (workloads still admitted are listed
+    /// as running in the last line).
+    #[arg(long, value_name = "SECONDS")]
+    until: Option<u64>,
+    /// Diagnostics format.
+    #[arg(long, value_enum, default_value_t)]
+    error_format: ErrorFormat,
+}
+
+impl SimulateCommand {
+    pub fn run(self) -> u8 {
+        let resolved = match resolve_profile(&self.profile, self.error_format) {
+            Ok(r) => r,
+            Err(code) => return code,
+        };
+        // Warnings of the profile are `check`'s business; errors make the simulation moot.
+        let (typed, diags) = compile::check(&resolved);
+        let errors: Vec<_> = diags
+            .into_iter()
+            .filter(crate::diagnostic::Diagnostic::is_error)
+            .collect();
+        let Some((_, profile)) = typed.filter(|_| errors.is_empty()) else {
+            print_diagnostics(&errors, self.error_format);
+            return exit::INVALID;
+        };
+        let (loaded, scn) = match scenario::read(&self.scenario) {
+            Ok(s) => s,
+            Err(scenario::ReadError::Io(msg)) => return print_error(&msg, self.error_format),
+            Err(scenario::ReadError::Invalid(d)) => {
+                print_diagnostics(&d, self.error_format);
+                return exit::INVALID;
+            }
+        };
+        let problems = scenario::check(&profile, &loaded, &scn);
+        if !problems.is_empty() {
+            print_diagnostics(&problems, self.error_format);
+            return exit::INVALID;
+        }
+        let world = model::build(&profile, &scn);
+        let outcome = simulate::run(&world, self.until);
+        if let Some(first) = outcome.capped.first() {
+            eprintln!(
+                "warning: at {} second(s) (first at t={first}s) preemptions kept chasing each other; \
+                 the simulator stopped cycling there (Kueue would keep retrying)",
+                outcome.capped.len()
+            );
+        }
+        let text = match self.output {
+            Output::Json => events::render_json(&world, &outcome.events),
+            Output::Human => events::render_human(&world, &outcome.events, &outcome.usage),
+        };
+        write_stdout(&text)
+    }
+}

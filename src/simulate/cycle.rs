@@ -1,0 +1,223 @@
+//! One scheduling cycle, as Kueue v0.19.2's scheduler runs it
+//! (kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/scheduler.go`: `schedule`, `nominate`,
+//! `processEntry`, `makeClassicalIterator`, `requeueAndUpdate`):
+//!
+//! 1. take the head of every ClusterQueue and a snapshot of usage;
+//! 2. nominate: assign flavors to each head against the snapshot, and find preemption
+//!    targets for those that need them;
+//! 3. process the heads in order: no borrowing first, then higher priority, then older (then
+//!    by name). A head that no longer fits after earlier ones, or whose targets overlap an
+//!    earlier preemption, is skipped; a head with targets issues its preemptions and waits; a
+//!    head that needs preemption but has none may reserve quota (`reserveCapacityFor
+//!    UnreclaimablePreempt`); the others are admitted;
+//! 4. requeue the heads that were not admitted;
+//! 5. evict the victims at once (conventions, 2): their quota is released and they and the
+//!    parked workloads of their cohort go back to the queues.
+
+use super::Sim;
+use super::events::Event;
+use super::flavors::{self, Assignment, Mode};
+use super::model::Fr;
+use super::preemption::{self, Target};
+use super::queues::Requeue;
+use super::snapshot::Running;
+use crate::profile::ReclaimWithinCohort;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+struct Entry {
+    wl: usize,
+    assignment: Assignment,
+    targets: Vec<Target>,
+    requeue: Option<Requeue>,
+}
+
+/// Run one cycle at time `now`. Returns whether anything changed (an admission, a preemption,
+/// a workload parked); a cycle that changes nothing would repeat itself.
+pub fn run(sim: &mut Sim<'_>, now: u64) -> bool {
+    let world = sim.world;
+    let heads = sim.queues.pop_heads(world);
+    if heads.is_empty() {
+        return false;
+    }
+    // Admissions and evictions reach the state after the cycle; within it, only the
+    // snapshot's usage moves (as Kueue's snapshot does).
+    let mut admitted: Vec<(usize, Running)> = Vec::new();
+    let mut snap = sim.state.snapshot(world);
+    let mut entries: Vec<Entry> = heads
+        .into_iter()
+        .map(|wl| {
+            let assignment = flavors::assign(&mut snap, wl, true);
+            let targets = if assignment.mode == Mode::Preempt {
+                let frs = assignment.needs_preemption();
+                preemption::targets(&mut snap, wl, &frs, &assignment.usage)
+            } else {
+                Vec::new()
+            };
+            Entry {
+                wl,
+                assignment,
+                targets,
+                requeue: None,
+            }
+        })
+        .collect();
+    entries.sort_by(|a, b| {
+        let (wa, wb) = (&world.workloads[a.wl], &world.workloads[b.wl]);
+        a.assignment
+            .borrowing
+            .cmp(&b.assignment.borrowing)
+            .then(wb.priority.cmp(&wa.priority))
+            .then(wa.submit_at.cmp(&wb.submit_at))
+            .then(a.wl.cmp(&b.wl))
+    });
+
+    let mut changed = false;
+    let mut preempted: BTreeSet<usize> = BTreeSet::new();
+    let mut victims: Vec<usize> = Vec::new();
+    for e in &mut entries {
+        let cq = world.workloads[e.wl].cq;
+        match e.assignment.mode {
+            Mode::NoFit => {
+                e.requeue = Some(Requeue::NoFit);
+                continue;
+            }
+            Mode::Preempt if e.targets.is_empty() => {
+                e.requeue = Some(Requeue::NoCandidates);
+                // A queue that cannot always reclaim holds on to what it would take, so that
+                // later heads of the cycle do not take it first.
+                if world.cqs[cq].reclaim != ReclaimWithinCohort::Any {
+                    let reserve = reservation(&snap, cq, &e.assignment);
+                    snap.usage.add_all(world, cq, &reserve);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if e.targets.iter().any(|t| preempted.contains(&t.workload)) {
+            e.requeue = Some(Requeue::FailedAfterNomination);
+            continue;
+        }
+        if !fits(&mut snap, cq, &e.assignment.usage, &preempted, &e.targets) {
+            e.requeue = Some(Requeue::FailedAfterNomination);
+            continue;
+        }
+        preempted.extend(e.targets.iter().map(|t| t.workload));
+        snap.usage.add_all(world, cq, &e.assignment.usage);
+        changed = true;
+        if e.assignment.mode == Mode::Preempt {
+            for t in &e.targets {
+                sim.events.push(Event::Preempted {
+                    time: now,
+                    workload: t.workload,
+                    by: e.wl,
+                    reason: t.reason,
+                });
+                victims.push(t.workload);
+            }
+            e.requeue = Some(Requeue::PendingPreemption);
+            continue;
+        }
+        let borrowed = borrowed(&snap, cq, &e.assignment.usage);
+        let flavors = e.assignment.flavors();
+        let ends = now.saturating_add(world.workloads[e.wl].run_for);
+        admitted.push((
+            e.wl,
+            Running {
+                admitted_at: now,
+                ends,
+                usage: e.assignment.usage.clone(),
+            },
+        ));
+        sim.events.push(Event::Admitted {
+            time: now,
+            workload: e.wl,
+            flavors,
+            borrowed,
+        });
+    }
+    drop(snap);
+    for (wl, running) in admitted {
+        sim.ends.push(std::cmp::Reverse((running.ends, wl)));
+        sim.state.admit(world, wl, running);
+        sim.queues.admitted(world, wl);
+    }
+    for e in &entries {
+        if let Some(why) = e.requeue {
+            changed |= sim.queues.requeue(world, e.wl, why);
+        }
+    }
+    for v in victims {
+        if sim.state.release(world, v).is_some() {
+            let cq = world.workloads[v].cq;
+            sim.queues.push(world, v);
+            sim.queues.retry_inadmissible(world, cq);
+        }
+    }
+    changed
+}
+
+/// `fits`: the assignment's usage fits what is available once the cycle's victims and the
+/// entry's own targets are gone.
+fn fits(
+    snap: &mut super::snapshot::Snapshot<'_>,
+    cq: usize,
+    usage: &HashMap<Fr, i128>,
+    preempted: &BTreeSet<usize>,
+    targets: &[Target],
+) -> bool {
+    let mut gone: BTreeSet<usize> = preempted.clone();
+    gone.extend(targets.iter().map(|t| t.workload));
+    for &g in &gone {
+        snap.remove_usage(g);
+    }
+    let world = snap.world;
+    let ok = usage
+        .iter()
+        .all(|(&fr, &v)| v <= snap.usage.available(world, cq, fr));
+    for &g in &gone {
+        snap.restore(g);
+    }
+    ok
+}
+
+/// `quotaResourcesToReserve` for a head that needs preemption but found no targets.
+fn reservation(
+    snap: &super::snapshot::Snapshot<'_>,
+    cq: usize,
+    a: &Assignment,
+) -> HashMap<Fr, i128> {
+    let world = snap.world;
+    a.usage
+        .iter()
+        .map(|(&fr, &v)| {
+            let q = world.cqs[cq].quota(fr);
+            let used = snap.usage.of(cq, fr);
+            let keep = if a.borrowing > 0 {
+                q.borrowing_limit
+                    .map_or(v, |bl| v.min(q.nominal + bl - used))
+            } else {
+                v.min(q.nominal - used).max(0)
+            };
+            (fr, keep)
+        })
+        .collect()
+}
+
+/// Conventions, 4: per resource, `min(request, max(0, usage after admission − nominal))` on
+/// the assigned flavor, summed over flavors; resources with nothing borrowed left out.
+fn borrowed(
+    snap: &super::snapshot::Snapshot<'_>,
+    cq: usize,
+    usage: &HashMap<Fr, i128>,
+) -> BTreeMap<usize, i128> {
+    let world = snap.world;
+    let mut out: BTreeMap<usize, i128> = BTreeMap::new();
+    for (&fr, &v) in usage {
+        let over = (snap.usage.of(cq, fr) - world.cqs[cq].quota(fr).nominal).max(0);
+        let b = v.min(over);
+        if b > 0 {
+            *out.entry(fr.resource).or_insert(0) += b;
+        }
+    }
+    out
+}

@@ -1,0 +1,415 @@
+//! Flavor assignment: for each pod set and resource group, the flavor Kueue v0.19.2 would
+//! give it, and whether that takes a fit, preemption, or nothing
+//! (kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/flavorassigner/flavorassigner.go`:
+//! `assignFlavors`, `findFlavorForPodSets`, `fitsResourceQuota`, `isPreferred`,
+//! `shouldTryNextFlavor`; `preemption_oracle.go` for whether preemption could help).
+//!
+//! Flavors are tried in the resource group's order. A flavor is scored per resource (fit,
+//! reclaim, preempt, preempt-without-candidates, no fit; and whether it borrows); the pod set
+//! keeps the first flavor `flavorFungibility` lets it stop at, else the best one seen. Earlier
+//! pod sets' requests count against later ones on the same flavor.
+
+use super::model::{Fr, flavor_matches};
+use super::preemption;
+use super::snapshot::Snapshot;
+use crate::profile::{FungibilityPolicy, FungibilityPreference};
+use std::collections::{BTreeMap, HashMap};
+
+/// How an assignment can be admitted; ordered worst to best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Mode {
+    NoFit,
+    Preempt,
+    Fit,
+}
+
+/// Kueue's `preemptionMode`, ordered worst to best.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Possibility {
+    NoFit,
+    NoCandidates,
+    Preempt,
+    Reclaim,
+    Fit,
+}
+
+impl Possibility {
+    fn mode(self) -> Mode {
+        match self {
+            Self::NoFit => Mode::NoFit,
+            Self::Fit => Mode::Fit,
+            _ => Mode::Preempt,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Granular {
+    possibility: Possibility,
+    borrow: u32,
+}
+
+const BEST: Granular = Granular {
+    possibility: Possibility::Fit,
+    borrow: 0,
+};
+const WORST: Granular = Granular {
+    possibility: Possibility::NoFit,
+    borrow: u32::MAX,
+};
+
+/// Why nothing fits, for `End.neverAdmissible` and messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoFitReason {
+    /// A resource no resource group of the ClusterQueue covers (or no flavor matches).
+    NoMatchingFlavor,
+    /// More than the ClusterQueue could ever get.
+    ExceedsMaxQuota,
+    /// Not now: quota is in use.
+    WaitingForQuota,
+}
+
+impl NoFitReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::NoMatchingFlavor => "NoMatchingFlavor",
+            Self::ExceedsMaxQuota => "ExceedsMaxQuota",
+            Self::WaitingForQuota => "WaitingForQuota",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct FlavorChoice {
+    pub flavor: usize,
+    pub mode: Mode,
+    pub borrow: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct Assignment {
+    /// Per pod set: resource → flavor choice.
+    pub pod_sets: Vec<BTreeMap<usize, FlavorChoice>>,
+    /// Total requests per flavor/resource.
+    pub usage: HashMap<Fr, i128>,
+    /// The borrowing level (0: within nominal).
+    pub borrowing: u32,
+    pub mode: Mode,
+    pub no_fit: Option<NoFitReason>,
+}
+
+impl Assignment {
+    /// The flavor/resources that need preemption (`flavorResourcesNeedPreemption`).
+    pub fn needs_preemption(&self) -> Vec<Fr> {
+        let mut frs: Vec<Fr> = self
+            .pod_sets
+            .iter()
+            .flat_map(|ps| ps.iter())
+            .filter(|(_, c)| c.mode == Mode::Preempt)
+            .map(|(&resource, c)| Fr {
+                flavor: c.flavor,
+                resource,
+            })
+            .collect();
+        frs.sort_unstable();
+        frs.dedup();
+        frs
+    }
+
+    pub fn flavors(&self) -> Vec<BTreeMap<usize, usize>> {
+        self.pod_sets
+            .iter()
+            .map(|ps| ps.iter().map(|(&r, c)| (r, c.flavor)).collect())
+            .collect()
+    }
+}
+
+/// `isPreferred`: whether `a` is better than `b` under the queue's preference
+/// (borrowing over preemption unless the profile says otherwise).
+fn preferred(a: Granular, b: Granular, preference: Option<FungibilityPreference>) -> bool {
+    if a.possibility == Possibility::NoFit {
+        return false;
+    }
+    if b.possibility == Possibility::NoFit {
+        return true;
+    }
+    let (a_none, b_none) = (
+        a.possibility == Possibility::NoCandidates,
+        b.possibility == Possibility::NoCandidates,
+    );
+    if a_none != b_none {
+        return !a_none;
+    }
+    if preference == Some(FungibilityPreference::PreemptionOverBorrowing) {
+        if a.borrow != b.borrow {
+            return a.borrow < b.borrow;
+        }
+        return a.possibility > b.possibility;
+    }
+    if a.possibility != b.possibility {
+        return a.possibility > b.possibility;
+    }
+    a.borrow < b.borrow
+}
+
+/// `shouldTryNextFlavor`.
+fn try_next(
+    m: Granular,
+    when_can_borrow: FungibilityPolicy,
+    when_can_preempt: FungibilityPolicy,
+) -> bool {
+    match m.possibility {
+        Possibility::NoFit | Possibility::NoCandidates => true,
+        Possibility::Preempt | Possibility::Reclaim
+            if when_can_preempt == FungibilityPolicy::TryNextFlavor =>
+        {
+            true
+        }
+        _ => m.borrow != 0 && when_can_borrow == FungibilityPolicy::TryNextFlavor,
+    }
+}
+
+/// Assign flavors to every pod set of workload `wl` against the snapshot. With `oracle`
+/// false, preemption is never simulated (used to ask whether a workload could ever fit).
+pub fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assignment {
+    let world = snap.world;
+    let spec = &world.workloads[wl];
+    let cq = &world.cqs[spec.cq];
+    let mut out = Assignment {
+        pod_sets: Vec::with_capacity(spec.pod_sets.len()),
+        usage: HashMap::new(),
+        borrowing: 0,
+        mode: Mode::Fit,
+        no_fit: None,
+    };
+    for (i, ps) in spec.pod_sets.iter().enumerate() {
+        let mut chosen: BTreeMap<usize, FlavorChoice> = BTreeMap::new();
+        let mut failed = None;
+        for &(resource, amount) in &ps.requests {
+            let Some(&g) = cq.group_of.get(&resource) else {
+                // Zero requests of resources the queue does not define are skipped (#8079).
+                if amount == 0 {
+                    continue;
+                }
+                failed = Some(NoFitReason::NoMatchingFlavor);
+                break;
+            };
+            if chosen.contains_key(&resource) {
+                continue;
+            }
+            let group = &cq.groups[g];
+            let requests: Vec<(usize, i128)> = ps
+                .requests
+                .iter()
+                .filter(|(r, _)| group.resources.contains(r))
+                .copied()
+                .collect();
+            match find_flavor(snap, wl, i, &group.flavors, &requests, &out.usage, oracle) {
+                Ok(found) => chosen.extend(found),
+                Err(reason) => {
+                    failed = Some(reason);
+                    break;
+                }
+            }
+        }
+        if let Some(reason) = failed {
+            out.pod_sets.push(BTreeMap::new());
+            out.mode = Mode::NoFit;
+            out.no_fit = Some(reason);
+            return out;
+        }
+        for &(resource, amount) in &ps.requests {
+            if let Some(c) = chosen.get(&resource) {
+                out.borrowing = out.borrowing.max(c.borrow);
+                *out.usage
+                    .entry(Fr {
+                        flavor: c.flavor,
+                        resource,
+                    })
+                    .or_insert(0) += amount;
+                out.mode = out.mode.min(c.mode);
+            }
+        }
+        out.pod_sets.push(chosen);
+    }
+    out
+}
+
+/// `findFlavorForPodSets` for one pod set and one resource group.
+fn find_flavor(
+    snap: &mut Snapshot<'_>,
+    wl: usize,
+    pod_set: usize,
+    flavors: &[usize],
+    requests: &[(usize, i128)],
+    assumed: &HashMap<Fr, i128>,
+    oracle: bool,
+) -> Result<BTreeMap<usize, FlavorChoice>, NoFitReason> {
+    let world = snap.world;
+    let spec = &world.workloads[wl];
+    let cq = &world.cqs[spec.cq];
+    let mut best: Option<BTreeMap<usize, FlavorChoice>> = None;
+    let mut best_mode = WORST;
+    let mut reason = NoFitReason::NoMatchingFlavor;
+    for &f in flavors {
+        if !flavor_matches(&world.flavors[f], &spec.pod_sets[pod_set]) {
+            continue;
+        }
+        let mut rep = BEST;
+        let mut found = BTreeMap::new();
+        for &(resource, amount) in requests {
+            let fr = Fr {
+                flavor: f,
+                resource,
+            };
+            let val = assumed.get(&fr).copied().unwrap_or(0) + amount;
+            let (possibility, borrow, why) = fits_quota(snap, wl, fr, val, oracle);
+            if let Some(why) = why {
+                reason = worse(reason, why);
+            }
+            let m = Granular {
+                possibility,
+                borrow,
+            };
+            if preferred(rep, m, cq.preference) {
+                rep = m;
+            }
+            if rep.possibility == Possibility::NoFit {
+                continue;
+            }
+            found.insert(
+                resource,
+                FlavorChoice {
+                    flavor: f,
+                    mode: possibility.mode(),
+                    borrow,
+                },
+            );
+        }
+        if !try_next(rep, cq.when_can_borrow, cq.when_can_preempt) {
+            return Ok(found);
+        }
+        if preferred(rep, best_mode, cq.preference) {
+            best = Some(found);
+            best_mode = rep;
+        }
+    }
+    best.ok_or(reason)
+}
+
+/// The more telling of two reasons (Kueue's `mostSevereReason`: waiting beats exceeding the
+/// maximum, which beats no matching flavor): the workload is never admissible only when every
+/// flavor is out for good.
+fn worse(a: NoFitReason, b: NoFitReason) -> NoFitReason {
+    let rank = |r| match r {
+        NoFitReason::NoMatchingFlavor => 0,
+        NoFitReason::ExceedsMaxQuota => 1,
+        NoFitReason::WaitingForQuota => 2,
+    };
+    if rank(b) > rank(a) { b } else { a }
+}
+
+/// `fitsResourceQuota`: how `val` (this and earlier pod sets' requests) of `fr` can be had.
+fn fits_quota(
+    snap: &mut Snapshot<'_>,
+    wl: usize,
+    fr: Fr,
+    val: i128,
+    oracle: bool,
+) -> (Possibility, u32, Option<NoFitReason>) {
+    let world = snap.world;
+    let cq = world.workloads[wl].cq;
+    let spec = &world.cqs[cq];
+    if val > snap.usage.potential(world, cq, fr) {
+        return (Possibility::NoFit, 0, Some(NoFitReason::ExceedsMaxQuota));
+    }
+    let (borrow, may_reclaim) = snap.usage.borrow_level(world, cq, fr, val);
+    if val <= snap.usage.available(world, cq, fr) {
+        return (Possibility::Fit, borrow, None);
+    }
+    let preempt_while_borrowing = spec.borrow_within_cohort.is_some();
+    if !(spec.quota(fr).nominal >= val || may_reclaim || preempt_while_borrowing) {
+        return (
+            Possibility::NoFit,
+            borrow,
+            Some(NoFitReason::WaitingForQuota),
+        );
+    }
+    if !oracle {
+        // Asked whether the workload could ever fit: preemption might make room.
+        return (
+            Possibility::Preempt,
+            borrow,
+            Some(NoFitReason::WaitingForQuota),
+        );
+    }
+    // The oracle: would preempting for this one flavor/resource find targets?
+    let requests = HashMap::from([(fr, val)]);
+    let targets = preemption::targets(snap, wl, &[fr], &requests);
+    if targets.is_empty() {
+        let (b, _) = snap.usage.borrow_level(world, cq, fr, val);
+        return (
+            Possibility::NoCandidates,
+            b,
+            Some(NoFitReason::WaitingForQuota),
+        );
+    }
+    for t in &targets {
+        snap.remove_usage(t.workload);
+    }
+    let (after, _) = snap.usage.borrow_level(world, cq, fr, val);
+    for t in &targets {
+        snap.restore(t.workload);
+    }
+    let same_queue = targets.iter().any(|t| world.workloads[t.workload].cq == cq);
+    let p = if same_queue {
+        Possibility::Preempt
+    } else {
+        Possibility::Reclaim
+    };
+    (p, after, Some(NoFitReason::WaitingForQuota))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(possibility: Possibility, borrow: u32) -> Granular {
+        Granular {
+            possibility,
+            borrow,
+        }
+    }
+
+    /// kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/flavorassigner/flavorassigner_test.go`
+    /// `TestIsPreferred`.
+    #[test]
+    fn preference_orders_modes_as_kueue_does() {
+        use Possibility::{Fit, NoCandidates, NoFit, Preempt, Reclaim};
+        let pob = Some(FungibilityPreference::PreemptionOverBorrowing);
+        // Default (BorrowingOverPreemption): the better preemption mode wins, then less borrowing.
+        assert!(preferred(g(Fit, 1), g(Preempt, 0), None));
+        assert!(preferred(g(Reclaim, 0), g(Preempt, 0), None));
+        assert!(preferred(g(Fit, 0), g(Fit, 1), None));
+        // PreemptionOverBorrowing: less borrowing wins, then the better mode.
+        assert!(preferred(g(Preempt, 0), g(Fit, 1), pob));
+        assert!(preferred(g(Fit, 1), g(Preempt, 1), pob));
+        // A flavor without candidates ranks below any viable one, above no fit.
+        assert!(preferred(g(Fit, 1), g(NoCandidates, 0), pob));
+        assert!(preferred(g(NoCandidates, 0), g(NoFit, 0), None));
+        assert!(!preferred(g(NoFit, 0), g(NoCandidates, 0), None));
+        // Among flavors without candidates, less borrowing still wins.
+        assert!(preferred(g(NoCandidates, 0), g(NoCandidates, 1), None));
+    }
+
+    #[test]
+    fn fungibility_decides_when_to_stop() {
+        use FungibilityPolicy::{MayStopSearch, TryNextFlavor};
+        use Possibility::{Fit, NoCandidates, Preempt};
+        assert!(!try_next(g(Fit, 1), MayStopSearch, TryNextFlavor));
+        assert!(try_next(g(Fit, 1), TryNextFlavor, TryNextFlavor));
+        assert!(try_next(g(Preempt, 0), MayStopSearch, TryNextFlavor));
+        assert!(!try_next(g(Preempt, 0), MayStopSearch, MayStopSearch));
+        assert!(try_next(g(NoCandidates, 0), MayStopSearch, MayStopSearch));
+    }
+}

@@ -1,0 +1,221 @@
+//! `raykueue simulate`: an offline what-if of Kueue v0.19 admission for a profile. Which
+//! workloads of a scenario Kueue would admit, when, on which flavors, who borrows, who is
+//! preempted, and who can never be admitted (contract: `../shared/docs/SIMULATE.md`).
+//!
+//! The modules follow one second of simulated time: `scenario` (the file and its checks) →
+//! `model` (queues, quotas and pod sets as indices) → this module's clock (ends, then
+//! submissions, then scheduling cycles until nothing changes) → `cycle` (one Kueue
+//! scheduling cycle) using `queues` (heaps and parked workloads), `flavors` (flavor
+//! assignment), `preemption` (targets), `quota` and `snapshot` (usage of queues and cohorts)
+//! → `events` (JSON lines, human table). What is simplified is listed in the README.
+
+mod cycle;
+pub mod events;
+mod flavors;
+pub mod model;
+mod preemption;
+mod queues;
+mod quota;
+pub mod scenario;
+mod snapshot;
+
+use events::{Event, UsageLine};
+use flavors::NoFitReason;
+use model::World;
+use queues::Queues;
+use snapshot::State;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt::Write as _;
+
+/// A cycle cap per second, beyond the workload count: every useful cycle admits, preempts or
+/// parks a workload; preemptions that chase each other (possible only with unusual policies)
+/// stop here instead of looping.
+const EXTRA_CYCLES_PER_SECOND: usize = 100;
+
+/// The running simulation.
+pub(crate) struct Sim<'w> {
+    world: &'w World,
+    state: State,
+    queues: Queues,
+    events: Vec<Event>,
+    /// (end time, workload), earliest first; stale entries (preempted workloads) are skipped.
+    ends: BinaryHeap<Reverse<(u64, usize)>>,
+}
+
+/// The outcome of a run: its events (ending with `End`) and, for the human table, each
+/// ClusterQueue's usage after every second with events.
+#[derive(Debug)]
+pub struct Outcome {
+    pub events: Vec<Event>,
+    pub usage: Vec<UsageLine>,
+    /// Seconds at which cycles were still changing things when the cycle cap stopped them
+    /// (preemptions chasing each other); the run goes on with the next event.
+    pub capped: Vec<u64>,
+}
+
+/// Run the scenario's workloads on the world, up to `until` seconds when given.
+pub fn run(world: &World, until: Option<u64>) -> Outcome {
+    let never = never_admissible(world);
+    let mut sim = Sim {
+        world,
+        state: State::new(world),
+        queues: Queues::new(world),
+        events: Vec::new(),
+        ends: BinaryHeap::new(),
+    };
+    let mut submissions: Vec<usize> = (0..world.workloads.len()).collect();
+    submissions.sort_by_key(|&w| (world.workloads[w].submit_at, w));
+    let mut next = 0;
+    let mut submitted = vec![false; world.workloads.len()];
+    let mut usage = Vec::new();
+    let mut capped = Vec::new();
+    loop {
+        while let Some(&Reverse((t, wl))) = sim.ends.peek() {
+            if sim.state.running[wl].as_ref().is_some_and(|r| r.ends == t) {
+                break;
+            }
+            sim.ends.pop();
+        }
+        let t_end = sim.ends.peek().map(|Reverse((t, _))| *t);
+        let t_sub = submissions.get(next).map(|&w| world.workloads[w].submit_at);
+        let Some(now) = [t_end, t_sub].into_iter().flatten().min() else {
+            break;
+        };
+        if until.is_some_and(|u| now > u) {
+            break;
+        }
+        let mut finished = Vec::new();
+        while let Some(&Reverse((t, wl))) = sim.ends.peek() {
+            if t != now {
+                break;
+            }
+            sim.ends.pop();
+            if sim.state.running[wl].as_ref().is_some_and(|r| r.ends == t) {
+                finished.push(wl);
+            }
+        }
+        finished.sort_unstable();
+        finished.dedup();
+        for wl in finished {
+            sim.state.release(world, wl);
+            sim.events.push(Event::Finished {
+                time: now,
+                workload: wl,
+            });
+            sim.queues.retry_inadmissible(world, world.workloads[wl].cq);
+        }
+        while let Some(&wl) = submissions.get(next) {
+            if world.workloads[wl].submit_at != now {
+                break;
+            }
+            next += 1;
+            submitted[wl] = true;
+            sim.events.push(Event::Submitted {
+                time: now,
+                workload: wl,
+            });
+            sim.queues.push(world, wl);
+        }
+        let cap = 4 * world.workloads.len() + EXTRA_CYCLES_PER_SECOND;
+        if (0..cap).all(|_| cycle::run(&mut sim, now)) {
+            capped.push(now);
+        }
+        usage.push((now, usage_lines(&sim)));
+    }
+    let time = sim.events.last().map_or(0, Event::time);
+    let mut pending = Vec::new();
+    let mut running = Vec::new();
+    let mut never_list = Vec::new();
+    for wl in 0..world.workloads.len() {
+        if sim.state.running[wl].is_some() {
+            running.push(wl);
+        } else if submitted[wl] && sim.queues.is_pending(world, wl) {
+            match never[wl] {
+                Some(reason) => never_list.push((wl, reason)),
+                None => pending.push(wl),
+            }
+        }
+    }
+    sim.events.push(Event::End {
+        time,
+        pending,
+        running,
+        never: never_list,
+    });
+    Outcome {
+        events: sim.events,
+        usage,
+        capped,
+    }
+}
+
+/// Conventions, 7: a workload is never admissible when, with every queue empty, no flavor
+/// assignment fits it: a resource no flavor of its ClusterQueue covers, or more than the
+/// ClusterQueue could ever get (nominal quota, borrowing limit, what the cohort lends).
+fn never_admissible(world: &World) -> Vec<Option<NoFitReason>> {
+    let state = State::new(world);
+    let mut empty = state.snapshot(world);
+    (0..world.workloads.len())
+        .map(|wl| {
+            let a = flavors::assign(&mut empty, wl, false);
+            match a.mode {
+                flavors::Mode::NoFit => {
+                    Some(a.no_fit.unwrap_or(NoFitReason::ExceedsMaxQuota)).map(|r| match r {
+                        NoFitReason::WaitingForQuota => NoFitReason::ExceedsMaxQuota,
+                        other => other,
+                    })
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Each ClusterQueue's usage that is not zero, `resource used/nominal`, per flavor.
+fn usage_lines(sim: &Sim<'_>) -> Vec<(String, String)> {
+    let world = sim.world;
+    let mut out = Vec::new();
+    for (i, cq) in world.cqs.iter().enumerate() {
+        let mut parts = Vec::new();
+        for g in &cq.groups {
+            for &f in &g.flavors {
+                for &r in &g.resources {
+                    let fr = model::Fr {
+                        flavor: f,
+                        resource: r,
+                    };
+                    let used = sim.state.usage.of(i, fr);
+                    if used == 0 {
+                        continue;
+                    }
+                    let q = cq.quota(fr);
+                    let show = |n: i128| {
+                        let like = world
+                            .workloads
+                            .iter()
+                            .find_map(|w| w.pod_sets.iter().find_map(|p| p.spelling.get(&r)))
+                            .copied()
+                            .unwrap_or_else(crate::profile::Quantity::zero);
+                        like.with_nanos(n).canonical()
+                    };
+                    let mut s = format!(
+                        "{} {}/{} on {}",
+                        world.resources[r],
+                        show(used),
+                        show(q.nominal),
+                        world.flavors[f].name
+                    );
+                    if used > q.nominal {
+                        let _ = write!(s, " ({} borrowed)", show(used - q.nominal));
+                    }
+                    parts.push(s);
+                }
+            }
+        }
+        if !parts.is_empty() {
+            out.push((cq.name.clone(), parts.join(", ")));
+        }
+    }
+    out
+}

@@ -1,0 +1,407 @@
+//! What the simulator runs on, built once from a checked profile and scenario: ClusterQueues
+//! (resource groups, quotas, policies) and cohorts with names turned into indices, and the
+//! workloads with their pod sets as Kueue counts them. A `from:` workload's pod sets come from
+//! `rules::pods`, the model the admission rules use, so the two never disagree.
+
+use super::scenario::{Scenario, ScenarioWorkload};
+use crate::profile::{
+    BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference, Profile,
+    Quantity, QueueingStrategy, ReclaimWithinCohort, Taint, TaintEffect, Toleration,
+    WithinClusterQueue,
+};
+use crate::rules::pods;
+use std::collections::{BTreeMap, HashMap};
+
+/// A (flavor, resource) pair: the unit Kueue keeps quota and usage in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Fr {
+    pub flavor: usize,
+    pub resource: usize,
+}
+
+/// One ClusterQueue's quota for one flavor and resource, in nano-units.
+#[derive(Clone, Copy, Debug)]
+pub struct QuotaSpec {
+    pub nominal: i128,
+    pub borrowing_limit: Option<i128>,
+    pub lending_limit: Option<i128>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Group {
+    pub resources: Vec<usize>,
+    pub flavors: Vec<usize>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CqSpec {
+    pub name: String,
+    pub cohort: Option<usize>,
+    pub strategy: QueueingStrategy,
+    pub within_cq: WithinClusterQueue,
+    pub reclaim: ReclaimWithinCohort,
+    /// `borrowWithinCohort` when its policy is not `Never`: the `maxPriorityThreshold`.
+    pub borrow_within_cohort: Option<Option<i32>>,
+    pub when_can_borrow: FungibilityPolicy,
+    pub when_can_preempt: FungibilityPolicy,
+    pub preference: Option<FungibilityPreference>,
+    pub groups: Vec<Group>,
+    /// Resource → index in `groups`.
+    pub group_of: HashMap<usize, usize>,
+    pub quotas: HashMap<Fr, QuotaSpec>,
+}
+
+impl CqSpec {
+    pub fn quota(&self, fr: Fr) -> QuotaSpec {
+        self.quotas.get(&fr).copied().unwrap_or(QuotaSpec {
+            nominal: 0,
+            borrowing_limit: None,
+            lending_limit: None,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct FlavorSpec {
+    pub name: String,
+    pub node_labels: BTreeMap<String, String>,
+    pub node_taints: Vec<Taint>,
+    pub tolerations: Vec<Toleration>,
+}
+
+/// A pod set: `count` pods; requests are totals (count × per pod), as Kueue sums them.
+#[derive(Clone, Debug)]
+pub struct PodSetSpec {
+    pub name: String,
+    pub count: u64,
+    /// Resource → total request, in resource order; zero requests kept (Kueue skips them).
+    pub requests: Vec<(usize, i128)>,
+    /// The quantity as written, for printing amounts of this resource in its spelling.
+    pub spelling: HashMap<usize, Quantity>,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: Vec<Toleration>,
+}
+
+#[derive(Clone, Debug)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub cq: usize,
+    pub priority: i64,
+    pub submit_at: u64,
+    pub run_for: u64,
+    pub pod_sets: Vec<PodSetSpec>,
+    /// The scheduling equivalence class (Kueue's `SchedulingHash`: priority and the pod
+    /// sets' names, counts, requests and scheduling constraints). Workloads of one class
+    /// fail alike, so Kueue parks them together.
+    pub class: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct World {
+    pub flavors: Vec<FlavorSpec>,
+    pub resources: Vec<String>,
+    pub cqs: Vec<CqSpec>,
+    pub cohorts: Vec<String>,
+    /// Sorted by name, so that an index order is name order.
+    pub workloads: Vec<WorkloadSpec>,
+}
+
+#[derive(Default)]
+struct Interner {
+    names: Vec<String>,
+    index: HashMap<String, usize>,
+}
+
+impl Interner {
+    fn id(&mut self, name: &str) -> usize {
+        if let Some(&i) = self.index.get(name) {
+            return i;
+        }
+        self.names.push(name.to_owned());
+        self.index.insert(name.to_owned(), self.names.len() - 1);
+        self.names.len() - 1
+    }
+}
+
+/// Build the world. The profile and scenario have passed their checks, so every name
+/// resolves; a name that does not is skipped rather than panicking.
+pub fn build(profile: &Profile, scenario: &Scenario) -> World {
+    let mut resources = Interner::default();
+    let flavors: Vec<FlavorSpec> = profile
+        .flavors
+        .iter()
+        .map(|f| FlavorSpec {
+            name: f.name.to_string(),
+            node_labels: f
+                .node_labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            node_taints: f.node_taints.clone(),
+            tolerations: f.tolerations.clone(),
+        })
+        .collect();
+    let flavor_id: HashMap<&str, usize> = flavors
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.name.as_str(), i))
+        .collect();
+    let mut cohorts = Interner::default();
+    let mut cqs = Vec::new();
+    let queues = profile.queues.as_ref();
+    for cq in queues.map_or(&[][..], |q| q.cluster_queues.as_slice()) {
+        let mut groups = Vec::new();
+        let mut group_of = HashMap::new();
+        let mut quotas = HashMap::new();
+        for g in &cq.resource_groups {
+            let res: Vec<usize> = g
+                .covered_resources
+                .iter()
+                .map(|r| resources.id(r))
+                .collect();
+            let mut fl = Vec::new();
+            for f in &g.flavors {
+                // An unknown flavor is RK102; Kueue admits nothing through it.
+                let Some(&fid) = flavor_id.get(f.name.as_str()) else {
+                    continue;
+                };
+                fl.push(fid);
+                for r in &f.resources {
+                    let fr = Fr {
+                        flavor: fid,
+                        resource: resources.id(&r.name),
+                    };
+                    quotas.entry(fr).or_insert(QuotaSpec {
+                        nominal: r.nominal_quota.nanos(),
+                        borrowing_limit: r.borrowing_limit.map(Quantity::nanos),
+                        lending_limit: r.lending_limit.map(Quantity::nanos),
+                    });
+                }
+            }
+            for &r in &res {
+                group_of.entry(r).or_insert(groups.len());
+            }
+            groups.push(Group {
+                resources: res,
+                flavors: fl,
+            });
+        }
+        let preemption = cq.preemption.clone().unwrap_or_default();
+        let ff = cq.flavor_fungibility.as_ref();
+        cqs.push(CqSpec {
+            name: cq.name.to_string(),
+            cohort: cq.cohort_name.as_ref().map(|c| cohorts.id(c)),
+            strategy: cq.queueing_strategy,
+            within_cq: preemption.within_cluster_queue,
+            reclaim: preemption.reclaim_within_cohort,
+            borrow_within_cohort: preemption
+                .borrow_within_cohort
+                .as_ref()
+                .filter(|b| b.policy != BorrowWithinCohortPolicy::Never)
+                .map(|b| b.max_priority_threshold),
+            // Kueue v0.19.2's defaults (conventions of SIMULATE.md, 1).
+            when_can_borrow: ff
+                .and_then(|f| f.when_can_borrow)
+                .unwrap_or(FungibilityPolicy::MayStopSearch),
+            when_can_preempt: ff
+                .and_then(|f| f.when_can_preempt)
+                .unwrap_or(FungibilityPolicy::TryNextFlavor),
+            preference: ff.and_then(|f| f.preference),
+            groups,
+            group_of,
+            quotas,
+        });
+    }
+    let pods_resource = resources.id("pods");
+    let cq_of_local: HashMap<&str, usize> = queues
+        .map(|q| {
+            q.local_queues
+                .iter()
+                .filter(|l| l.namespace.as_ref().is_none_or(|n| *n == profile.namespace))
+                .filter_map(|l| {
+                    let cq = q
+                        .cluster_queues
+                        .iter()
+                        .position(|c| c.name == l.cluster_queue)?;
+                    Some((l.name.as_str(), cq))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut classes: HashMap<String, usize> = HashMap::new();
+    let mut workloads: Vec<WorkloadSpec> = scenario
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let cq = *cq_of_local.get(w.queue.as_str())?;
+            let covers_pods = cqs[cq].group_of.contains_key(&pods_resource);
+            let mut pod_sets = pod_sets_of(profile, w, &mut resources);
+            if covers_pods {
+                for ps in &mut pod_sets {
+                    ps.requests
+                        .push((pods_resource, i128::from(ps.count) * 1_000_000_000));
+                    ps.spelling
+                        .insert(pods_resource, Quantity::from_units(ps.count));
+                }
+            }
+            let priority = priority_of(profile, w);
+            let shape = format!(
+                "{priority}|{:?}",
+                pod_sets
+                    .iter()
+                    .map(|p| (
+                        &p.name,
+                        p.count,
+                        &p.requests,
+                        &p.node_selector,
+                        &p.tolerations
+                    ))
+                    .collect::<Vec<_>>()
+            );
+            let next = classes.len();
+            let class = *classes.entry(shape).or_insert(next);
+            Some(WorkloadSpec {
+                name: w.name.clone(),
+                cq,
+                priority,
+                submit_at: w.submit_at,
+                run_for: w.run_for,
+                pod_sets,
+                class,
+            })
+        })
+        .collect();
+    workloads.sort_by(|a, b| a.name.cmp(&b.name));
+    World {
+        flavors,
+        resources: resources.names,
+        cqs,
+        cohorts: cohorts.names,
+        workloads,
+    }
+}
+
+/// `priority`, else the value of `priorityClass`, else the priority class of the `from`
+/// workload (Kueue reads it from the object's label), else 0.
+fn priority_of(profile: &Profile, w: &ScenarioWorkload) -> i64 {
+    if let Some(p) = w.priority {
+        return i64::from(p);
+    }
+    let class = w
+        .priority_class
+        .as_ref()
+        .map(Dns1123Subdomain::as_str)
+        .or_else(|| {
+            let from = w.from.as_ref()?;
+            let pw = profile
+                .workloads
+                .iter()
+                .find(|p| p.name.as_str() == from.as_str())?;
+            pw.priority_class.as_ref().map(Dns1123Subdomain::as_str)
+        });
+    class
+        .and_then(|c| {
+            profile
+                .priority_classes
+                .iter()
+                .find(|p| p.name.as_str() == c)
+        })
+        .map_or(0, |p| i64::from(p.value))
+}
+
+fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> Vec<PodSetSpec> {
+    let totals =
+        |res: &mut Interner, count: u64, per_pod: &mut dyn Iterator<Item = (&str, Quantity)>| {
+            let mut requests = Vec::new();
+            let mut spelling = HashMap::new();
+            for (name, q) in per_pod {
+                let id = res.id(name);
+                let total = q.times(count);
+                requests.push((id, total.nanos()));
+                spelling.insert(id, total);
+            }
+            requests.sort_unstable();
+            (requests, spelling)
+        };
+    if let Some(sets) = &w.pod_sets {
+        return sets
+            .iter()
+            .map(|ps| {
+                let count = u64::from(ps.count);
+                let (requests, spelling) = totals(
+                    res,
+                    count,
+                    &mut ps.requests.iter().map(|(k, v)| (k.as_str(), *v)),
+                );
+                PodSetSpec {
+                    name: ps.name.clone(),
+                    count,
+                    requests,
+                    spelling,
+                    node_selector: BTreeMap::new(),
+                    tolerations: Vec::new(),
+                }
+            })
+            .collect();
+    }
+    let Some(from) = &w.from else {
+        return Vec::new();
+    };
+    let Some((index, pw)) = profile
+        .workloads
+        .iter()
+        .enumerate()
+        .find(|(_, p)| p.name.as_str() == from.as_str())
+    else {
+        return Vec::new();
+    };
+    pods::pod_sets(index, pw)
+        .into_iter()
+        .map(|ps| {
+            // Kueue's RayJob/RayCluster integration names the pod sets `head`, each worker
+            // group by its name, and `submitter`.
+            let name = match ps.role {
+                pods::Role::Head => "head".to_owned(),
+                pods::Role::Worker(j) => pw
+                    .workers
+                    .get(j)
+                    .map_or_else(String::new, |g| g.name.to_string()),
+                pods::Role::Submitter => "submitter".to_owned(),
+            };
+            let (requests, spelling) = totals(
+                res,
+                ps.count,
+                &mut ps.requests.iter().map(|(k, v)| (k.as_str(), *v)),
+            );
+            PodSetSpec {
+                name,
+                count: ps.count,
+                requests,
+                spelling,
+                node_selector: ps.node_selector.clone(),
+                tolerations: ps.tolerations.to_vec(),
+            }
+        })
+        .collect()
+}
+
+/// Whether a pod set may use a flavor: no NoSchedule/NoExecute taint of the flavor left
+/// untolerated (the pod's tolerations plus the flavor's own), and the pod's node selector,
+/// restricted to the flavor's label keys, matches the flavor's labels (Kueue's
+/// `checkFlavorForPodSets`, without node affinity terms, which profiles do not have).
+pub fn flavor_matches(flavor: &FlavorSpec, ps: &PodSetSpec) -> bool {
+    let untolerated = flavor.node_taints.iter().any(|t| {
+        matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
+            && !ps
+                .tolerations
+                .iter()
+                .chain(&flavor.tolerations)
+                .any(|tol| tol.tolerates(t))
+    });
+    if untolerated {
+        return false;
+    }
+    ps.node_selector
+        .iter()
+        .all(|(k, v)| flavor.node_labels.get(k).is_none_or(|have| have == v))
+}

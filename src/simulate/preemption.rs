@@ -1,0 +1,294 @@
+//! Which admitted workloads a pending one preempts, as Kueue v0.19.2's classical preemptor
+//! chooses them (kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/preemption/preemption.go`
+//! `classicalPreemptions`, `classical/candidate_generator.go`,
+//! `classical/hierarchical_preemption.go`, `common/ordering.go`, `common/preemption_policy.go`).
+//!
+//! Candidates are the workloads that hold a flavor/resource the preemptor needs and that the
+//! policies allow: in its own ClusterQueue (`withinClusterQueue`), and in other queues of the
+//! cohort that are over their nominal quota (`reclaimWithinCohort`; with `borrowWithinCohort`
+//! also while the preemptor borrows). They are ordered other queues first, lowest priority,
+//! most recently admitted, and removed one by one until the preemptor fits; then each but the
+//! last is put back, newest first, if the preemptor still fits without it.
+
+use super::model::{Fr, World};
+use super::snapshot::Snapshot;
+use crate::profile::{ReclaimWithinCohort, WithinClusterQueue};
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+/// Why a workload was preempted, in Kueue's words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(clippy::enum_variant_names)] // Kueue's own names for the reasons.
+pub enum Reason {
+    InClusterQueue,
+    InCohortReclamation,
+    InCohortReclaimWhileBorrowing,
+}
+
+impl Reason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InClusterQueue => "InClusterQueue",
+            Self::InCohortReclamation => "InCohortReclamation",
+            Self::InCohortReclaimWhileBorrowing => "InCohortReclaimWhileBorrowing",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Target {
+    pub workload: usize,
+    pub reason: Reason,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Variant {
+    WithinCq,
+    /// The preemptor fits its own nominal quota: it reclaims whatever the priorities.
+    HierarchicalReclaim,
+    /// Only if the preemptor does not borrow once admitted.
+    ReclaimWithoutBorrowing,
+    ReclaimWhileBorrowing,
+}
+
+impl Variant {
+    fn reason(self) -> Reason {
+        match self {
+            Self::WithinCq => Reason::InClusterQueue,
+            Self::HierarchicalReclaim | Self::ReclaimWithoutBorrowing => {
+                Reason::InCohortReclamation
+            }
+            Self::ReclaimWhileBorrowing => Reason::InCohortReclaimWhileBorrowing,
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Policy {
+    Never,
+    LowerPriority,
+    LowerOrNewerEqualPriority,
+    Any,
+}
+
+/// Kueue's `SatisfiesPreemptionPolicy`; the queue-order timestamp is the creation time
+/// (`submitAt`): a requeued victim keeps it (conventions, 2).
+fn satisfies(world: &World, policy: Policy, preemptor: usize, candidate: usize) -> bool {
+    let p = &world.workloads[preemptor];
+    let c = &world.workloads[candidate];
+    match policy {
+        Policy::Never => false,
+        Policy::LowerPriority => p.priority > c.priority,
+        Policy::LowerOrNewerEqualPriority => {
+            p.priority > c.priority || (p.priority == c.priority && p.submit_at < c.submit_at)
+        }
+        Policy::Any => true,
+    }
+}
+
+fn within_policy(p: WithinClusterQueue) -> Policy {
+    match p {
+        WithinClusterQueue::Never => Policy::Never,
+        WithinClusterQueue::LowerPriority => Policy::LowerPriority,
+        WithinClusterQueue::LowerOrNewerEqualPriority => Policy::LowerOrNewerEqualPriority,
+    }
+}
+
+fn reclaim_policy(p: ReclaimWithinCohort) -> Policy {
+    match p {
+        ReclaimWithinCohort::Never => Policy::Never,
+        ReclaimWithinCohort::LowerPriority => Policy::LowerPriority,
+        ReclaimWithinCohort::Any => Policy::Any,
+    }
+}
+
+struct Candidate {
+    workload: usize,
+    variant: Variant,
+}
+
+/// The preemption targets that make `requests` fit for `preemptor`, or none. `frs` are the
+/// flavor/resources that need preemption. The snapshot is left as it was found.
+pub fn targets(
+    snap: &mut Snapshot<'_>,
+    preemptor: usize,
+    frs: &[Fr],
+    requests: &HashMap<Fr, i128>,
+) -> Vec<Target> {
+    let world = snap.world;
+    let cq = world.workloads[preemptor].cq;
+    let spec = &world.cqs[cq];
+    let classify = |snap: &Snapshot<'_>, c: usize, advantage: bool| -> Option<Variant> {
+        if !snap.uses_any(c, frs) {
+            return None;
+        }
+        let same = world.workloads[c].cq == cq;
+        let policy = if same {
+            within_policy(spec.within_cq)
+        } else {
+            reclaim_policy(spec.reclaim)
+        };
+        if !satisfies(world, policy, preemptor, c) {
+            return None;
+        }
+        Some(if same {
+            Variant::WithinCq
+        } else if advantage {
+            Variant::HierarchicalReclaim
+        } else {
+            match spec.borrow_within_cohort {
+                None => Variant::ReclaimWithoutBorrowing,
+                Some(threshold) => {
+                    let (cp, ip) = (
+                        world.workloads[c].priority,
+                        world.workloads[preemptor].priority,
+                    );
+                    let above = cp >= ip || threshold.is_some_and(|t| cp > i64::from(t));
+                    if above {
+                        Variant::ReclaimWithoutBorrowing
+                    } else {
+                        Variant::ReclaimWhileBorrowing
+                    }
+                }
+            }
+        })
+    };
+    let collect = |snap: &Snapshot<'_>, from: usize, advantage: bool| -> Vec<Candidate> {
+        snap.admitted_in(from)
+            .filter_map(|c| {
+                classify(snap, c, advantage).map(|variant| Candidate {
+                    workload: c,
+                    variant,
+                })
+            })
+            .collect()
+    };
+    let mut same_queue = if spec.within_cq == WithinClusterQueue::Never {
+        Vec::new()
+    } else {
+        collect(snap, cq, false)
+    };
+    let (mut hierarchy, mut by_priority) = (Vec::new(), Vec::new());
+    if let Some(cohort) = spec.cohort
+        && spec.reclaim != ReclaimWithinCohort::Never
+    {
+        let advantage = snap.usage.fits_in_nominal(world, cq, requests);
+        for other in 0..world.cqs.len() {
+            if other == cq
+                || world.cqs[other].cohort != Some(cohort)
+                || !snap.usage.over_nominal(world, other, frs)
+            {
+                continue;
+            }
+            let found = collect(snap, other, advantage);
+            if advantage {
+                hierarchy.extend(found);
+            } else {
+                by_priority.extend(found);
+            }
+        }
+    }
+    let order =
+        |a: &Candidate, b: &Candidate| candidates_ordering(snap, cq, a.workload, b.workload);
+    same_queue.sort_by(order);
+    by_priority.sort_by(order);
+    hierarchy.sort_by(order);
+    let no_other_queues = hierarchy.is_empty() && by_priority.is_empty();
+    let no_hierarchy = hierarchy.is_empty();
+    let mut all = hierarchy;
+    all.extend(by_priority);
+    all.extend(same_queue);
+
+    let forbidden = spec.borrow_within_cohort.is_none();
+    let attempts: &[bool] = if no_other_queues || (forbidden && !under_nominal(snap, cq, frs)) {
+        &[true]
+    } else if forbidden && no_hierarchy {
+        &[false, true]
+    } else {
+        &[true, false]
+    };
+    for &borrowing in attempts {
+        let mut chosen: Vec<Target> = Vec::new();
+        for c in &all {
+            if !valid(snap, cq, c, borrowing, frs) {
+                continue;
+            }
+            snap.remove_usage(c.workload);
+            chosen.push(Target {
+                workload: c.workload,
+                reason: c.variant.reason(),
+            });
+            if fits(snap, cq, requests, borrowing) {
+                let chosen = fill_back(snap, cq, requests, borrowing, chosen);
+                for t in &chosen {
+                    snap.restore(t.workload);
+                }
+                return chosen;
+            }
+        }
+        for t in &chosen {
+            snap.restore(t.workload);
+        }
+    }
+    Vec::new()
+}
+
+/// Kueue's `CandidatesOrdering`: other ClusterQueues first, lower priority first, more
+/// recently admitted first; the UID tie-break is the workload's name here.
+fn candidates_ordering(snap: &Snapshot<'_>, cq: usize, a: usize, b: usize) -> Ordering {
+    let w = &snap.world.workloads;
+    let at = |x: usize| snap.running[x].as_ref().map_or(0, |r| r.admitted_at);
+    (w[a].cq == cq)
+        .cmp(&(w[b].cq == cq))
+        .then(w[a].priority.cmp(&w[b].priority))
+        .then(at(b).cmp(&at(a)))
+        .then(a.cmp(&b))
+}
+
+/// `candidateIsValid`: a workload of another queue is taken only while that queue is still
+/// over nominal, and not when the preemptor would borrow and the variant forbids it.
+fn valid(snap: &Snapshot<'_>, cq: usize, c: &Candidate, borrowing: bool, frs: &[Fr]) -> bool {
+    let owner = snap.world.workloads[c.workload].cq;
+    if owner == cq {
+        return true;
+    }
+    if borrowing && c.variant == Variant::ReclaimWithoutBorrowing {
+        return false;
+    }
+    snap.usage.over_nominal(snap.world, owner, frs)
+}
+
+/// `queueUnderNominalInResourcesNeedingPreemption`: usage strictly below nominal.
+fn under_nominal(snap: &Snapshot<'_>, cq: usize, frs: &[Fr]) -> bool {
+    frs.iter()
+        .all(|&fr| snap.world.cqs[cq].quota(fr).nominal > snap.usage.of(cq, fr))
+}
+
+/// `workloadFits`: every request within what is available, and within nominal when the
+/// attempt does not allow borrowing.
+fn fits(snap: &Snapshot<'_>, cq: usize, requests: &HashMap<Fr, i128>, borrowing: bool) -> bool {
+    requests.iter().all(|(&fr, &v)| {
+        (borrowing || !snap.usage.borrowing_with(snap.world, cq, fr, v))
+            && v <= snap.usage.available(snap.world, cq, fr)
+    })
+}
+
+/// `fillBackWorkloads`: from the second newest target back, put each one back when the
+/// preemptor still fits (swap-remove, as Kueue does, which fixes the order of the rest).
+fn fill_back(
+    snap: &mut Snapshot<'_>,
+    cq: usize,
+    requests: &HashMap<Fr, i128>,
+    borrowing: bool,
+    mut chosen: Vec<Target>,
+) -> Vec<Target> {
+    for i in (0..chosen.len().saturating_sub(1)).rev() {
+        snap.restore(chosen[i].workload);
+        if fits(snap, cq, requests, borrowing) {
+            chosen.swap_remove(i);
+        } else {
+            snap.remove_usage(chosen[i].workload);
+        }
+    }
+    chosen
+}

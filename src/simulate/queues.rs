@@ -1,0 +1,166 @@
+//! The pending workloads of each ClusterQueue, as Kueue v0.19.2's queue manager keeps them
+//! (kubernetes-sigs/kueue@v0.19.2 `pkg/cache/queue/cluster_queue.go`): an ordered heap
+//! (higher priority first, then older, then by name for Kueue's UID tie-break) whose head is
+//! offered to each scheduling cycle, and the parked "inadmissible" workloads that wait until
+//! quota is released in the cohort (`QueueAssociatedInadmissibleWorkloadsAfter`).
+//!
+//! Whether a workload that was not admitted goes back to the heap at once or is parked is
+//! `RequeueIfNotPresent`: in a `StrictFIFO` queue always back (so a head that does not fit
+//! blocks the queue); in `BestEffortFIFO` back only after a failure that depended on the cycle
+//! (it no longer fit after another admission) or while its preemptions complete.
+
+use super::model::World;
+use crate::profile::QueueingStrategy;
+use std::cmp::Reverse;
+use std::collections::{BTreeSet, HashSet};
+
+type Key = (Reverse<i64>, u64, usize);
+
+#[derive(Clone, Debug, Default)]
+struct CqQueue {
+    heap: BTreeSet<Key>,
+    /// Unordered: parked workloads go back to the heap, which orders them.
+    inadmissible: HashSet<usize>,
+    /// The workload whose preemptions are under way (Kueue's `preemptorWorkload`). In a
+    /// `BestEffortFIFO` queue it stays the head until it is admitted, so that the workloads
+    /// skipped while it waited do not take the quota its victims free (Kueue#6929, #7101).
+    sticky: Option<usize>,
+    /// Equivalence classes parked as a whole (`hashToBulkMoveReason`), until quota is
+    /// released in the cohort.
+    parked_classes: BTreeSet<usize>,
+}
+
+/// Why a head was not admitted in a cycle (Kueue's `RequeueReason`s that matter here).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Requeue {
+    /// No flavor assignment fits.
+    NoFit,
+    /// Preemption would be needed but there is nothing to preempt.
+    NoCandidates,
+    /// It fitted at nomination but not after other admissions of the cycle.
+    FailedAfterNomination,
+    /// Its preemptions were issued.
+    PendingPreemption,
+}
+
+#[derive(Clone, Debug)]
+pub struct Queues {
+    cqs: Vec<CqQueue>,
+}
+
+impl Queues {
+    pub fn new(world: &World) -> Self {
+        Self {
+            cqs: vec![CqQueue::default(); world.cqs.len()],
+        }
+    }
+
+    fn key(world: &World, wl: usize) -> Key {
+        let w = &world.workloads[wl];
+        (Reverse(w.priority), w.submit_at, wl)
+    }
+
+    /// A new or evicted workload enters its queue's heap, or is parked at once when its
+    /// equivalence class was parked (`BestEffortFIFO` only; `PushOrUpdate`).
+    pub fn push(&mut self, world: &World, wl: usize) {
+        let spec = &world.workloads[wl];
+        let q = &mut self.cqs[spec.cq];
+        if world.cqs[spec.cq].strategy == QueueingStrategy::BestEffortFIFO
+            && q.parked_classes.contains(&spec.class)
+        {
+            q.inadmissible.insert(wl);
+            return;
+        }
+        q.inadmissible.remove(&wl);
+        q.heap.insert(Self::key(world, wl));
+    }
+
+    /// The head of every ClusterQueue with one, in ClusterQueue order (`Heads`): the sticky
+    /// preemptor when it is waiting in the heap, else the first in order.
+    pub fn pop_heads(&mut self, world: &World) -> Vec<usize> {
+        self.cqs
+            .iter_mut()
+            .filter_map(|q| {
+                if let Some(wl) = q.sticky
+                    && q.heap.remove(&Self::key(world, wl))
+                {
+                    return Some(wl);
+                }
+                q.heap.pop_first().map(|(_, _, wl)| wl)
+            })
+            .collect()
+    }
+
+    /// A workload was admitted: it is no longer its queue's preemptor.
+    pub fn admitted(&mut self, world: &World, wl: usize) {
+        let q = &mut self.cqs[world.workloads[wl].cq];
+        if q.sticky == Some(wl) {
+            q.sticky = None;
+        }
+    }
+
+    /// Put back a head that was not admitted; returns whether it was parked.
+    pub fn requeue(&mut self, world: &World, wl: usize, why: Requeue) -> bool {
+        let cq = world.workloads[wl].cq;
+        if why == Requeue::PendingPreemption
+            && world.cqs[cq].strategy == QueueingStrategy::BestEffortFIFO
+        {
+            self.cqs[cq].sticky = Some(wl);
+        }
+        let immediate = match world.cqs[cq].strategy {
+            QueueingStrategy::StrictFIFO => true,
+            QueueingStrategy::BestEffortFIFO => matches!(
+                why,
+                Requeue::FailedAfterNomination | Requeue::PendingPreemption
+            ),
+        };
+        let q = &mut self.cqs[cq];
+        if immediate {
+            q.heap.insert(Self::key(world, wl));
+            return false;
+        }
+        q.inadmissible.insert(wl);
+        // Kueue's SchedulingEquivalenceHashing (on by default since 0.18): the workloads of
+        // the same class that wait in the heap would fail the same way; park them too.
+        if matches!(why, Requeue::NoFit | Requeue::NoCandidates) {
+            let class = world.workloads[wl].class;
+            q.parked_classes.insert(class);
+            let mut same = Vec::new();
+            q.heap.retain(|k| {
+                let keep = world.workloads[k.2].class != class;
+                if !keep {
+                    same.push(k.2);
+                }
+                keep
+            });
+            q.inadmissible.extend(same);
+        }
+        true
+    }
+
+    /// Quota was released in `cq`: every parked workload of its cohort (or of the queue
+    /// alone, without a cohort) goes back to its heap.
+    pub fn retry_inadmissible(&mut self, world: &World, cq: usize) {
+        let cohort = world.cqs[cq].cohort;
+        for (i, spec) in world.cqs.iter().enumerate() {
+            let related = i == cq || (cohort.is_some() && spec.cohort == cohort);
+            if !related {
+                continue;
+            }
+            self.cqs[i].parked_classes.clear();
+            // One sorted bulk merge: after every release the whole backlog comes back, so
+            // this is the hot path of long scenarios.
+            let parked = std::mem::take(&mut self.cqs[i].inadmissible);
+            let mut keys: Vec<Key> = parked.into_iter().map(|wl| Self::key(world, wl)).collect();
+            keys.sort_unstable();
+            let mut back: BTreeSet<Key> = keys.into_iter().collect();
+            self.cqs[i].heap.append(&mut back);
+        }
+    }
+
+    /// Whether a workload is waiting in some queue.
+    pub fn is_pending(&self, world: &World, wl: usize) -> bool {
+        let q = &self.cqs[world.workloads[wl].cq];
+        q.inadmissible.contains(&wl) || q.heap.contains(&Self::key(world, wl))
+    }
+}

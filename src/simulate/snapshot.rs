@@ -1,0 +1,110 @@
+//! The admitted workloads and the usage they hold (`State`), and what a scheduling cycle sees
+//! of them (`Snapshot`): Kueue's cache snapshot. A snapshot copies only the usage of queues
+//! and cohorts; preemption simulates removals on that copy and puts them back, and the
+//! admitted workloads themselves are shared with the state, so a cycle costs the size of the
+//! quota table, not of the scenario.
+
+use super::model::{Fr, World};
+use super::quota::Usage;
+use std::collections::{BTreeSet, HashMap};
+
+/// An admitted workload: when it ends and what it holds.
+#[derive(Clone, Debug)]
+pub struct Running {
+    pub admitted_at: u64,
+    pub ends: u64,
+    pub usage: HashMap<Fr, i128>,
+}
+
+/// The admitted workloads and the usage of every queue and cohort.
+#[derive(Clone, Debug)]
+pub struct State {
+    pub usage: Usage,
+    /// Indexed by workload.
+    pub running: Vec<Option<Running>>,
+    /// Admitted workloads per ClusterQueue.
+    pub by_cq: Vec<BTreeSet<usize>>,
+}
+
+impl State {
+    pub fn new(world: &World) -> Self {
+        Self {
+            usage: Usage::new(world),
+            running: vec![None; world.workloads.len()],
+            by_cq: vec![BTreeSet::new(); world.cqs.len()],
+        }
+    }
+
+    pub fn admit(&mut self, world: &World, wl: usize, running: Running) {
+        let cq = world.workloads[wl].cq;
+        self.usage.add_all(world, cq, &running.usage);
+        self.by_cq[cq].insert(wl);
+        self.running[wl] = Some(running);
+    }
+
+    /// Take an admitted workload out (eviction, end); returns what it held.
+    pub fn release(&mut self, world: &World, wl: usize) -> Option<Running> {
+        let running = self.running[wl].take()?;
+        let cq = world.workloads[wl].cq;
+        self.usage.remove_all(world, cq, &running.usage);
+        self.by_cq[cq].remove(&wl);
+        Some(running)
+    }
+
+    /// The view of a scheduling cycle.
+    pub fn snapshot<'a>(&'a self, world: &'a World) -> Snapshot<'a> {
+        Snapshot {
+            world,
+            usage: self.usage.clone(),
+            running: &self.running,
+            by_cq: &self.by_cq,
+            removed: BTreeSet::new(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Snapshot<'a> {
+    pub world: &'a World,
+    pub usage: Usage,
+    pub running: &'a [Option<Running>],
+    by_cq: &'a [BTreeSet<usize>],
+    /// Admitted workloads whose removal is being simulated.
+    removed: BTreeSet<usize>,
+}
+
+impl Snapshot<'_> {
+    /// The admitted workloads of a ClusterQueue (those not removed in simulation).
+    pub fn admitted_in(&self, cq: usize) -> impl Iterator<Item = usize> + '_ {
+        self.by_cq[cq]
+            .iter()
+            .copied()
+            .filter(|w| !self.removed.contains(w))
+    }
+
+    /// Simulate the removal of an admitted workload (undone by `restore`).
+    pub fn remove_usage(&mut self, wl: usize) {
+        if let Some(r) = &self.running[wl]
+            && self.removed.insert(wl)
+        {
+            let cq = self.world.workloads[wl].cq;
+            self.usage.remove_all(self.world, cq, &r.usage);
+        }
+    }
+
+    pub fn restore(&mut self, wl: usize) {
+        if let Some(r) = &self.running[wl]
+            && self.removed.remove(&wl)
+        {
+            let cq = self.world.workloads[wl].cq;
+            self.usage.add_all(self.world, cq, &r.usage);
+        }
+    }
+
+    /// Whether an admitted workload holds any of `frs` (Kueue's `WorkloadUsesResources`).
+    pub fn uses_any(&self, wl: usize, frs: &[Fr]) -> bool {
+        self.running[wl]
+            .as_ref()
+            .is_some_and(|r| frs.iter().any(|fr| r.usage.get(fr).is_some_and(|&v| v > 0)))
+    }
+}
