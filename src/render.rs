@@ -13,10 +13,9 @@ fn env() -> &'static Environment<'static> {
     ENV.get_or_init(|| {
         let mut env = Environment::new();
         env.set_undefined_behavior(UndefinedBehavior::Strict);
+        // No YAML templates: YAML is data written by `yaml`. Shell templates quote every value.
         env.set_auto_escape_callback(|name| {
-            if name.ends_with(".yaml.j2") || name.ends_with(".yml.j2") {
-                AutoEscape::Json
-            } else if name.ends_with(".sh.j2") {
+            if name.ends_with(".sh.j2") {
                 AutoEscape::Custom("shell".into())
             } else {
                 AutoEscape::None
