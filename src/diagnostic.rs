@@ -6,6 +6,10 @@ use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use serde::Serialize;
 use std::fmt::Write as _;
 
+/// The code of an internal error: raykueue could not write what it built (a bug in raykueue).
+/// Listed in the rule inventory (`rules::all_rules`) like every other code.
+pub const INTERNAL: &str = "RK900";
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {

@@ -85,8 +85,11 @@ pub fn render_text(template: &str, context: &Value) -> Result<String, Diagnostic
 }
 
 fn internal(what: &str, e: &minijinja::Error) -> Diagnostic {
-    Diagnostic::error("RK900", format!("internal error rendering {what}: {e:#}"))
-        .hint("this is a bug in raykueue; please report it with the profile")
+    Diagnostic::error(
+        crate::diagnostic::INTERNAL,
+        format!("internal error rendering {what}: {e:#}"),
+    )
+    .hint("this is a bug in raykueue; please report it with the profile")
 }
 
 pub use crate::yaml::to_yaml;

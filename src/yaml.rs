@@ -13,8 +13,12 @@ pub const HEADER: &str =
 
 /// One document as YAML text, ending in exactly one newline.
 pub fn to_yaml(value: &Value) -> Result<String, Diagnostic> {
-    let mut text = serde_saphyr::to_string(value)
-        .map_err(|e| Diagnostic::error("RK900", format!("internal error writing YAML: {e}")))?;
+    let mut text = serde_saphyr::to_string(value).map_err(|e| {
+        Diagnostic::error(
+            crate::diagnostic::INTERNAL,
+            format!("internal error writing YAML: {e}"),
+        )
+    })?;
     // Trailing blank lines are not trimmed: after a `|+` block scalar they are its content
     // (a description of "\n" is written `description: |+` and an empty line).
     if !text.ends_with('\n') {

@@ -9,6 +9,7 @@ use crate::model::platform::toleration;
 use crate::profile::{
     EnvName, HeadGroup, Profile, Resources, RuntimeEnv, Serve, WorkerGroup, Workload, WorkloadKind,
 };
+use crate::rules;
 use crate::scripts::{self, Script};
 use serde_json::{Map, Value, json};
 use std::path::Path;
@@ -107,12 +108,15 @@ pub fn workload(
 ) -> Result<Vec<Object>, Diagnostic> {
     let ns = w.namespace_in(p);
     let dir = folder(w);
-    let image = w
-        .image_in(p)
-        .ok_or_else(|| Diagnostic::error("RK134", format!("workload `{}` has no image", w.name)))?;
+    let image = w.image_in(p).ok_or_else(|| {
+        Diagnostic::error(
+            rules::NO_IMAGE.code,
+            format!("workload `{}` has no image", w.name),
+        )
+    })?;
     let ray_version = w.ray_version_in(p).ok_or_else(|| {
         Diagnostic::error(
-            "RK135",
+            rules::NO_RAY_VERSION.code,
             format!(
                 "workload `{}`: no rayVersion and none in the image tag",
                 w.name
@@ -126,7 +130,12 @@ pub fn workload(
         .iter()
         .map(|rel| scripts::read(base_dir, rel))
         .collect::<Result<Vec<Script>, _>>()
-        .map_err(|e| Diagnostic::error("RK131", format!("workload `{}`: {e}", w.name)))?;
+        .map_err(|e| {
+            Diagnostic::error(
+                rules::SCRIPT_UNREADABLE.code,
+                format!("workload `{}`: {e}", w.name),
+            )
+        })?;
     let configmap = if scripts.is_empty() {
         None
     } else {

@@ -19,6 +19,12 @@ const fn rule(code: &'static str, severity: Severity, title: &'static str) -> Ru
     }
 }
 
+/// An internal error: raykueue could not write what it built (a bug in raykueue).
+pub(crate) const INTERNAL: RuleInfo = input(
+    crate::diagnostic::INTERNAL,
+    "internal: raykueue generated an invalid object (a bug in raykueue)",
+);
+
 pub const RULES: &[RuleInfo] = &[
     input("RK000", "usage or I/O: the profile cannot be found or read"),
     input("RK001", "YAML syntax error, or more than one document"),
@@ -85,10 +91,7 @@ pub const RULES: &[RuleInfo] = &[
         Warning,
         "validate: no Kubernetes objects in the input",
     ),
-    input(
-        "RK900",
-        "internal: raykueue generated an invalid object (a bug in raykueue)",
-    ),
+    INTERNAL,
     input(
         "RK901",
         "internal: a generated object breaks its schema or has an unknown field",

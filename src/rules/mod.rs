@@ -15,6 +15,10 @@ pub(crate) mod pods;
 mod queues;
 mod workloads;
 
+/// Codes later stages report when they meet what a rule already refuses (a profile that
+/// skipped `check`): the same code, defined once.
+pub(crate) use workloads::{NO_IMAGE, NO_RAY_VERSION, SCRIPT_UNREADABLE};
+
 use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
 use crate::load::{Loaded, field_path};
 use crate::profile::Profile;
