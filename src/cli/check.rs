@@ -5,7 +5,7 @@ use crate::compile;
 use clap::Args;
 
 #[derive(Args, Debug)]
-pub struct CheckCommand {
+pub(super) struct CheckCommand {
     /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
     #[arg(long, short)]
     profile: String,
@@ -18,7 +18,7 @@ pub struct CheckCommand {
 }
 
 impl CheckCommand {
-    pub fn run(self) -> u8 {
+    pub(super) fn run(self) -> u8 {
         let resolved = match resolve_profile(&self.profile, self.error_format) {
             Ok(r) => r,
             Err(code) => return code,

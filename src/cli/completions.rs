@@ -6,14 +6,14 @@ use clap::{Args, CommandFactory};
 use clap_complete::Shell;
 
 #[derive(Args, Debug)]
-pub struct CompletionsCommand {
+pub(super) struct CompletionsCommand {
     /// The shell to complete for: bash, zsh, fish or powershell (also elvish).
     #[arg(value_enum)]
     shell: Shell,
 }
 
 impl CompletionsCommand {
-    pub fn run(self) -> u8 {
+    pub(super) fn run(self) -> u8 {
         let mut cmd = super::Cli::command();
         let mut buf = Vec::new();
         clap_complete::generate(self.shell, &mut cmd, "raykueue", &mut buf);

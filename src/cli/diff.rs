@@ -8,7 +8,7 @@ use crate::semantic_diff;
 use clap::Args;
 
 #[derive(Args, Debug)]
-pub struct DiffCommand {
+pub(super) struct DiffCommand {
     /// The profile before (shipped name or path).
     old: String,
     /// The profile after (shipped name or path).
@@ -22,7 +22,7 @@ pub struct DiffCommand {
 }
 
 impl DiffCommand {
-    pub fn run(self) -> u8 {
+    pub(super) fn run(self) -> u8 {
         let mut compiled = Vec::new();
         for arg in [&self.old, &self.new] {
             let resolved = match resolve_profile(arg, self.error_format) {

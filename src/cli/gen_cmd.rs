@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-pub struct GenCommand {
+pub(super) struct GenCommand {
     /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
     #[arg(long, short)]
     profile: String,
@@ -40,7 +40,7 @@ enum Part {
 }
 
 impl GenCommand {
-    pub fn run(self) -> u8 {
+    pub(super) fn run(self) -> u8 {
         let resolved = match resolve_profile(&self.profile, self.error_format) {
             Ok(r) => r,
             Err(code) => return code,

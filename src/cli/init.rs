@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 const SCHEMA_FILE: &str = "profile.schema.json";
 
 #[derive(Args, Debug)]
-pub struct InitCommand {
+pub(super) struct InitCommand {
     /// The shipped profile to start from.
     #[arg(long = "from", value_name = "NAME", default_value = "team",
           value_parser = clap::builder::PossibleValuesParser::new(SHIPPED.iter().map(|(n, _)| *n)))]
@@ -24,7 +24,7 @@ pub struct InitCommand {
 }
 
 impl InitCommand {
-    pub fn run(self) -> u8 {
+    pub(super) fn run(self) -> u8 {
         let files = match files(&self.from) {
             Ok(f) => f,
             Err(d) => {
@@ -69,7 +69,7 @@ impl InitCommand {
 }
 
 /// Every file `init` writes for a shipped profile: path relative to DIR → content.
-pub fn files(from: &str) -> Result<Vec<(String, String)>, crate::diagnostic::Diagnostic> {
+pub(super) fn files(from: &str) -> Result<Vec<(String, String)>, crate::diagnostic::Diagnostic> {
     let Some((_, text)) = SHIPPED.iter().find(|(n, _)| *n == from) else {
         return Err(crate::diagnostic::Diagnostic::error(
             "RK000",

@@ -4,8 +4,8 @@ use super::write_stdout;
 use clap::Args;
 
 #[derive(Args, Debug)]
-pub struct SchemaCommand {}
+pub(super) struct SchemaCommand {}
 
-pub fn run() -> u8 {
+pub(super) fn run() -> u8 {
     write_stdout(&crate::schema_check::schema_text())
 }

@@ -8,7 +8,7 @@ use clap::{Args, ValueEnum};
 
 /// How the timeline is printed.
 #[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
-pub enum Output {
+pub(super) enum Output {
     /// A table: time, event, workload, ClusterQueue, flavors, borrowed; usage after each second.
     #[default]
     Human,
@@ -17,7 +17,7 @@ pub enum Output {
 }
 
 #[derive(Args, Debug)]
-pub struct SimulateCommand {
+pub(super) struct SimulateCommand {
     /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
     #[arg(long, short)]
     profile: String,
@@ -37,7 +37,7 @@ pub struct SimulateCommand {
 }
 
 impl SimulateCommand {
-    pub fn run(self) -> u8 {
+    pub(super) fn run(self) -> u8 {
         let resolved = match resolve_profile(&self.profile, self.error_format) {
             Ok(r) => r,
             Err(code) => return code,

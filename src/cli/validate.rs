@@ -16,7 +16,7 @@ use serde_json::Value;
 use std::io::Read;
 
 #[derive(Args, Debug)]
-pub struct ValidateCommand {
+pub(super) struct ValidateCommand {
     /// Manifest files (multi-document YAML or JSON); `-` reads standard input.
     #[arg(required = true, value_name = "FILE")]
     files: Vec<String>,
@@ -29,7 +29,7 @@ pub struct ValidateCommand {
 }
 
 impl ValidateCommand {
-    pub fn run(self) -> u8 {
+    pub(super) fn run(self) -> u8 {
         let mut diags = Vec::new();
         let mut unreadable = false;
         let mut objects = 0;

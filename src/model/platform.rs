@@ -11,14 +11,14 @@ use std::collections::BTreeMap;
 
 /// Placeholder for workload-identity IDs the profile does not pin: an obviously invalid value
 /// (token exchange fails loudly) that `infra/up.sh` replaces with the identity's real IDs.
-pub const IDENTITY_PLACEHOLDER: &str = "set-by-infra-up.sh";
+pub(super) const IDENTITY_PLACEHOLDER: &str = "set-by-infra-up.sh";
 
-pub const FILE_NAMESPACE: &str = "platform/00-namespace.yaml";
-pub const FILE_SERVICE_ACCOUNT: &str = "platform/01-serviceaccount.yaml";
-pub const FILE_FLAVORS: &str = "platform/10-resourceflavors.yaml";
-pub const FILE_PRIORITY: &str = "platform/15-workloadpriorityclasses.yaml";
-pub const FILE_CLUSTER_QUEUES: &str = "platform/20-clusterqueues.yaml";
-pub const FILE_LOCAL_QUEUES: &str = "platform/30-localqueues.yaml";
+pub(super) const FILE_NAMESPACE: &str = "platform/00-namespace.yaml";
+pub(super) const FILE_SERVICE_ACCOUNT: &str = "platform/01-serviceaccount.yaml";
+pub(super) const FILE_FLAVORS: &str = "platform/10-resourceflavors.yaml";
+pub(super) const FILE_PRIORITY: &str = "platform/15-workloadpriorityclasses.yaml";
+pub(super) const FILE_CLUSTER_QUEUES: &str = "platform/20-clusterqueues.yaml";
+pub(super) const FILE_LOCAL_QUEUES: &str = "platform/30-localqueues.yaml";
 
 fn labels() -> Value {
     json!({ MANAGED_BY.0: MANAGED_BY.1 })
@@ -97,7 +97,7 @@ fn taint(t: &Taint) -> Value {
 }
 
 /// A toleration as Kubernetes writes it (`operator` always explicit).
-pub fn toleration(t: &Toleration) -> Value {
+pub(super) fn toleration(t: &Toleration) -> Value {
     let mut m = Map::new();
     if let Some(k) = &t.key {
         m.insert("key".into(), json!(k));

@@ -23,28 +23,28 @@ use crate::diagnostic::Severity::Error;
 use crate::profile::{Quantity, Queues, ResourceGroup, ResourceQuota};
 use std::collections::HashMap;
 
-pub const OVER_QUOTA: RuleInfo = RuleInfo {
+pub(super) const OVER_QUOTA: RuleInfo = RuleInfo {
     code: "RK140",
     severity: Error,
     title: "a workload needs more than its ClusterQueue can ever get (nominal quota + borrowing): it stays pending forever",
 };
-pub const NOT_COVERED: RuleInfo = RuleInfo {
+pub(super) const NOT_COVERED: RuleInfo = RuleInfo {
     code: "RK141",
     severity: Error,
     title: "a workload requests a resource its ClusterQueue does not cover: Kueue never admits it",
 };
 
-pub const RULES: &[RuleInfo] = &[OVER_QUOTA, NOT_COVERED];
+pub(super) const RULES: &[RuleInfo] = &[OVER_QUOTA, NOT_COVERED];
 
 /// What one ClusterQueue can ever use of one flavor and resource, and how that comes about.
-pub struct Capacity {
+pub(super) struct Capacity {
     pub total: Quantity,
     pub explain: String,
 }
 
 /// The quotas of all ClusterQueues, indexed once so that each lookup is cheap whatever the
 /// size of the profile.
-pub struct Quotas<'q> {
+pub(super) struct Quotas<'q> {
     queues: &'q Queues,
     own: HashMap<(usize, &'q str, &'q str), &'q ResourceQuota>,
     /// Per (cohort, flavor, resource): what all its queues together can lend.
@@ -56,7 +56,7 @@ fn lendable(r: &ResourceQuota) -> Quantity {
 }
 
 impl<'q> Quotas<'q> {
-    pub fn new(queues: &'q Queues) -> Self {
+    pub(super) fn new(queues: &'q Queues) -> Self {
         let mut own = HashMap::new();
         let mut lend: HashMap<(&str, &str, &str), Quantity> = HashMap::new();
         for (c, cq) in queues.cluster_queues.iter().enumerate() {
@@ -84,7 +84,7 @@ impl<'q> Quotas<'q> {
     }
 
     /// What ClusterQueue `c` can ever use of (`flavor`, `resource`); see the module comment.
-    pub fn total(&self, c: usize, flavor: &str, resource: &str) -> Quantity {
+    pub(super) fn total(&self, c: usize, flavor: &str, resource: &str) -> Quantity {
         self.parts(c, flavor, resource).0
     }
 
@@ -141,7 +141,7 @@ impl<'q> Quotas<'q> {
     }
 
     /// The total with the words that explain it, for messages.
-    pub fn capacity(&self, c: usize, flavor: &str, resource: &str) -> Capacity {
+    pub(super) fn capacity(&self, c: usize, flavor: &str, resource: &str) -> Capacity {
         let (total, nominal, borrow, limit, others, cohort) = self.parts(c, flavor, resource);
         let Some(cohort) = cohort else {
             return Capacity {
@@ -162,7 +162,7 @@ impl<'q> Quotas<'q> {
     }
 }
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(queues) = &p.queues else { return };
     let quotas = Quotas::new(queues);

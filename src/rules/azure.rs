@@ -8,48 +8,48 @@ use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::PoolMode;
 use std::collections::BTreeMap;
 
-pub const POOL_NAME_TWICE: RuleInfo = RuleInfo {
+pub(super) const POOL_NAME_TWICE: RuleInfo = RuleInfo {
     code: "RK402",
     severity: Error,
     title: "two node pools share a name",
 };
-pub const SYSTEM_POOL_EMPTY: RuleInfo = RuleInfo {
+pub(super) const SYSTEM_POOL_EMPTY: RuleInfo = RuleInfo {
     code: "RK403",
     severity: Error,
     title: "a System node pool that can have 0 nodes (AKS requires at least 1)",
 };
-pub const POOL_SIZE: RuleInfo = RuleInfo {
+pub(super) const POOL_SIZE: RuleInfo = RuleInfo {
     code: "RK404",
     severity: Error,
     title: "a node pool gives neither `count` nor `autoscale` (its size would be az's default, unknown to the profile)",
 };
-pub const WORKLOAD_IDENTITY_OIDC: RuleInfo = RuleInfo {
+pub(super) const WORKLOAD_IDENTITY_OIDC: RuleInfo = RuleInfo {
     code: "RK406",
     severity: Error,
     title: "cluster.workloadIdentity without cluster.oidcIssuer",
 };
-pub const SERVICE_ACCOUNT_IDENTITY: RuleInfo = RuleInfo {
+pub(super) const SERVICE_ACCOUNT_IDENTITY: RuleInfo = RuleInfo {
     code: "RK407",
     severity: Error,
     title: "serviceAccount.workloadIdentity on a cluster without workloadIdentity: no token reaches the pods",
 };
-pub const UNKNOWN_LOCATION: RuleInfo = RuleInfo {
+pub(super) const UNKNOWN_LOCATION: RuleInfo = RuleInfo {
     code: "RK408",
     severity: Warning,
     title: "an Azure location raykueue does not know",
 };
-pub const STORAGE_WITHOUT_IDENTITY: RuleInfo = RuleInfo {
+pub(super) const STORAGE_WITHOUT_IDENTITY: RuleInfo = RuleInfo {
     code: "RK409",
     severity: Warning,
     title: "a storage account without azure.identity: its role is granted to nobody",
 };
-pub const KUBERNETES_TOO_OLD: RuleInfo = RuleInfo {
+pub(super) const KUBERNETES_TOO_OLD: RuleInfo = RuleInfo {
     code: "RK410",
     severity: Error,
     title: "kubernetesVersion older than 1.29, which Kueue needs",
 };
 
-pub const RULES: &[RuleInfo] = &[
+pub(super) const RULES: &[RuleInfo] = &[
     POOL_NAME_TWICE,
     SYSTEM_POOL_EMPTY,
     POOL_SIZE,
@@ -60,7 +60,7 @@ pub const RULES: &[RuleInfo] = &[
     KUBERNETES_TOO_OLD,
 ];
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     service_account(ctx);
     let Some(az) = &p.azure else { return };

@@ -5,24 +5,24 @@ use super::{Ctx, RuleInfo};
 use crate::diagnostic::Severity::Error;
 use crate::profile::Quantity;
 
-pub const TOTALS: RuleInfo = RuleInfo {
+pub(super) const TOTALS: RuleInfo = RuleInfo {
     code: "RK118",
     severity: Error,
     title: "a ClusterQueue over Kueue's totals: 256 flavors, 256 covered resources, 512 flavor × resource pairs per group",
 };
-pub const FAIR_SHARING_WEIGHT: RuleInfo = RuleInfo {
+pub(super) const FAIR_SHARING_WEIGHT: RuleInfo = RuleInfo {
     code: "RK119",
     severity: Error,
     title: "fairSharingWeight is positive but not above 1n (Kueue refuses weights that collapse to zero)",
 };
 
-pub const RULES: &[RuleInfo] = &[TOTALS, FAIR_SHARING_WEIGHT];
+pub(super) const RULES: &[RuleInfo] = &[TOTALS, FAIR_SHARING_WEIGHT];
 
 const MAX_FLAVORS: usize = 256;
 const MAX_COVERED: usize = 256;
 const MAX_PAIRS_PER_GROUP: usize = 512;
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     let Some(q) = &ctx.profile.queues else { return };
     for (i, cq) in q.cluster_queues.iter().enumerate() {
         let base = format!("/queues/clusterQueues/{i}");

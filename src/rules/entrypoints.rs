@@ -9,20 +9,20 @@ use crate::profile::{ServeApplication, Workload, WorkloadKind};
 use crate::scripts;
 use std::collections::BTreeSet;
 
-pub const DANGLING_SCRIPT: RuleInfo = RuleInfo {
+pub(super) const DANGLING_SCRIPT: RuleInfo = RuleInfo {
     code: "RK150",
     severity: Error,
     title: "an entrypoint or Serve import names a file under scriptsMountPath that the workload's `scripts` do not provide (the job fails at start)",
 };
-pub const HEAD_GPU_PARAMS: RuleInfo = RuleInfo {
+pub(super) const HEAD_GPU_PARAMS: RuleInfo = RuleInfo {
     code: "RK151",
     severity: Warning,
     title: "a RayService head requests GPUs without `num-cpus` and `num-gpus` in rayStartParams: Ray takes the whole container",
 };
 
-pub const RULES: &[RuleInfo] = &[DANGLING_SCRIPT, HEAD_GPU_PARAMS];
+pub(super) const RULES: &[RuleInfo] = &[DANGLING_SCRIPT, HEAD_GPU_PARAMS];
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     for (i, w) in ctx.profile.workloads.iter().enumerate() {
         let base = format!("/workloads/{i}");
         let keys: BTreeSet<&str> = w.scripts.iter().map(scripts::key).collect();

@@ -6,33 +6,33 @@ use super::{Ctx, RuleInfo};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::PoolMode;
 
-pub const TAINT_WITHOUT_VALUE: RuleInfo = RuleInfo {
+pub(super) const TAINT_WITHOUT_VALUE: RuleInfo = RuleInfo {
     code: "RK450",
     severity: Error,
     title: "an AKS node pool taint needs a value (the az CLI accepts only key=value:Effect)",
 };
-pub const NO_SYSTEM_POOL: RuleInfo = RuleInfo {
+pub(super) const NO_SYSTEM_POOL: RuleInfo = RuleInfo {
     code: "RK451",
     severity: Error,
     title: "azure.nodePools needs a System pool: the cluster is created with it",
 };
-pub const AUTOSCALE_RANGE: RuleInfo = RuleInfo {
+pub(super) const AUTOSCALE_RANGE: RuleInfo = RuleInfo {
     code: "RK452",
     severity: Error,
     title: "a node pool's autoscale min is larger than its max, or its count lies outside the range",
 };
-pub const IDENTITY_WITHOUT_AZURE: RuleInfo = RuleInfo {
+pub(super) const IDENTITY_WITHOUT_AZURE: RuleInfo = RuleInfo {
     code: "RK453",
     severity: Error,
     title: "serviceAccount.workloadIdentity needs azure.identity: nothing else sets the client ID",
 };
-pub const IDENTITY_WITHOUT_SERVICE_ACCOUNT: RuleInfo = RuleInfo {
+pub(super) const IDENTITY_WITHOUT_SERVICE_ACCOUNT: RuleInfo = RuleInfo {
     code: "RK454",
     severity: Warning,
     title: "azure.identity without a serviceAccount: up.sh creates the identity but no federated credential",
 };
 
-pub const RULES: &[RuleInfo] = &[
+pub(super) const RULES: &[RuleInfo] = &[
     TAINT_WITHOUT_VALUE,
     NO_SYSTEM_POOL,
     AUTOSCALE_RANGE,
@@ -40,7 +40,7 @@ pub const RULES: &[RuleInfo] = &[
     IDENTITY_WITHOUT_SERVICE_ACCOUNT,
 ];
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     if let Some(sa) = &p.service_account {
         let has_identity = p.azure.as_ref().is_some_and(|a| a.identity.is_some());

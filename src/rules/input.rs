@@ -25,7 +25,7 @@ pub(crate) const INTERNAL: RuleInfo = input(
     "internal: raykueue generated an invalid object (a bug in raykueue)",
 );
 
-pub const RULES: &[RuleInfo] = &[
+pub(super) const RULES: &[RuleInfo] = &[
     input("RK000", "usage or I/O: the profile cannot be found or read"),
     input("RK001", "YAML syntax error, or more than one document"),
     input("RK002", "the profile is not valid UTF-8"),

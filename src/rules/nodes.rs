@@ -32,43 +32,43 @@ use crate::profile::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-pub const FLAVOR_LABELS_UNMATCHED: RuleInfo = RuleInfo {
+pub(super) const FLAVOR_LABELS_UNMATCHED: RuleInfo = RuleInfo {
     code: "RK142",
     severity: Error,
     title: "a ResourceFlavor's nodeLabels are carried by no node pool: pods admitted on it stay Pending",
 };
-pub const TAINT_NOT_TOLERATED: RuleInfo = RuleInfo {
+pub(super) const TAINT_NOT_TOLERATED: RuleInfo = RuleInfo {
     code: "RK143",
     severity: Error,
     title: "a pod does not tolerate the taints of the only node pools it can run on",
 };
-pub const NO_POOL_MATCHES: RuleInfo = RuleInfo {
+pub(super) const NO_POOL_MATCHES: RuleInfo = RuleInfo {
     code: "RK144",
     severity: Error,
     title: "no node pool matches a pod's node selector (with its flavors' labels) or has the GPUs it requests",
 };
-pub const UNKNOWN_VM_SIZE: RuleInfo = RuleInfo {
+pub(super) const UNKNOWN_VM_SIZE: RuleInfo = RuleInfo {
     code: "RK201",
     severity: Warning,
     title: "a node pool's VM size is not in raykueue's catalogue: capacity checks skip the pool",
 };
-pub const QUOTA_BEYOND_POOLS: RuleInfo = RuleInfo {
+pub(super) const QUOTA_BEYOND_POOLS: RuleInfo = RuleInfo {
     code: "RK202",
     severity: Warning,
     title: "a flavor's nominal quota exceeds what the node pools carrying it can provide at their maximum size",
 };
-pub const POD_FITS_NO_NODE: RuleInfo = RuleInfo {
+pub(super) const POD_FITS_NO_NODE: RuleInfo = RuleInfo {
     code: "RK203",
     severity: Error,
     title: "a pod requests more than one node of any pool it can run on has allocatable: it stays Pending",
 };
-pub const GROUP_BEYOND_POOLS: RuleInfo = RuleInfo {
+pub(super) const GROUP_BEYOND_POOLS: RuleInfo = RuleInfo {
     code: "RK204",
     severity: Warning,
     title: "a worker group at maxReplicas needs more nodes than its pools can scale to",
 };
 
-pub const RULES: &[RuleInfo] = &[
+pub(super) const RULES: &[RuleInfo] = &[
     FLAVOR_LABELS_UNMATCHED,
     TAINT_NOT_TOLERATED,
     NO_POOL_MATCHES,
@@ -301,7 +301,7 @@ struct Placement {
     extended: Vec<String>,
 }
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(azure) = &p.azure else { return };
     let pools = pools(azure);

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// Which pod set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
+pub(crate) enum Role {
     Head,
     Worker(usize),
     Submitter,
@@ -18,7 +18,7 @@ pub enum Role {
 
 /// One Kueue pod set of a workload.
 #[derive(Debug, Clone)]
-pub struct PodSet<'a> {
+pub(crate) struct PodSet<'a> {
     pub workload: &'a Workload,
     /// Index of the workload in the profile.
     pub index: usize,
@@ -40,7 +40,7 @@ pub struct PodSet<'a> {
 
 impl PodSet<'_> {
     /// `head`, `worker group `gpu-group``, `submitter`: how messages name the pod set.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let what = match self.role {
             Role::Head => "head".to_string(),
             Role::Worker(j) => format!(
@@ -60,7 +60,7 @@ impl PodSet<'_> {
     }
 
     /// The request of one pod for `resource` (zero when not requested).
-    pub fn request(&self, resource: &str) -> Quantity {
+    pub(crate) fn request(&self, resource: &str) -> Quantity {
         self.requests
             .get(resource)
             .copied()
@@ -68,17 +68,17 @@ impl PodSet<'_> {
     }
 
     /// Pointer of one requested resource, for diagnostics at that line.
-    pub fn resource_pointer(&self, resource: &str) -> String {
+    pub(crate) fn resource_pointer(&self, resource: &str) -> String {
         pointer_push(&self.resources_pointer, resource)
     }
 }
 
 /// KubeRay's submitter container requests (K8sJobMode pod, or SidecarMode container in the head).
-pub const SUBMITTER_CPU: &str = "500m";
-pub const SUBMITTER_MEMORY: &str = "200Mi";
+pub(crate) const SUBMITTER_CPU: &str = "500m";
+pub(crate) const SUBMITTER_MEMORY: &str = "200Mi";
 /// The Ray autoscaler sidecar KubeRay adds to the head with in-tree autoscaling.
-pub const AUTOSCALER_CPU: &str = "500m";
-pub const AUTOSCALER_MEMORY: &str = "512Mi";
+pub(crate) const AUTOSCALER_CPU: &str = "500m";
+pub(crate) const AUTOSCALER_MEMORY: &str = "512Mi";
 
 fn q(text: &str) -> Quantity {
     Quantity::parse(text).unwrap_or_else(|_| Quantity::zero())
@@ -92,12 +92,12 @@ fn add(map: &mut BTreeMap<String, Quantity>, resource: &str, amount: Quantity) {
 }
 
 /// The submission mode a RayJob uses (KubeRay's default is K8sJobMode).
-pub fn submission_mode(w: &Workload) -> SubmissionMode {
+pub(crate) fn submission_mode(w: &Workload) -> SubmissionMode {
     w.submission_mode.unwrap_or_default()
 }
 
 /// The pod sets of workload `index`, in Kueue's order: head, worker groups, submitter.
-pub fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
+pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
     let base = format!("/workloads/{index}");
     let mode = submission_mode(w);
     let mut head_requests: BTreeMap<String, Quantity> = w
@@ -186,7 +186,10 @@ fn selector<K: ToString>(m: &BTreeMap<K, String>) -> BTreeMap<String, String> {
 /// its namespace (`Workload::admission`: its `queue`, or the `default` LocalQueue Kueue gives
 /// it). `None` when Kueue does not queue it as a whole or the queue names nothing (reported by
 /// the workload rules).
-pub fn cluster_queue_of<'p>(p: &'p Profile, w: &'p Workload) -> Option<(usize, &'p ClusterQueue)> {
+pub(crate) fn cluster_queue_of<'p>(
+    p: &'p Profile,
+    w: &'p Workload,
+) -> Option<(usize, &'p ClusterQueue)> {
     let queue = w.admission(p).queue()?;
     let queues = p.queues.as_ref()?;
     let ns = w.namespace.as_ref().unwrap_or(&p.namespace);

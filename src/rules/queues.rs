@@ -8,83 +8,83 @@ use crate::profile::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-pub const LOCAL_QUEUE_TARGET: RuleInfo = RuleInfo {
+pub(super) const LOCAL_QUEUE_TARGET: RuleInfo = RuleInfo {
     code: "RK101",
     severity: Error,
     title: "a LocalQueue points at a ClusterQueue the profile does not define",
 };
-pub const FLAVOR_NOT_FOUND: RuleInfo = RuleInfo {
+pub(super) const FLAVOR_NOT_FOUND: RuleInfo = RuleInfo {
     code: "RK102",
     severity: Error,
     title: "a ClusterQueue names a ResourceFlavor that does not exist (the queue goes inactive with FlavorNotFound)",
 };
-pub const QUEUE_MODE: RuleInfo = RuleInfo {
+pub(super) const QUEUE_MODE: RuleInfo = RuleInfo {
     code: "RK104",
     severity: Error,
     title: "single and team queue modes are exclusive: one queue without a cohort, or team queues that share one",
 };
-pub const LIMIT_WITHOUT_COHORT: RuleInfo = RuleInfo {
+pub(super) const LIMIT_WITHOUT_COHORT: RuleInfo = RuleInfo {
     code: "RK105",
     severity: Error,
     title: "borrowingLimit and lendingLimit are allowed only in a ClusterQueue with a cohortName",
 };
-pub const LENDING_OVER_NOMINAL: RuleInfo = RuleInfo {
+pub(super) const LENDING_OVER_NOMINAL: RuleInfo = RuleInfo {
     code: "RK106",
     severity: Error,
     title: "lendingLimit must not exceed nominalQuota",
 };
-pub const COVERED_RESOURCES: RuleInfo = RuleInfo {
+pub(super) const COVERED_RESOURCES: RuleInfo = RuleInfo {
     code: "RK107",
     severity: Error,
     title: "each flavor lists exactly its group's coveredResources, in the same order",
 };
-pub const DUPLICATE_NAME: RuleInfo = RuleInfo {
+pub(super) const DUPLICATE_NAME: RuleInfo = RuleInfo {
     code: "RK108",
     severity: Error,
     title: "two objects of one kind share a name",
 };
-pub const GROUP_OVERLAP: RuleInfo = RuleInfo {
+pub(super) const GROUP_OVERLAP: RuleInfo = RuleInfo {
     code: "RK109",
     severity: Error,
     title: "a resource or a flavor appears in more than one resource group of a ClusterQueue",
 };
-pub const PRIORITY_NOT_FOUND: RuleInfo = RuleInfo {
+pub(super) const PRIORITY_NOT_FOUND: RuleInfo = RuleInfo {
     code: "RK110",
     severity: Error,
     title: "a workload names a WorkloadPriorityClass the profile does not define",
 };
-pub const TOLERATION_SHAPE: RuleInfo = RuleInfo {
+pub(super) const TOLERATION_SHAPE: RuleInfo = RuleInfo {
     code: "RK112",
     severity: Error,
     title: "a toleration Kueue's CEL rules reject (Exists with a value, tolerationSeconds without NoExecute, no key without Exists)",
 };
-pub const FUNGIBILITY: RuleInfo = RuleInfo {
+pub(super) const FUNGIBILITY: RuleInfo = RuleInfo {
     code: "RK113",
     severity: Error,
     title: "flavorFungibility.preference needs whenCanBorrow and whenCanPreempt both TryNextFlavor",
 };
-pub const BORROW_WITHIN_COHORT: RuleInfo = RuleInfo {
+pub(super) const BORROW_WITHIN_COHORT: RuleInfo = RuleInfo {
     code: "RK114",
     severity: Error,
     title: "preemption.borrowWithinCohort needs reclaimWithinCohort other than Never",
 };
-pub const TAINT_DUPLICATE: RuleInfo = RuleInfo {
+pub(super) const TAINT_DUPLICATE: RuleInfo = RuleInfo {
     code: "RK115",
     severity: Error,
     title: "a ResourceFlavor lists the same taint key and effect twice",
 };
-pub const UNUSED_FLAVOR: RuleInfo = RuleInfo {
+pub(super) const UNUSED_FLAVOR: RuleInfo = RuleInfo {
     code: "RK116",
     severity: Warning,
     title: "a ResourceFlavor no ClusterQueue uses",
 };
-pub const UNREACHABLE_CLUSTER_QUEUE: RuleInfo = RuleInfo {
+pub(super) const UNREACHABLE_CLUSTER_QUEUE: RuleInfo = RuleInfo {
     code: "RK117",
     severity: Warning,
     title: "a ClusterQueue no LocalQueue points at: nothing can be submitted to it",
 };
 
-pub const RULES: &[RuleInfo] = &[
+pub(super) const RULES: &[RuleInfo] = &[
     LOCAL_QUEUE_TARGET,
     FLAVOR_NOT_FOUND,
     QUEUE_MODE,
@@ -102,7 +102,7 @@ pub const RULES: &[RuleInfo] = &[
     UNREACHABLE_CLUSTER_QUEUE,
 ];
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     duplicates(
         ctx,
@@ -414,7 +414,7 @@ fn duplicates<'n>(ctx: &mut Ctx<'_>, list: &str, kind: &str, names: impl Iterato
 }
 
 /// Kueue's CEL rules on tolerations (ResourceFlavor), which Kubernetes applies to pods too.
-pub fn tolerations(ctx: &mut Ctx<'_>, base: &str, list: &[Toleration]) {
+pub(super) fn tolerations(ctx: &mut Ctx<'_>, base: &str, list: &[Toleration]) {
     for (i, t) in list.iter().enumerate() {
         let p = format!("{base}/{i}");
         if t.operator == TolerationOperator::Exists

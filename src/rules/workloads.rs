@@ -14,113 +14,113 @@ use crate::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
 // Kueue's PodSet limit, one definition with the output validation's.
 use std::collections::{BTreeMap, BTreeSet};
 
-pub const QUEUE_NOT_FOUND: RuleInfo = RuleInfo {
+pub(super) const QUEUE_NOT_FOUND: RuleInfo = RuleInfo {
     code: "RK120",
     severity: Error,
     title: "a workload's queue names no LocalQueue in its namespace (it stays pending: LocalQueue not found)",
 };
-pub const UNQUEUED: RuleInfo = RuleInfo {
+pub(super) const UNQUEUED: RuleInfo = RuleInfo {
     code: "RK121",
     severity: Warning,
     title: "a workload without `queue` and no `default` LocalQueue in its namespace bypasses admission and quota",
 };
-pub const POD_BY_POD: RuleInfo = RuleInfo {
+pub(super) const POD_BY_POD: RuleInfo = RuleInfo {
     code: "RK139",
     severity: Warning,
     title: "a workload without `queue` whose kind's integration is off, in a namespace with a `default` LocalQueue and the `pod` integration on: Kueue admits its pods one by one",
 };
-pub const INTEGRATION_CLASH: RuleInfo = RuleInfo {
+pub(super) const INTEGRATION_CLASH: RuleInfo = RuleInfo {
     code: "RK145",
     severity: Warning,
     title: "`ray.io/raycluster` on without `ray.io/rayservice` while a RayService is queued: Kueue queues each of its RayClusters as a standalone job",
 };
-pub const TOO_MANY_GROUPS: RuleInfo = RuleInfo {
+pub(super) const TOO_MANY_GROUPS: RuleInfo = RuleInfo {
     code: "RK122",
     severity: Error,
     title: "more worker groups than a Kueue Workload has PodSets for (16 in K8sJobMode, else 17)",
 };
-pub const HEAD_GROUP_NAME: RuleInfo = RuleInfo {
+pub(super) const HEAD_GROUP_NAME: RuleInfo = RuleInfo {
     code: "RK123",
     severity: Error,
     title: "a worker group is named `head`, which Kueue reserves for the head PodSet",
 };
-pub const DUPLICATE_GROUP: RuleInfo = RuleInfo {
+pub(super) const DUPLICATE_GROUP: RuleInfo = RuleInfo {
     code: "RK124",
     severity: Error,
     title: "two worker groups of a workload share a name",
 };
-pub const DUPLICATE_WORKLOAD: RuleInfo = RuleInfo {
+pub(super) const DUPLICATE_WORKLOAD: RuleInfo = RuleInfo {
     code: "RK125",
     severity: Error,
     title: "two workloads share a name (one `workloads/<name>/` folder each)",
 };
-pub const ELASTIC_GATE_OFF: RuleInfo = RuleInfo {
+pub(super) const ELASTIC_GATE_OFF: RuleInfo = RuleInfo {
     code: "RK126",
     severity: Error,
     title: "an elastic queued workload while Kueue's ElasticJobsViaWorkloadSlices feature gate is off",
 };
-pub const WRONG_KIND_FIELD: RuleInfo = RuleInfo {
+pub(super) const WRONG_KIND_FIELD: RuleInfo = RuleInfo {
     code: "RK127",
     severity: Error,
     title: "a field that belongs to another kind (RayJob-only fields, `serve` outside RayService, `submitter` outside K8sJobMode)",
 };
-pub const ENTRYPOINT_REQUIRED: RuleInfo = RuleInfo {
+pub(super) const ENTRYPOINT_REQUIRED: RuleInfo = RuleInfo {
     code: "RK128",
     severity: Error,
     title: "a RayJob without `entrypoint` (only InteractiveMode submits it later)",
 };
-pub const SERVE_REQUIRED: RuleInfo = RuleInfo {
+pub(super) const SERVE_REQUIRED: RuleInfo = RuleInfo {
     code: "RK129",
     severity: Error,
     title: "a RayService without `serve` applications",
 };
-pub const FRAMEWORK_MISSING: RuleInfo = RuleInfo {
+pub(super) const FRAMEWORK_MISSING: RuleInfo = RuleInfo {
     code: "RK130",
     severity: Error,
     title: "a queued workload's kind is not in operators.kueue.frameworks, so Kueue never admits it",
 };
-pub const SCRIPT_UNREADABLE: RuleInfo = RuleInfo {
+pub(crate) const SCRIPT_UNREADABLE: RuleInfo = RuleInfo {
     code: "RK131",
     severity: Error,
     title: "a script is missing, unreadable, not UTF-8 text, outside the profile's folder, or (in a shipped profile) not one of its example scripts",
 };
-pub const SCRIPT_KEY_CLASH: RuleInfo = RuleInfo {
+pub(super) const SCRIPT_KEY_CLASH: RuleInfo = RuleInfo {
     code: "RK132",
     severity: Error,
     title: "two scripts of a workload have the same file name (one ConfigMap key)",
 };
-pub const SCRIPTS_TOO_LARGE: RuleInfo = RuleInfo {
+pub(super) const SCRIPTS_TOO_LARGE: RuleInfo = RuleInfo {
     code: "RK133",
     severity: Error,
     title: "a workload's scripts exceed the 1 MiB a ConfigMap can hold",
 };
-pub const NO_IMAGE: RuleInfo = RuleInfo {
+pub(crate) const NO_IMAGE: RuleInfo = RuleInfo {
     code: "RK134",
     severity: Error,
     title: "a workload has no image (`image`, or `ray.image` for all)",
 };
-pub const NO_RAY_VERSION: RuleInfo = RuleInfo {
+pub(crate) const NO_RAY_VERSION: RuleInfo = RuleInfo {
     code: "RK135",
     severity: Error,
     title: "a workload's rayVersion is not given and its image tag names no Ray version",
 };
-pub const MOUNT_PATH: RuleInfo = RuleInfo {
+pub(super) const MOUNT_PATH: RuleInfo = RuleInfo {
     code: "RK136",
     severity: Error,
     title: "scriptsMountPath is not an absolute path",
 };
-pub const SERVE_APPS: RuleInfo = RuleInfo {
+pub(super) const SERVE_APPS: RuleInfo = RuleInfo {
     code: "RK137",
     severity: Error,
     title: "Serve applications must have unique names and unique route prefixes starting with `/`",
 };
-pub const NO_REQUESTS: RuleInfo = RuleInfo {
+pub(super) const NO_REQUESTS: RuleInfo = RuleInfo {
     code: "RK138",
     severity: Error,
     title: "a Ray pod without cpu and memory requests: Kueue assigns it no flavor (so no node selector) and Ray no CPUs",
 };
 
-pub const RULES: &[RuleInfo] = &[
+pub(super) const RULES: &[RuleInfo] = &[
     QUEUE_NOT_FOUND,
     UNQUEUED,
     TOO_MANY_GROUPS,
@@ -144,7 +144,7 @@ pub const RULES: &[RuleInfo] = &[
     INTEGRATION_CLASH,
 ];
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, w) in p.workloads.iter().enumerate() {

@@ -33,7 +33,7 @@ struct Entry {
 
 /// Run one cycle at time `now`. Returns whether anything changed (an admission, a preemption,
 /// a workload parked); a cycle that changes nothing would repeat itself.
-pub fn run(sim: &mut Sim<'_>, now: u64) -> bool {
+pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     let world = sim.world;
     let heads = sim.queues.pop_heads(world);
     if heads.is_empty() {

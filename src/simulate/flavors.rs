@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// How an assignment can be admitted; ordered worst to best.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Mode {
+pub(super) enum Mode {
     NoFit,
     Preempt,
     Fit,
@@ -80,14 +80,14 @@ impl NoFitReason {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct FlavorChoice {
+pub(super) struct FlavorChoice {
     pub flavor: usize,
     pub mode: Mode,
     pub borrow: u32,
 }
 
 #[derive(Clone, Debug)]
-pub struct Assignment {
+pub(super) struct Assignment {
     /// Per pod set: resource → flavor choice.
     pub pod_sets: Vec<BTreeMap<usize, FlavorChoice>>,
     /// Total requests per flavor/resource.
@@ -100,7 +100,7 @@ pub struct Assignment {
 
 impl Assignment {
     /// The flavor/resources that need preemption (`flavorResourcesNeedPreemption`).
-    pub fn needs_preemption(&self) -> Vec<Fr> {
+    pub(super) fn needs_preemption(&self) -> Vec<Fr> {
         let mut frs: Vec<Fr> = self
             .pod_sets
             .iter()
@@ -116,7 +116,7 @@ impl Assignment {
         frs
     }
 
-    pub fn flavors(&self) -> Vec<BTreeMap<usize, usize>> {
+    pub(super) fn flavors(&self) -> Vec<BTreeMap<usize, usize>> {
         self.pod_sets
             .iter()
             .map(|ps| ps.iter().map(|(&r, c)| (r, c.flavor)).collect())
@@ -171,7 +171,7 @@ fn try_next(
 
 /// Assign flavors to every pod set of workload `wl` against the snapshot. With `oracle`
 /// false, preemption is never simulated (used to ask whether a workload could ever fit).
-pub fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assignment {
+pub(super) fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assignment {
     let world = snap.world;
     let spec = &world.workloads[wl];
     let cq = &world.cqs[spec.cq];

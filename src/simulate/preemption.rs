@@ -36,7 +36,7 @@ impl Reason {
 }
 
 #[derive(Clone, Copy, Debug)]
-pub struct Target {
+pub(super) struct Target {
     pub workload: usize,
     pub reason: Reason,
 }
@@ -109,7 +109,7 @@ struct Candidate {
 
 /// The preemption targets that make `requests` fit for `preemptor`, or none. `frs` are the
 /// flavor/resources that need preemption. The snapshot is left as it was found.
-pub fn targets(
+pub(super) fn targets(
     snap: &mut Snapshot<'_>,
     preemptor: usize,
     frs: &[Fr],

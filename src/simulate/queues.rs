@@ -32,7 +32,7 @@ struct CqQueue {
 
 /// Why a head was not admitted in a cycle (Kueue's `RequeueReason`s that matter here).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Requeue {
+pub(super) enum Requeue {
     /// No flavor assignment fits.
     NoFit,
     /// Preemption would be needed but there is nothing to preempt.
@@ -44,12 +44,12 @@ pub enum Requeue {
 }
 
 #[derive(Clone, Debug)]
-pub struct Queues {
+pub(super) struct Queues {
     cqs: Vec<CqQueue>,
 }
 
 impl Queues {
-    pub fn new(world: &World) -> Self {
+    pub(super) fn new(world: &World) -> Self {
         Self {
             cqs: vec![CqQueue::default(); world.cqs.len()],
         }
@@ -62,7 +62,7 @@ impl Queues {
 
     /// A new or evicted workload enters its queue's heap, or is parked at once when its
     /// equivalence class was parked (`BestEffortFIFO` only; `PushOrUpdate`).
-    pub fn push(&mut self, world: &World, wl: usize) {
+    pub(super) fn push(&mut self, world: &World, wl: usize) {
         let spec = &world.workloads[wl];
         let q = &mut self.cqs[spec.cq];
         if world.cqs[spec.cq].strategy == QueueingStrategy::BestEffortFIFO
@@ -77,7 +77,7 @@ impl Queues {
 
     /// The head of every ClusterQueue with one, in ClusterQueue order (`Heads`): the sticky
     /// preemptor when it is waiting in the heap, else the first in order.
-    pub fn pop_heads(&mut self, world: &World) -> Vec<usize> {
+    pub(super) fn pop_heads(&mut self, world: &World) -> Vec<usize> {
         self.cqs
             .iter_mut()
             .filter_map(|q| {
@@ -92,7 +92,7 @@ impl Queues {
     }
 
     /// A workload was admitted: it is no longer its queue's preemptor.
-    pub fn admitted(&mut self, world: &World, wl: usize) {
+    pub(super) fn admitted(&mut self, world: &World, wl: usize) {
         let q = &mut self.cqs[world.workloads[wl].cq];
         if q.sticky == Some(wl) {
             q.sticky = None;
@@ -100,7 +100,7 @@ impl Queues {
     }
 
     /// Put back a head that was not admitted; returns whether it was parked.
-    pub fn requeue(&mut self, world: &World, wl: usize, why: Requeue) -> bool {
+    pub(super) fn requeue(&mut self, world: &World, wl: usize, why: Requeue) -> bool {
         let cq = world.workloads[wl].cq;
         if why == Requeue::PendingPreemption
             && world.cqs[cq].strategy == QueueingStrategy::BestEffortFIFO
@@ -140,7 +140,7 @@ impl Queues {
 
     /// Quota was released in `cq`: every parked workload of its cohort (or of the queue
     /// alone, without a cohort) goes back to its heap.
-    pub fn retry_inadmissible(&mut self, world: &World, cq: usize) {
+    pub(super) fn retry_inadmissible(&mut self, world: &World, cq: usize) {
         let cohort = world.cqs[cq].cohort;
         for (i, spec) in world.cqs.iter().enumerate() {
             let related = i == cq || (cohort.is_some() && spec.cohort == cohort);
@@ -159,7 +159,7 @@ impl Queues {
     }
 
     /// Whether a workload is waiting in some queue.
-    pub fn is_pending(&self, world: &World, wl: usize) -> bool {
+    pub(super) fn is_pending(&self, world: &World, wl: usize) -> bool {
         let q = &self.cqs[world.workloads[wl].cq];
         q.inadmissible.contains(&wl) || q.heap.contains(&Self::key(world, wl))
     }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 /// Usage of every ClusterQueue and cohort: the state a scheduling cycle snapshots.
 #[derive(Clone, Debug)]
-pub struct Usage {
+pub(super) struct Usage {
     cq: Vec<HashMap<Fr, i128>>,
     cohort: Vec<HashMap<Fr, i128>>,
     /// Per cohort: the quota its queues store in it.
@@ -19,7 +19,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn new(world: &World) -> Self {
+    pub(super) fn new(world: &World) -> Self {
         let mut cohort_quota = vec![HashMap::new(); world.cohorts.len()];
         for cq in &world.cqs {
             if let Some(c) = cq.cohort {
@@ -36,7 +36,7 @@ impl Usage {
         }
     }
 
-    pub fn of(&self, cq: usize, fr: Fr) -> i128 {
+    pub(super) fn of(&self, cq: usize, fr: Fr) -> i128 {
         self.cq[cq].get(&fr).copied().unwrap_or(0)
     }
 
@@ -55,7 +55,7 @@ impl Usage {
     }
 
     /// What the queue can use of `fr` now, borrowing included (`Available`).
-    pub fn available(&self, w: &World, cq: usize, fr: Fr) -> i128 {
+    pub(super) fn available(&self, w: &World, cq: usize, fr: Fr) -> i128 {
         let spec = &w.cqs[cq];
         let q = spec.quota(fr);
         let Some(c) = spec.cohort else {
@@ -72,7 +72,7 @@ impl Usage {
     }
 
     /// The most the queue could ever use of `fr` (`PotentialAvailable`).
-    pub fn potential(&self, w: &World, cq: usize, fr: Fr) -> i128 {
+    pub(super) fn potential(&self, w: &World, cq: usize, fr: Fr) -> i128 {
         let spec = &w.cqs[cq];
         let q = spec.quota(fr);
         let Some(c) = spec.cohort else {
@@ -86,19 +86,19 @@ impl Usage {
     }
 
     /// Whether using `val` more of `fr` takes the queue over its nominal quota.
-    pub fn borrowing_with(&self, w: &World, cq: usize, fr: Fr, val: i128) -> bool {
+    pub(super) fn borrowing_with(&self, w: &World, cq: usize, fr: Fr, val: i128) -> bool {
         w.cqs[cq].quota(fr).nominal < self.of(cq, fr) + val
     }
 
     /// Whether the queue uses more than its nominal quota of any of `frs`.
-    pub fn over_nominal(&self, w: &World, cq: usize, frs: &[Fr]) -> bool {
+    pub(super) fn over_nominal(&self, w: &World, cq: usize, frs: &[Fr]) -> bool {
         frs.iter().any(|&fr| self.borrowing_with(w, cq, fr, 0))
     }
 
     /// Kueue's `FindHeightOfLowestSubtreeThatFits` for one level of cohort: the borrowing
     /// level (0 within nominal or without a cohort, 1 from the cohort) and whether the request
     /// fits a subtree smaller than the whole cohort (then reclaiming may help).
-    pub fn borrow_level(&self, w: &World, cq: usize, fr: Fr, val: i128) -> (u32, bool) {
+    pub(super) fn borrow_level(&self, w: &World, cq: usize, fr: Fr, val: i128) -> (u32, bool) {
         let has_cohort = w.cqs[cq].cohort.is_some();
         if !self.borrowing_with(w, cq, fr, val) || !has_cohort {
             return (0, has_cohort);
@@ -109,13 +109,18 @@ impl Usage {
     /// Whether `requests` fit within the queue's nominal quota on top of its usage
     /// (`QuantitiesFitInQuota` of a ClusterQueue): the preemptor then reclaims with a
     /// "hierarchical advantage", whatever the priorities.
-    pub fn fits_in_nominal(&self, w: &World, cq: usize, requests: &HashMap<Fr, i128>) -> bool {
+    pub(super) fn fits_in_nominal(
+        &self,
+        w: &World,
+        cq: usize,
+        requests: &HashMap<Fr, i128>,
+    ) -> bool {
         requests
             .iter()
             .all(|(&fr, &v)| w.cqs[cq].quota(fr).nominal >= self.of(cq, fr) + v)
     }
 
-    pub fn add(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
+    pub(super) fn add(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
         let local_available = self.local_available(w, cq, fr);
         *self.cq[cq].entry(fr).or_insert(0) += val;
         if let Some(c) = w.cqs[cq].cohort
@@ -125,7 +130,7 @@ impl Usage {
         }
     }
 
-    pub fn remove(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
+    pub(super) fn remove(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
         let q = w.cqs[cq].quota(fr);
         let stored_in_parent = self.of(cq, fr) - local_quota(q.nominal, q.lending_limit);
         *self.cq[cq].entry(fr).or_insert(0) -= val;
@@ -136,13 +141,13 @@ impl Usage {
         }
     }
 
-    pub fn add_all(&mut self, w: &World, cq: usize, usage: &HashMap<Fr, i128>) {
+    pub(super) fn add_all(&mut self, w: &World, cq: usize, usage: &HashMap<Fr, i128>) {
         for (&fr, &v) in usage {
             self.add(w, cq, fr, v);
         }
     }
 
-    pub fn remove_all(&mut self, w: &World, cq: usize, usage: &HashMap<Fr, i128>) {
+    pub(super) fn remove_all(&mut self, w: &World, cq: usize, usage: &HashMap<Fr, i128>) {
         for (&fr, &v) in usage {
             self.remove(w, cq, fr, v);
         }

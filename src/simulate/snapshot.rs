@@ -10,7 +10,7 @@ use std::collections::{BTreeSet, HashMap};
 
 /// An admitted workload: when it ends and what it holds.
 #[derive(Clone, Debug)]
-pub struct Running {
+pub(super) struct Running {
     pub admitted_at: u64,
     pub ends: u64,
     pub usage: HashMap<Fr, i128>,
@@ -18,7 +18,7 @@ pub struct Running {
 
 /// The admitted workloads and the usage of every queue and cohort.
 #[derive(Clone, Debug)]
-pub struct State {
+pub(super) struct State {
     pub usage: Usage,
     /// Indexed by workload.
     pub running: Vec<Option<Running>>,
@@ -27,7 +27,7 @@ pub struct State {
 }
 
 impl State {
-    pub fn new(world: &World) -> Self {
+    pub(super) fn new(world: &World) -> Self {
         Self {
             usage: Usage::new(world),
             running: vec![None; world.workloads.len()],
@@ -35,7 +35,7 @@ impl State {
         }
     }
 
-    pub fn admit(&mut self, world: &World, wl: usize, running: Running) {
+    pub(super) fn admit(&mut self, world: &World, wl: usize, running: Running) {
         let cq = world.workloads[wl].cq;
         self.usage.add_all(world, cq, &running.usage);
         self.by_cq[cq].insert(wl);
@@ -43,7 +43,7 @@ impl State {
     }
 
     /// Take an admitted workload out (eviction, end); returns what it held.
-    pub fn release(&mut self, world: &World, wl: usize) -> Option<Running> {
+    pub(super) fn release(&mut self, world: &World, wl: usize) -> Option<Running> {
         let running = self.running[wl].take()?;
         let cq = world.workloads[wl].cq;
         self.usage.remove_all(world, cq, &running.usage);
@@ -52,7 +52,7 @@ impl State {
     }
 
     /// The view of a scheduling cycle.
-    pub fn snapshot<'a>(&'a self, world: &'a World) -> Snapshot<'a> {
+    pub(super) fn snapshot<'a>(&'a self, world: &'a World) -> Snapshot<'a> {
         Snapshot {
             world,
             usage: self.usage.clone(),
@@ -64,7 +64,7 @@ impl State {
 }
 
 #[derive(Clone, Debug)]
-pub struct Snapshot<'a> {
+pub(super) struct Snapshot<'a> {
     pub world: &'a World,
     pub usage: Usage,
     pub running: &'a [Option<Running>],
@@ -75,7 +75,7 @@ pub struct Snapshot<'a> {
 
 impl Snapshot<'_> {
     /// The admitted workloads of a ClusterQueue (those not removed in simulation).
-    pub fn admitted_in(&self, cq: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(super) fn admitted_in(&self, cq: usize) -> impl Iterator<Item = usize> + '_ {
         self.by_cq[cq]
             .iter()
             .copied()
@@ -83,7 +83,7 @@ impl Snapshot<'_> {
     }
 
     /// Simulate the removal of an admitted workload (undone by `restore`).
-    pub fn remove_usage(&mut self, wl: usize) {
+    pub(super) fn remove_usage(&mut self, wl: usize) {
         if let Some(r) = &self.running[wl]
             && self.removed.insert(wl)
         {
@@ -92,7 +92,7 @@ impl Snapshot<'_> {
         }
     }
 
-    pub fn restore(&mut self, wl: usize) {
+    pub(super) fn restore(&mut self, wl: usize) {
         if let Some(r) = &self.running[wl]
             && self.removed.remove(&wl)
         {
@@ -102,7 +102,7 @@ impl Snapshot<'_> {
     }
 
     /// Whether an admitted workload holds any of `frs` (Kueue's `WorkloadUsesResources`).
-    pub fn uses_any(&self, wl: usize, frs: &[Fr]) -> bool {
+    pub(super) fn uses_any(&self, wl: usize, frs: &[Fr]) -> bool {
         self.running[wl]
             .as_ref()
             .is_some_and(|r| frs.iter().any(|fr| r.usage.get(fr).is_some_and(|&v| v > 0)))

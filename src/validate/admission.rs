@@ -21,7 +21,7 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// Label that hands a job to Kueue.
-pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+pub(crate) const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 /// Annotation that makes a Ray job elastic (in-tree autoscaling allowed).
 const ELASTIC: &str = "kueue.x-k8s.io/elastic-job";
 pub(crate) use crate::profile::{MAX_POD_SETS, max_worker_groups};
@@ -34,7 +34,7 @@ fn has_submitter_pod_set(spec: &Value) -> bool {
         .is_none_or(|m| m == "K8sJobMode")
 }
 
-pub fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
+pub(crate) fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
     let spec = root.get("spec").filter(|s| s.is_object());
     match (kind, spec) {
         ("ClusterQueue", Some(spec)) => cluster_queue(w, spec),

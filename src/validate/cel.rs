@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 /// What became of one rule.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub(super) enum Outcome {
     Pass,
     /// The object breaks the rule; the rule's message (or messageExpression's result).
     Fail(String),
@@ -60,7 +60,7 @@ fn compile(rule: &str) -> Compiled {
 }
 
 /// Evaluate `rule` with `self` = `value` (defaulted by the schema at `node`).
-pub fn evaluate(table: &Table, rule: &Rule, node: NodeId, value: &Value) -> Outcome {
+pub(super) fn evaluate(table: &Table, rule: &Rule, node: NodeId, value: &Value) -> Outcome {
     let program = match compile(&rule.rule) {
         Ok(p) => p,
         Err(e) => return Outcome::NotEvaluated(e),

@@ -37,7 +37,7 @@ const GEN_AUTOSCALER_START_CMD: &str = "KUBERAY_GEN_AUTOSCALER_START_CMD";
 const DEFAULT_MIN_REPLICAS: i64 = 0;
 const DEFAULT_MAX_REPLICAS: i64 = 2_147_483_647;
 
-pub fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
+pub(crate) fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
     let annotations = root
         .get("metadata")
         .and_then(|m| m.get("annotations"))
@@ -1008,7 +1008,7 @@ fn ray_service(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, Va
 
 /// `version.ParseGeneric`: an optional `v`, then at least two dot-separated numbers; what
 /// follows them (`-rc1`) is ignored. `None` when it is not a version.
-pub fn parse_generic_version(s: &str) -> Option<Vec<u64>> {
+pub(crate) fn parse_generic_version(s: &str) -> Option<Vec<u64>> {
     let s = s.trim().strip_prefix('v').unwrap_or(s.trim());
     let end = s
         .find(|c: char| !(c.is_ascii_digit() || c == '.'))
@@ -1026,7 +1026,7 @@ pub fn parse_generic_version(s: &str) -> Option<Vec<u64>> {
 /// Go's `time.ParseDuration`, in nanoseconds (`None` when it is not a duration): a sign, then
 /// one or more decimal numbers each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`); `0`
 /// alone is allowed.
-pub fn go_duration_nanos(s: &str) -> Option<i128> {
+pub(crate) fn go_duration_nanos(s: &str) -> Option<i128> {
     let (neg, mut rest) = match s.as_bytes().first() {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 
 /// Check `metadata` of an object of `kind`; `namespaced` from the kind's scope.
-pub fn check(w: &mut Walker, kind: &str, namespaced: bool, root: &Map<String, Value>) {
+pub(super) fn check(w: &mut Walker, kind: &str, namespaced: bool, root: &Map<String, Value>) {
     let meta = match root.get("metadata") {
         Some(Value::Object(meta)) => meta,
         // A wrong type is reported by the schema walk already.
@@ -147,12 +147,12 @@ fn label_like(s: &str, max: usize) -> Option<String> {
 }
 
 /// RFC 1123 label: at most 63 characters.
-pub fn dns1123_label(s: &str) -> Option<String> {
+pub(super) fn dns1123_label(s: &str) -> Option<String> {
     label_like(s, 63).map(|p| format!("{p} (RFC 1123 label)"))
 }
 
 /// RFC 1035 label (`IsDNS1035Label`): an RFC 1123 label that starts with a letter.
-pub fn dns1035_label(s: &str) -> Option<String> {
+pub(super) fn dns1035_label(s: &str) -> Option<String> {
     if let Some(p) = label_like(s, 63) {
         return Some(format!("{p} (DNS-1035 label)"));
     }
@@ -161,7 +161,7 @@ pub fn dns1035_label(s: &str) -> Option<String> {
 }
 
 /// RFC 1123 subdomain: dot-separated labels, at most 253 characters.
-pub fn dns1123_subdomain(s: &str) -> Option<String> {
+pub(super) fn dns1123_subdomain(s: &str) -> Option<String> {
     if s.len() > 253 {
         return Some("must be at most 253 characters (RFC 1123 subdomain)".to_owned());
     }
@@ -193,7 +193,7 @@ fn name_part(s: &str, empty_ok: bool) -> Option<String> {
 }
 
 /// A label or annotation key: `[prefix/]name`, the prefix a DNS subdomain.
-pub fn qualified_name(s: &str) -> Option<String> {
+pub(super) fn qualified_name(s: &str) -> Option<String> {
     match s.split_once('/') {
         Some((prefix, name)) => {
             if prefix.is_empty() {
@@ -209,7 +209,7 @@ pub fn qualified_name(s: &str) -> Option<String> {
 }
 
 /// A label value: empty, or a name part.
-pub fn label_value(s: &str) -> Option<String> {
+pub(super) fn label_value(s: &str) -> Option<String> {
     name_part(s, true)
 }
 

@@ -17,12 +17,12 @@ static TEXT: &str = include_str!("../../assets/schemas.json");
 const FORMAT: u64 = 1;
 
 /// Index of a node in the table.
-pub type NodeId = u32;
+pub(super) type NodeId = u32;
 
 /// One kind raykueue knows the schema of.
 #[derive(Debug, Deserialize)]
 #[allow(clippy::struct_field_names)] // `kind` is the Kubernetes field's name.
-pub struct Kind {
+pub(crate) struct Kind {
     #[serde(rename = "apiVersion")]
     pub api_version: String,
     pub kind: String,
@@ -33,7 +33,7 @@ pub struct Kind {
 /// A structural schema node, keys as the importer shortens them.
 #[derive(Debug, Default, Deserialize)]
 #[allow(clippy::struct_excessive_bools)] // One flag per schema keyword, as the schema has them.
-pub struct Node {
+pub(crate) struct Node {
     #[serde(rename = "t")]
     pub ty: Option<Type>,
     #[serde(rename = "n", default)]
@@ -96,7 +96,7 @@ pub struct Node {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Type {
+pub(crate) enum Type {
     Object,
     Array,
     String,
@@ -107,7 +107,7 @@ pub enum Type {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum ListType {
+pub(crate) enum ListType {
     Set,
     Map,
 }
@@ -116,7 +116,7 @@ pub enum ListType {
 #[derive(Debug, Clone, Deserialize)]
 #[allow(clippy::struct_field_names)] // `rule` is the CRD field's name.
 #[serde(rename_all = "camelCase")]
-pub struct Rule {
+pub(crate) struct Rule {
     pub rule: String,
     pub message: Option<String>,
     pub message_expression: Option<String>,
@@ -125,7 +125,7 @@ pub struct Rule {
 
 impl Node {
     /// The compiled `pattern`; `None` when there is none, `Some(Err)` when it does not compile.
-    pub fn regex(&self) -> Option<Result<&regex::Regex, &str>> {
+    pub(crate) fn regex(&self) -> Option<Result<&regex::Regex, &str>> {
         let pattern = self.pattern.as_deref()?;
         let compiled = self.regex.get_or_init(|| regex::Regex::new(pattern).ok());
         Some(compiled.as_ref().ok_or(pattern))
@@ -134,7 +134,7 @@ impl Node {
 
 /// The parsed outline of the table.
 #[derive(Debug)]
-pub struct Table {
+pub(crate) struct Table {
     pub kinds: Vec<Kind>,
     raw: Vec<&'static RawValue>,
     nodes: Vec<OnceLock<Node>>,
@@ -149,7 +149,7 @@ struct Outline {
 }
 
 /// The table, read on first use. `Err` only if the embedded file is corrupt (a build bug).
-pub fn table() -> Result<&'static Table, &'static str> {
+pub(super) fn table() -> Result<&'static Table, &'static str> {
     static TABLE: OnceLock<Result<Table, String>> = OnceLock::new();
     TABLE
         .get_or_init(|| {
@@ -173,14 +173,14 @@ pub fn table() -> Result<&'static Table, &'static str> {
 }
 
 impl Table {
-    pub fn kind(&self, api_version: &str, kind: &str) -> Option<&Kind> {
+    pub(crate) fn kind(&self, api_version: &str, kind: &str) -> Option<&Kind> {
         self.kinds
             .iter()
             .find(|k| k.api_version == api_version && k.kind == kind)
     }
 
     /// The apiVersions under which raykueue knows `kind`.
-    pub fn versions_of(&self, kind: &str) -> Vec<&str> {
+    pub(crate) fn versions_of(&self, kind: &str) -> Vec<&str> {
         self.kinds
             .iter()
             .filter(|k| k.kind == kind)
@@ -189,7 +189,7 @@ impl Table {
     }
 
     /// A node, parsed on first use.
-    pub fn node(&self, id: NodeId) -> &Node {
+    pub(crate) fn node(&self, id: NodeId) -> &Node {
         static BROKEN: OnceLock<Node> = OnceLock::new();
         let i = id as usize;
         let (Some(cell), Some(raw)) = (self.nodes.get(i), self.raw.get(i)) else {
@@ -208,7 +208,7 @@ impl Table {
 
     /// Every node id (tests walk the whole table).
     #[cfg(test)]
-    pub fn ids(&self) -> impl Iterator<Item = NodeId> {
+    pub(crate) fn ids(&self) -> impl Iterator<Item = NodeId> {
         (0..self.raw.len()).map(|i| i as NodeId)
     }
 }

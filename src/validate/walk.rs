@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 /// Enough to show every distinct mistake; a runaway object stops here.
 const MAX_VIOLATIONS: usize = 100;
 
-pub struct Walker<'t> {
+pub(crate) struct Walker<'t> {
     pub table: &'t Table,
     pub out: Vec<Violation>,
     /// Type errors so far. CEL rules need well-typed input (the API server skips them too
@@ -24,7 +24,7 @@ pub struct Walker<'t> {
 }
 
 impl<'t> Walker<'t> {
-    pub fn new(table: &'t Table) -> Self {
+    pub(crate) fn new(table: &'t Table) -> Self {
         Self {
             table,
             out: Vec::new(),
@@ -32,7 +32,13 @@ impl<'t> Walker<'t> {
         }
     }
 
-    pub fn report(&mut self, check: Check, pointer: &str, message: String, hint: Option<String>) {
+    pub(crate) fn report(
+        &mut self,
+        check: Check,
+        pointer: &str,
+        message: String,
+        hint: Option<String>,
+    ) {
         if self.out.len() < MAX_VIOLATIONS {
             self.out.push(Violation {
                 check,
@@ -47,7 +53,7 @@ impl<'t> Walker<'t> {
         self.report(Check::Schema, pointer, message, None);
     }
 
-    pub fn walk(&mut self, id: NodeId, value: &Value, ptr: &str) {
+    pub(crate) fn walk(&mut self, id: NodeId, value: &Value, ptr: &str) {
         if self.out.len() >= MAX_VIOLATIONS {
             return;
         }
@@ -438,7 +444,7 @@ fn a(t: Type) -> &'static str {
 }
 
 /// A value as messages show it: scalars quoted as YAML would need, containers by kind.
-pub fn describe(v: &Value) -> String {
+pub(super) fn describe(v: &Value) -> String {
     match v {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => format!("boolean `{b}`"),
@@ -450,7 +456,7 @@ pub fn describe(v: &Value) -> String {
 }
 
 /// A scalar as JSON text, cut to a readable length.
-pub fn short(v: &Value) -> String {
+pub(super) fn short(v: &Value) -> String {
     let text = v.to_string();
     if text.chars().count() > 60 {
         let cut: String = text.chars().take(57).collect();

@@ -3,7 +3,7 @@
 use crate::common::{SHIPPED, raykueue, raykueue_in, stderr, stdout};
 
 /// Parse a multi-document YAML stream into its documents.
-pub fn parse_stream(text: &str) -> Vec<serde_json::Value> {
+pub(crate) fn parse_stream(text: &str) -> Vec<serde_json::Value> {
     serde_saphyr::from_multiple::<serde_json::Value>(text)
         .expect("the stream is valid multi-document YAML")
         .into_iter()

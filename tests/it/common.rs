@@ -3,18 +3,18 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub const SHIPPED: &[&str] = &["single", "team", "kuberay-gpu"];
+pub(crate) const SHIPPED: &[&str] = &["single", "team", "kuberay-gpu"];
 
-pub fn repo() -> PathBuf {
+pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 /// The real binary, run from the repository root unless `cwd` says otherwise.
-pub fn raykueue(args: &[&str]) -> Output {
+pub(crate) fn raykueue(args: &[&str]) -> Output {
     raykueue_in(&repo(), args)
 }
 
-pub fn raykueue_in(cwd: &Path, args: &[&str]) -> Output {
+pub(crate) fn raykueue_in(cwd: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_raykueue"))
         .args(args)
         .current_dir(cwd)
@@ -22,16 +22,16 @@ pub fn raykueue_in(cwd: &Path, args: &[&str]) -> Output {
         .expect("the raykueue binary runs")
 }
 
-pub fn stdout(o: &Output) -> String {
+pub(crate) fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
 }
 
-pub fn stderr(o: &Output) -> String {
+pub(crate) fn stderr(o: &Output) -> String {
     String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
 }
 
 /// The whole bundle of a profile as one text, a `# file:` header before each file.
-pub fn bundle_text(profile: &str) -> String {
+pub(crate) fn bundle_text(profile: &str) -> String {
     let resolved = raykueue::resolve::resolve(profile).expect("profile resolves");
     let compiled = raykueue::compile::compile(&resolved, false).expect("profile compiles");
     let mut out = String::new();
@@ -45,7 +45,7 @@ pub fn bundle_text(profile: &str) -> String {
 }
 
 /// Every file below `dir`, relative path → bytes.
-pub fn read_tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+pub(crate) fn read_tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
     fn walk(base: &Path, dir: &Path, out: &mut std::collections::BTreeMap<String, Vec<u8>>) {
         for e in std::fs::read_dir(dir).expect("readable dir") {
             let p = e.expect("entry").path();
@@ -69,7 +69,7 @@ pub fn read_tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
 /// `RAYKUEUE_NO_SKIP` set, as `.ci/run` does) that is a failure: CI provides every tool. Elsewhere
 /// it prints a visible line: written straight to stderr, not through `eprintln!`, which the test
 /// harness captures and shows only for failing tests.
-pub fn skip(test: &str, why: &str) {
+pub(crate) fn skip(test: &str, why: &str) {
     use std::io::Write;
     assert!(
         std::env::var_os("CI").is_none() && std::env::var_os("RAYKUEUE_NO_SKIP").is_none(),
@@ -79,13 +79,13 @@ pub fn skip(test: &str, why: &str) {
 }
 
 /// The sibling `../shared` folder (upstream schemas, charts, tools), when present.
-pub fn shared() -> Option<PathBuf> {
+pub(crate) fn shared() -> Option<PathBuf> {
     let dir = repo().join("../shared");
     dir.is_dir().then_some(dir)
 }
 
 /// Compile a profile given as text, in-process (no folder: scripts cannot be named).
-pub fn compile_text(
+pub(crate) fn compile_text(
     text: &[u8],
 ) -> Result<raykueue::compile::Compiled, Vec<raykueue::diagnostic::Diagnostic>> {
     let source = raykueue::load::decode("profile.yaml", text).map_err(|d| vec![d])?;
@@ -99,7 +99,7 @@ pub fn compile_text(
 }
 
 /// A shipped profile's text.
-pub fn shipped_text(name: &str) -> &'static str {
+pub(crate) fn shipped_text(name: &str) -> &'static str {
     raykueue::resolve::SHIPPED
         .iter()
         .find(|(n, _)| *n == name)

@@ -3,6 +3,8 @@
 
 // Tests may unwrap: a failure is a test failure with its message.
 #![allow(clippy::unwrap_used, clippy::format_push_string)]
+// A test binary has no public API; the importers it compiles by path are `pub` for xtask.
+#![allow(unreachable_pub)]
 
 mod bad_inputs;
 mod charts;

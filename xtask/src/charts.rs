@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use std::path::Path;
 
 /// The generated file, relative to the repository root.
-pub const OUTPUT: &str = "assets/charts.json";
+pub(super) const OUTPUT: &str = "assets/charts.json";
 
 /// Chart name, values file under `charts/`, and the default paths raykueue reads.
 const CHARTS: &[(&str, &str, &[&str])] = &[
@@ -36,7 +36,7 @@ const CHARTS: &[(&str, &str, &[&str])] = &[
 ];
 
 /// Read `schemas_dir` (the `schemas/` folder of shared) and return the generated file's text.
-pub fn import(schemas_dir: &Path) -> Result<String, String> {
+pub(super) fn import(schemas_dir: &Path) -> Result<String, String> {
     let mut charts = Map::new();
     for (chart, file, wanted) in CHARTS {
         let path = schemas_dir.join("charts").join(file);
@@ -78,7 +78,7 @@ pub fn import(schemas_dir: &Path) -> Result<String, String> {
 }
 
 /// Every map key path below `v`, parents before children, in the file's order.
-pub fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
+pub(super) fn key_paths(v: &Value, prefix: &str, out: &mut Vec<String>) {
     if let Value::Object(m) = v {
         for (k, child) in m {
             let path = if prefix.is_empty() {

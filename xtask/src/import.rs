@@ -19,7 +19,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 /// The generated file, relative to the repository root.
-pub const OUTPUT: &str = "assets/schemas.json";
+pub(super) const OUTPUT: &str = "assets/schemas.json";
 
 /// The kinds raykueue validates. CRDs: file under `crds/` and the served version to take.
 const CRDS: &[(&str, &str)] = &[
@@ -66,10 +66,10 @@ const K8S_DIR: &str = "k8s/v1.34.0-local-strict";
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
 /// Bumped when the node format changes (the reader checks it).
-pub const FORMAT: u64 = 1;
+pub(super) const FORMAT: u64 = 1;
 
 /// Read `schemas_dir` (the `schemas/` folder of shared) and return the generated file's text.
-pub fn import(schemas_dir: &Path) -> Result<String, String> {
+pub(super) fn import(schemas_dir: &Path) -> Result<String, String> {
     let definitions = read_json(&schemas_dir.join(K8S_DIR).join("_definitions.json"))?;
     let defs = definitions
         .get("$defs")
