@@ -128,6 +128,36 @@ fn single_stream_carries_the_spec_values() {
 }
 
 #[test]
+fn the_team_summary_computes_seed_000s_table() {
+    let resolved = raykueue::resolve::resolve("team").unwrap();
+    let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
+    let summary = &bundle.files["SUMMARY.md"];
+    // Seed 000's rows: A alone holds 8 GPUs (4 borrowed); B claims its 4 and A's one
+    // workload loses all 8; both busy at 4.
+    for row in [
+        "| 1 | team-a-cq | 8 nvidia.com/gpu | 4 nvidia.com/gpu | `team-a-cq/max` admitted, borrowing 4 nvidia.com/gpu |",
+        "| 2 | team-a-cq | 0 nvidia.com/gpu | – | `team-a-cq/max` preempted by `team-b-cq/nominal` (InCohortReclamation): gives back all 8 nvidia.com/gpu, not just the 4 it borrowed |",
+        "| 2 | team-b-cq | 4 nvidia.com/gpu | – | `team-b-cq/nominal` admitted |",
+        "| 3 | team-a-cq | 4 nvidia.com/gpu | – | `team-a-cq/nominal` admitted; `team-a-cq/max` still waits |",
+    ] {
+        assert!(summary.contains(row), "{row}\n{summary}");
+    }
+    assert!(
+        summary.contains("Kueue preempts whole workloads"),
+        "{summary}"
+    );
+    assert!(summary.contains("```mermaid\ngantt\n"), "{summary}");
+    assert!(
+        summary.contains("    team-a-cq/max holds 8 nvidia.com/gpu :crit, 0, 60\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("**Cannot reclaim (warning RK146):** `llm-training` fits `team-b-cq` only by borrowing (cpu: asks 68500m, nominal quota 48)"),
+        "{summary}"
+    );
+}
+
+#[test]
 fn the_reviewer_summary_adds_up_the_cohort() {
     let resolved = raykueue::resolve::resolve("team").unwrap();
     let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
