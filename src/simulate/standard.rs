@@ -21,6 +21,7 @@ use crate::profile::{
 use crate::rules::admission::Quotas;
 use crate::rules::pods;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt::Write as _;
 
 /// When each step's submissions happen, in seconds.
 pub const STEPS: [u64; 3] = [0, 60, 120];
@@ -354,7 +355,7 @@ fn tabulate(
                         if again { "admitted again" } else { "admitted" }
                     );
                     if b > 0 {
-                        s.push_str(&format!(", borrowing {}", amount(b)));
+                        let _ = write!(s, ", borrowing {}", amount(b));
                     }
                     notes
                         .entry(world.workloads[*workload].cq)
@@ -379,10 +380,8 @@ fn tabulate(
                         amount(held)
                     );
                     if b > 0 && b < held {
-                        s.push_str(&format!(
-                            ", not just the {} it borrowed",
-                            show(world, resource, b)
-                        ));
+                        let _ =
+                            write!(s, ", not just the {} it borrowed", show(world, resource, b));
                         whole_workload.push(format!(
                             "Kueue preempts whole workloads: `{name}` held {}, {} of them borrowed, and lost all {} when `{by_name}` claimed `{}`'s nominal quota — not just the {} it borrowed.",
                             amount(held),
@@ -505,8 +504,9 @@ fn may_borrow(profile: &Profile, index: usize, c: usize) -> bool {
 /// Kueue v0.19.2 with classic preemption considers preemption for a flavor only when the
 /// request fits the queue's nominal quota, unless `borrowWithinCohort` allows preempting while
 /// borrowing (kubernetes-sigs/kueue@v0.19.2
-/// `pkg/scheduler/flavorassigner/flavorassigner.go` `fitsResourceQuota`: `rQuota.Nominal.Cmp(val)
-/// >= 0 || mayReclaimInHierarchy || a.canPreemptWhileBorrowing()`). The simulator implements
+/// `pkg/scheduler/flavorassigner/flavorassigner.go` `fitsResourceQuota`:
+/// `rQuota.Nominal.Cmp(val) >= 0 || mayReclaimInHierarchy || a.canPreemptWhileBorrowing()`).
+/// The simulator implements
 /// that; this runs two scenarios per candidate: the workload alone (does it borrow?), then the
 /// workload after each peer took all it can get (is it admitted?).
 pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
