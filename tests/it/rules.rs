@@ -204,6 +204,30 @@ fn a_workload_that_fits_only_by_borrowing_cannot_reclaim() {
     assert!(msg.contains("while `team-b-cq` borrows"), "{msg}");
     // More than it can ever get is RK140's finding, not this one's.
     assert!(rk146(9).is_empty());
+    // borrowWithinCohort lets a higher-priority workload preempt while borrowing
+    // (kueue@v0.19.2 flavorassigner.go `fitsResourceQuota`, `canPreemptWhileBorrowing`):
+    // then it reclaims, and there is nothing to warn about.
+    let preempting = cohort_profile(5, Some(4), None)
+        .replace(
+            "    - name: team-a-cq\n      cohortName: shared\n",
+            "    - name: team-a-cq\n      cohortName: shared\n      preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority}}\n",
+        )
+        .replace(
+            "    queue: team-a\n",
+            "    queue: team-a\n    priorityClass: high\n",
+        )
+        .replace(
+            "ray:\n",
+            "priorityClasses:\n  - {name: high, value: 100}\nray:\n",
+        );
+    assert!(preempting.contains("borrowWithinCohort") && preempting.contains("value: 100"));
+    let found = check_text(&preempting);
+    assert!(found.iter().all(|(_, c, _)| c != "RK146"), "{found:?}");
+    assert!(found.iter().all(|(s, _, _)| s != "error"), "{found:?}");
+    // The same policy without the higher priority: team B's workload is not lower, it waits.
+    let same_priority = preempting.replace("    priorityClass: high\n", "");
+    let found = check_text(&same_priority);
+    assert!(found.iter().any(|(_, c, _)| c == "RK146"), "{found:?}");
 }
 
 /// The seed-004 cluster with the GPU pool tainted `effect`, and one GPU worker group.
