@@ -153,7 +153,8 @@ pub fn summary_context(p: &Profile) -> Value {
 /// The "Queue behaviour" section: per standard scenario its table rows, its Mermaid `gantt`
 /// lines and the whole-workload sentences; then the workloads that cannot reclaim (RK146).
 fn behaviour(p: &Profile) -> Value {
-    let runs: Vec<Value> = crate::simulate::standard::runs(p)
+    let (runs, left_out) = crate::simulate::standard::runs(p);
+    let runs: Vec<Value> = runs
         .into_iter()
         .map(|run| {
             let mut sections: Vec<Value> = Vec::new();
@@ -194,5 +195,7 @@ fn behaviour(p: &Profile) -> Value {
         "steps": crate::simulate::standard::STEPS,
         "end": crate::simulate::standard::END,
         "unreclaimable": unreclaimable,
+        "leftOut": left_out,
+        "maxRuns": crate::simulate::standard::MAX_RUNS,
     })
 }

@@ -16,7 +16,8 @@ use super::events::Event;
 use super::model::{self, Fr, WorkloadSpec, World};
 use super::scenario::{Scenario, ScenarioKind, ScenarioWorkload};
 use crate::profile::{
-    Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Toleration, TolerationOperator,
+    Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Queues, Toleration,
+    TolerationOperator,
 };
 use crate::rules::admission::Quotas;
 use crate::rules::pods;
@@ -29,6 +30,13 @@ pub const STEPS: [u64; 3] = [0, 60, 120];
 pub const END: u64 = 180;
 /// Longer than the scenario: nothing finishes, every change is admission or preemption.
 const RUN_FOR: u64 = 3600;
+/// At most this many standard scenarios (the first ClusterQueues in profile order): the
+/// section stays readable, and a profile of 1000 queues is not simulated 1000 times on `gen`.
+pub const MAX_RUNS: usize = 16;
+/// RK146's contested scenario lets at most this many peers (in profile order) take all they
+/// can get before the workload comes: one peer without a borrowing limit already takes every
+/// lendable quota, and the cost of a run grows with its workloads.
+const MAX_PEERS: usize = 16;
 
 /// One row of the table: one ClusterQueue after one step.
 #[derive(Clone, Debug)]
@@ -101,24 +109,28 @@ impl Unreclaimable {
     }
 }
 
-/// Every standard scenario of the profile, in ClusterQueue order; empty without queues.
-pub fn runs(profile: &Profile) -> Vec<Run> {
+/// The standard scenarios of the profile's first [`MAX_RUNS`] ClusterQueues (that cover some
+/// resource), in ClusterQueue order, and how many queues were left out; empty without queues.
+pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
     let Some(queues) = profile.queues.as_ref() else {
-        return Vec::new();
+        return (Vec::new(), 0);
     };
     let quotas = Quotas::new(queues);
     let cqs = &queues.cluster_queues;
-    (0..cqs.len())
-        .filter_map(|c| {
-            let peers: Vec<usize> = match &cqs[c].cohort_name {
-                Some(cohort) => (0..cqs.len())
-                    .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
-                    .collect(),
-                None => Vec::new(),
-            };
-            run_one(profile, &quotas, c, &peers)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for c in 0..cqs.len() {
+        if out.len() == MAX_RUNS {
+            return (out, cqs.len() - c);
+        }
+        let peers: Vec<usize> = match &cqs[c].cohort_name {
+            Some(cohort) => (0..cqs.len())
+                .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
+                .collect(),
+            None => Vec::new(),
+        };
+        out.extend(run_one(profile, &quotas, c, &peers));
+    }
+    (out, 0)
 }
 
 /// The workload a synthetic submission asks for: (resource → total, spelling) over each
@@ -513,8 +525,12 @@ pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
     let Some(queues) = profile.queues.as_ref() else {
         return Vec::new();
     };
-    let quotas = Quotas::new(queues);
     let cqs = &queues.cluster_queues;
+    // Each candidate runs on the profile trimmed to its queue and peers, with itself as the
+    // only workload: the cost of a run does not grow with the rest of the profile.
+    let mut base = profile.clone();
+    base.workloads.clear();
+    base.queues = None;
     let mut out = Vec::new();
     for (index, pw) in profile.workloads.iter().enumerate() {
         if !matches!(pw.admission(profile), Admission::Queued { .. }) {
@@ -536,6 +552,31 @@ pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
         if !may_borrow(profile, index, c) {
             continue;
         }
+        let mut members: Vec<usize> = (0..cqs.len())
+            .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
+            .take(MAX_PEERS)
+            .collect();
+        members.push(c);
+        members.sort_unstable();
+        let names: BTreeSet<&str> = members.iter().map(|&m| cqs[m].name.as_str()).collect();
+        let mut trimmed = base.clone();
+        trimmed.queues = Some(Queues {
+            mode: queues.mode,
+            cluster_queues: members.iter().map(|&m| cqs[m].clone()).collect(),
+            local_queues: queues
+                .local_queues
+                .iter()
+                .filter(|l| names.contains(l.cluster_queue.as_str()))
+                .cloned()
+                .collect(),
+        });
+        trimmed.workloads = vec![pw.clone()];
+        let Some(tq) = trimmed.queues.as_ref() else {
+            continue;
+        };
+        let quotas = Quotas::new(tq);
+        let tc = members.iter().position(|&m| m == c).unwrap_or(0);
+        let peers: Vec<usize> = (0..members.len()).filter(|&i| i != tc).collect();
         let submission = |at: u64| ScenarioWorkload {
             name: pw.name.to_string(),
             queue: Dns1123Subdomain(lq.name.to_string()),
@@ -547,7 +588,7 @@ pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
             from: Some(Dns1123Subdomain(pw.name.to_string())),
         };
         // Alone: admitted, and borrowing?
-        let alone = world_with(profile, vec![submission(0)]);
+        let alone = world_with(&trimmed, vec![submission(0)]);
         let Some(wl) = alone
             .workloads
             .iter()
@@ -571,12 +612,9 @@ pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
             continue;
         }
         // Contested: every peer first takes all it can get, then the workload comes.
-        let mut world = world_with(profile, vec![submission(STEPS[1])]);
-        let peers: Vec<usize> = (0..cqs.len())
-            .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
-            .collect();
+        let mut world = world_with(&trimmed, vec![submission(STEPS[1])]);
         for &p in &peers {
-            let req = synthetic(profile, &world, &quotas, p, true);
+            let req = synthetic(&trimmed, &world, &quotas, p, true);
             if !req.is_empty() {
                 let name = format!("{}/max", world.cqs[p].name);
                 push_synthetic(&mut world, name, p, STEPS[0], &req);
@@ -620,7 +658,7 @@ pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
             .map(|&r| {
                 let flavor = flavors.iter().find_map(|m| m.get(&r).copied());
                 let nominal = flavor.map_or(0, |f| {
-                    alone.cqs[c]
+                    alone.cqs[tc]
                         .quota(Fr {
                             flavor: f,
                             resource: r,
