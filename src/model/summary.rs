@@ -1,5 +1,6 @@
 //! The reviewer summary (`SUMMARY.md` in the bundle): quotas per ClusterQueue, cohort totals,
-//! node pools and which workloads go to which queue — what a reviewer checks in a pull request.
+//! node pools and which workloads go to which queue — what a reviewer checks in a pull request
+//! — and the queue behaviour the standard scenarios of `simulate::standard` compute.
 
 use crate::profile::{Admission, DEFAULT_LOCAL_QUEUE, Profile, Quantity};
 use serde_json::{Value, json};
@@ -141,9 +142,60 @@ pub fn summary_context(p: &Profile) -> Value {
     json!({
         "name": p.name,
         "description": p.description,
+        "behaviour": behaviour(p),
         "queues": queues,
         "cohorts": cohorts,
         "pools": pools,
         "workloads": workloads,
+    })
+}
+
+/// The "Queue behaviour" section: per standard scenario its table rows, its Mermaid `gantt`
+/// lines and the whole-workload sentences; then the workloads that cannot reclaim (RK146).
+fn behaviour(p: &Profile) -> Value {
+    let (runs, left_out) = crate::simulate::standard::runs(p);
+    let runs: Vec<Value> = runs
+        .into_iter()
+        .map(|run| {
+            let mut sections: Vec<Value> = Vec::new();
+            for b in &run.bars {
+                let tag = if b.preempted { "crit, " } else { "active, " };
+                let line = format!(
+                    "{} holds {} :{tag}{}, {}",
+                    b.workload, b.holds, b.start, b.end
+                );
+                match sections.last_mut() {
+                    Some(s) if s["name"] == b.cq.as_str() => {
+                        if let Some(bars) = s["bars"].as_array_mut() {
+                            bars.push(Value::String(line));
+                        }
+                    }
+                    _ => sections.push(json!({"name": b.cq, "bars": [line]})),
+                }
+            }
+            json!({
+                "first": run.first,
+                "cohort": run.cohort,
+                "resource": run.resource,
+                "rows": run.rows.iter().map(|r| json!({
+                    "step": r.step, "cq": r.cq, "holds": r.holds, "borrowed": r.borrowed,
+                    "happened": r.happened,
+                })).collect::<Vec<_>>(),
+                "sections": sections,
+                "wholeWorkload": run.whole_workload,
+            })
+        })
+        .collect();
+    let unreclaimable: Vec<String> = crate::simulate::standard::unreclaimable(p)
+        .iter()
+        .map(crate::simulate::standard::Unreclaimable::message)
+        .collect();
+    json!({
+        "runs": runs,
+        "steps": crate::simulate::standard::STEPS,
+        "end": crate::simulate::standard::END,
+        "unreclaimable": unreclaimable,
+        "leftOut": left_out,
+        "maxRuns": crate::simulate::standard::MAX_RUNS,
     })
 }

@@ -2,7 +2,7 @@
 //! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
 //! reports at the profile line it is about.
 
-mod admission;
+pub(crate) mod admission;
 mod azure;
 mod cq_limits;
 mod entrypoints;
@@ -13,6 +13,7 @@ mod nodes;
 // The simulator counts a workload's pod sets with the same model as the admission rules.
 pub(crate) mod pods;
 mod queues;
+mod reclaim;
 mod workloads;
 
 /// Codes later stages report when they meet what a rule already refuses (a profile that
@@ -96,6 +97,7 @@ const CHECKS: &[Check] = &[
     queues::check,
     cq_limits::check,
     admission::check,
+    reclaim::check,
     nodes::check,
     workloads::check,
     entrypoints::check,
@@ -111,6 +113,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         queues::RULES,
         cq_limits::RULES,
         admission::RULES,
+        reclaim::RULES,
         nodes::RULES,
         workloads::RULES,
         entrypoints::RULES,

@@ -18,6 +18,7 @@ mod queues;
 mod quota;
 pub mod scenario;
 mod snapshot;
+pub mod standard;
 
 use events::{Event, UsageLine};
 use flavors::NoFitReason;

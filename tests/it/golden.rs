@@ -128,6 +128,36 @@ fn single_stream_carries_the_spec_values() {
 }
 
 #[test]
+fn the_team_summary_computes_seed_000s_table() {
+    let resolved = raykueue::resolve::resolve("team").unwrap();
+    let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
+    let summary = &bundle.files["SUMMARY.md"];
+    // Seed 000's rows: A alone holds 8 GPUs (4 borrowed); B claims its 4 and A's one
+    // workload loses all 8; both busy at 4.
+    for row in [
+        "| 1 | team-a-cq | 8 nvidia.com/gpu | 4 nvidia.com/gpu | `team-a-cq/max` admitted, borrowing 4 nvidia.com/gpu |",
+        "| 2 | team-a-cq | 0 nvidia.com/gpu | – | `team-a-cq/max` preempted by `team-b-cq/nominal` (InCohortReclamation): gives back all 8 nvidia.com/gpu, not just the 4 it borrowed |",
+        "| 2 | team-b-cq | 4 nvidia.com/gpu | – | `team-b-cq/nominal` admitted |",
+        "| 3 | team-a-cq | 4 nvidia.com/gpu | – | `team-a-cq/nominal` admitted; `team-a-cq/max` still waits |",
+    ] {
+        assert!(summary.contains(row), "{row}\n{summary}");
+    }
+    assert!(
+        summary.contains("Kueue preempts whole workloads"),
+        "{summary}"
+    );
+    assert!(summary.contains("```mermaid\ngantt\n"), "{summary}");
+    assert!(
+        summary.contains("    team-a-cq/max holds 8 nvidia.com/gpu :crit, 0, 60\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("**Cannot reclaim (warning RK146):** `llm-training` fits `team-b-cq` only by borrowing (cpu: asks 68500m, nominal quota 48)"),
+        "{summary}"
+    );
+}
+
+#[test]
 fn the_reviewer_summary_adds_up_the_cohort() {
     let resolved = raykueue::resolve::resolve("team").unwrap();
     let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
@@ -146,4 +176,41 @@ fn the_reviewer_summary_adds_up_the_cohort() {
         summary.contains("| RayJob | llm-training | team-b | – |"),
         "{summary}"
     );
+}
+
+#[test]
+fn queue_behaviour_shows_the_first_queues_and_says_how_many_it_leaves_out() {
+    // 18 ClusterQueues in one cohort, 1 GPU each: 16 scenarios, 2 queues left out.
+    let mut cqs = String::new();
+    let mut lqs = String::new();
+    for i in 0..18 {
+        cqs.push_str(&format!(
+            "    - name: cq-{i}\n      cohortName: all\n      resourceGroups:\n        - coveredResources: [cpu, nvidia.com/gpu]\n          flavors:\n            - name: default\n              resources:\n                - {{name: cpu, nominalQuota: \"8\"}}\n                - {{name: nvidia.com/gpu, nominalQuota: \"1\"}}\n"
+        ));
+        lqs.push_str(&format!("    - {{name: lq-{i}, clusterQueue: cq-{i}}}\n"));
+    }
+    let profile = format!(
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: many\nnamespace: ray\nflavors:\n  - name: default\nqueues:\n  mode: team\n  clusterQueues:\n{cqs}  localQueues:\n{lqs}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.yaml");
+    std::fs::write(&path, profile).unwrap();
+    let out = dir.path().join("out");
+    let o = crate::common::raykueue(&[
+        "gen",
+        "--profile",
+        path.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    let summary = std::fs::read_to_string(out.join("SUMMARY.md")).unwrap();
+    assert_eq!(summary.matches("```mermaid").count(), 16, "{summary}");
+    // Alone, a queue gets its own GPU and the 17 its peers lend.
+    assert!(
+        summary.contains("| 1 | cq-15 | 18 nvidia.com/gpu | 17 nvidia.com/gpu | `cq-15/max` admitted, borrowing 17 nvidia.com/gpu |"),
+        "{summary}"
+    );
+    assert!(!summary.contains("### `cq-16`"), "{summary}");
+    assert!(summary.contains("2 more are not"), "{summary}");
 }

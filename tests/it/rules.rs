@@ -64,11 +64,12 @@ fn seed_004_pool_too_small_for_max_replicas_warns_and_gen_still_succeeds() {
 #[test]
 fn shipped_profiles_warn_only_as_documented() {
     // single/team: the 96-CPU quota of flavor `default` against one ND96amsr node, whose
-    // allocatable CPU is below 96 (AKS reserves about 1 core); team: the unqueued RayService.
+    // allocatable CPU is below 96 (AKS reserves about 1 core); team: the unqueued RayService,
+    // and llm-training (68.5 CPU on 48 nominal) that fits only by borrowing (RK146).
     // kuberay-gpu: seed 004's pool.
     for (profile, expected) in [
         ("single", &["RK202"][..]),
-        ("team", &["RK202", "RK121"][..]),
+        ("team", &["RK202", "RK121", "RK146"][..]),
         ("kuberay-gpu", &["RK204"][..]),
     ] {
         let (exit, found) = diagnostics(&["--profile", profile]);
@@ -179,6 +180,54 @@ fn a_team_borrows_up_to_its_limit_and_what_the_cohort_lends() {
         msg.contains("nominalQuota 4 + borrowing 4: borrowingLimit 4"),
         "{msg}"
     );
+}
+
+#[test]
+fn a_workload_that_fits_only_by_borrowing_cannot_reclaim() {
+    let rk146 = |gpus| {
+        check_text(&cohort_profile(gpus, Some(4), None))
+            .into_iter()
+            .filter(|(_, c, _)| c == "RK146")
+            .collect::<Vec<_>>()
+    };
+    // Within team A's 4 GPUs of nominal quota: it reclaims them from a borrowing team B.
+    assert!(rk146(4).is_empty());
+    // 5 GPUs fit only by borrowing: while team B borrows A's quota, it waits.
+    let found = rk146(5);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let (severity, _, msg) = &found[0];
+    assert_eq!(severity, "warning");
+    assert!(
+        msg.contains("nvidia.com/gpu: asks 5, nominal quota 4"),
+        "{msg}"
+    );
+    assert!(msg.contains("while `team-b-cq` borrows"), "{msg}");
+    // More than it can ever get is RK140's finding, not this one's.
+    assert!(rk146(9).is_empty());
+    // borrowWithinCohort lets a higher-priority workload preempt while borrowing
+    // (kueue@v0.19.2 flavorassigner.go `fitsResourceQuota`, `canPreemptWhileBorrowing`):
+    // then it reclaims, and there is nothing to warn about.
+    let preempting = cohort_profile(5, Some(4), None)
+        .replace(
+            "    - name: team-a-cq\n      cohortName: shared\n",
+            "    - name: team-a-cq\n      cohortName: shared\n      preemption: {reclaimWithinCohort: Any, borrowWithinCohort: {policy: LowerPriority}}\n",
+        )
+        .replace(
+            "    queue: team-a\n",
+            "    queue: team-a\n    priorityClass: high\n",
+        )
+        .replace(
+            "ray:\n",
+            "priorityClasses:\n  - {name: high, value: 100}\nray:\n",
+        );
+    assert!(preempting.contains("borrowWithinCohort") && preempting.contains("value: 100"));
+    let found = check_text(&preempting);
+    assert!(found.iter().all(|(_, c, _)| c != "RK146"), "{found:?}");
+    assert!(found.iter().all(|(s, _, _)| s != "error"), "{found:?}");
+    // The same policy without the higher priority: team B's workload is not lower, it waits.
+    let same_priority = preempting.replace("    priorityClass: high\n", "");
+    let found = check_text(&same_priority);
+    assert!(found.iter().any(|(_, c, _)| c == "RK146"), "{found:?}");
 }
 
 /// The seed-004 cluster with the GPU pool tainted `effect`, and one GPU worker group.

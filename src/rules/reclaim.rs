@@ -1,0 +1,31 @@
+//! RK146: a queued workload that fits its ClusterQueue only by borrowing cannot reclaim the
+//! queue's nominal quota from a cohort peer that borrows it (Kueue's classic preemption). The
+//! finding comes from the simulator's standard scenarios (`simulate::standard::unreclaimable`),
+//! so the rule and `SUMMARY.md`'s "Queue behaviour" section never disagree.
+
+use super::{Ctx, RuleInfo};
+use crate::diagnostic::Severity::Warning;
+
+pub const CANNOT_RECLAIM: RuleInfo = RuleInfo {
+    code: "RK146",
+    severity: Warning,
+    title: "a queued workload fits its ClusterQueue only by borrowing: it cannot reclaim its queue's quota from a borrowing cohort peer",
+};
+
+pub const RULES: &[RuleInfo] = &[CANNOT_RECLAIM];
+
+pub fn check(ctx: &mut Ctx<'_>) {
+    for u in crate::simulate::standard::unreclaimable(ctx.profile) {
+        let w = &ctx.profile.workloads[u.index];
+        let pointer = if w.queue.is_some() {
+            format!("/workloads/{}/queue", u.index)
+        } else {
+            format!("/workloads/{}", u.index)
+        };
+        let hint = format!(
+            "make it fit `{}`'s nominal quota (fewer or smaller pods, or a larger nominalQuota), or give it a higher priority class and let the queue preempt lower priorities while borrowing with `preemption.borrowWithinCohort`",
+            u.cq
+        );
+        ctx.report(&CANNOT_RECLAIM, &pointer, u.message(), Some(hint));
+    }
+}
