@@ -197,5 +197,6 @@ fn behaviour(p: &Profile) -> Value {
         "unreclaimable": unreclaimable,
         "leftOut": left_out,
         "maxRuns": crate::simulate::standard::MAX_RUNS,
+        "maxPeers": crate::simulate::standard::MAX_PEERS,
     })
 }

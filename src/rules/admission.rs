@@ -44,7 +44,7 @@ pub(super) struct Capacity {
 
 /// The quotas of all ClusterQueues, indexed once so that each lookup is cheap whatever the
 /// size of the profile.
-pub(super) struct Quotas<'q> {
+pub(crate) struct Quotas<'q> {
     queues: &'q Queues,
     own: HashMap<(usize, &'q str, &'q str), &'q ResourceQuota>,
     /// Per (cohort, flavor, resource): what all its queues together can lend.
@@ -56,7 +56,7 @@ fn lendable(r: &ResourceQuota) -> Quantity {
 }
 
 impl<'q> Quotas<'q> {
-    pub(super) fn new(queues: &'q Queues) -> Self {
+    pub(crate) fn new(queues: &'q Queues) -> Self {
         let mut own = HashMap::new();
         let mut lend: HashMap<(&str, &str, &str), Quantity> = HashMap::new();
         for (c, cq) in queues.cluster_queues.iter().enumerate() {
@@ -84,7 +84,7 @@ impl<'q> Quotas<'q> {
     }
 
     /// What ClusterQueue `c` can ever use of (`flavor`, `resource`); see the module comment.
-    pub(super) fn total(&self, c: usize, flavor: &str, resource: &str) -> Quantity {
+    pub(crate) fn total(&self, c: usize, flavor: &str, resource: &str) -> Quantity {
         self.parts(c, flavor, resource).0
     }
 

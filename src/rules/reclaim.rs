@@ -6,15 +6,15 @@
 use super::{Ctx, RuleInfo};
 use crate::diagnostic::Severity::Warning;
 
-pub const CANNOT_RECLAIM: RuleInfo = RuleInfo {
+pub(super) const CANNOT_RECLAIM: RuleInfo = RuleInfo {
     code: "RK146",
     severity: Warning,
     title: "a queued workload fits its ClusterQueue only by borrowing: it cannot reclaim its queue's quota from a borrowing cohort peer",
 };
 
-pub const RULES: &[RuleInfo] = &[CANNOT_RECLAIM];
+pub(super) const RULES: &[RuleInfo] = &[CANNOT_RECLAIM];
 
-pub fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn check(ctx: &mut Ctx<'_>) {
     for u in crate::simulate::standard::unreclaimable(ctx.profile) {
         let w = &ctx.profile.workloads[u.index];
         let pointer = if w.queue.is_some() {

@@ -33,10 +33,10 @@ const RUN_FOR: u64 = 3600;
 /// At most this many standard scenarios (the first ClusterQueues in profile order): the
 /// section stays readable, and a profile of 1000 queues is not simulated 1000 times on `gen`.
 pub const MAX_RUNS: usize = 16;
-/// RK146's contested scenario lets at most this many peers (in profile order) take all they
-/// can get before the workload comes: one peer without a borrowing limit already takes every
-/// lendable quota, and the cost of a run grows with its workloads.
-const MAX_PEERS: usize = 16;
+/// RK146's contested scenario and the summary's step 2 let at most this many peers (in profile
+/// order) take their share: one peer without a borrowing limit already takes every lendable
+/// quota, and the cost of a run grows with its workloads.
+pub const MAX_PEERS: usize = 16;
 
 /// One row of the table: one ClusterQueue after one step.
 #[derive(Clone, Debug)]
@@ -122,9 +122,13 @@ pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
         if out.len() == MAX_RUNS {
             return (out, cqs.len() - c);
         }
+        // Step 2 lets at most [`MAX_PEERS`] peers (in profile order) claim their nominal
+        // quota: enough to show reclamation, and a large cohort stays cheap to summarize
+        // (1,000 teams in one cohort would otherwise simulate 16 × 1,000 workloads).
         let peers: Vec<usize> = match &cqs[c].cohort_name {
             Some(cohort) => (0..cqs.len())
                 .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
+                .take(MAX_PEERS)
                 .collect(),
             None => Vec::new(),
         };
