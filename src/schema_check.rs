@@ -11,14 +11,16 @@ use std::sync::OnceLock;
 /// The compiled profile schema, built once per process.
 fn validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| {
-        jsonschema::options()
-            .should_validate_formats(false)
-            .build(schema())
-            // The schema is generated from our own types; failing to compile it is a bug
-            // that every test would catch.
-            .expect("the generated profile schema compiles")
-    })
+    V.get_or_init(|| compile_schema(schema()))
+}
+
+/// Compile a schema generated from our own types (profile, scenario). Failing to compile one
+/// is a bug that every test would catch.
+pub(crate) fn compile_schema(schema: &Value) -> jsonschema::Validator {
+    jsonschema::options()
+        .should_validate_formats(false)
+        .build(schema)
+        .expect("a schema generated from raykueue's types compiles")
 }
 
 /// The profile JSON Schema, with `null` removed from optional fields: an optional field is

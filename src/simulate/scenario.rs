@@ -136,13 +136,7 @@ fn schema() -> &'static Value {
 
 fn validator() -> &'static jsonschema::Validator {
     static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| {
-        jsonschema::options()
-            .should_validate_formats(false)
-            .build(schema())
-            // Generated from our own types; every scenario test would catch a failure.
-            .expect("the generated scenario schema compiles")
-    })
+    V.get_or_init(|| schema_check::compile_schema(schema()))
 }
 
 /// Why a scenario could not be read: I/O (exit 2) or invalid content (exit 1).
