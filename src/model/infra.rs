@@ -359,10 +359,7 @@ fn platform(p: &Profile) -> PlatformCtx {
                 .collect(),
             q.local_queues
                 .iter()
-                .map(|l| {
-                    let ns = l.namespace.as_ref().unwrap_or(&p.namespace);
-                    format!("{ns}/{}", l.name)
-                })
+                .map(|l| format!("{}/{}", l.namespace_in(p), l.name))
                 .collect(),
         )
     });

@@ -59,9 +59,8 @@ pub fn smoke_job(p: &Profile) -> Option<(Workload, SmokeJob)> {
                 .or_else(|| q.local_queues.first())
         });
     let namespace = queues
-        .and_then(|l| l.namespace.as_ref())
-        .unwrap_or(&p.namespace)
-        .to_string();
+        .map_or(p.namespace.as_str(), |l| l.namespace_in(p))
+        .to_owned();
     let queue = queues.map(|l| l.name.to_string());
     let workload: Workload = serde_json::from_value(json!({
         "kind": "RayJob",

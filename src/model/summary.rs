@@ -39,13 +39,7 @@ pub fn summary_context(p: &Profile) -> Value {
                 .local_queues
                 .iter()
                 .filter(|l| l.cluster_queue == cq.name)
-                .map(|l| {
-                    format!(
-                        "{}/{}",
-                        l.namespace.as_deref().unwrap_or(&p.namespace),
-                        l.name
-                    )
-                })
+                .map(|l| format!("{}/{}", l.namespace_in(p), l.name))
                 .collect();
             queues.push(json!({
                 "name": cq.name,

@@ -713,6 +713,25 @@ pub struct LocalQueue {
     pub cluster_queue: Dns1123Subdomain,
 }
 
+impl LocalQueue {
+    /// The namespace the LocalQueue lives in: its own, else the profile's.
+    pub fn namespace_in<'a>(&'a self, profile: &'a Profile) -> &'a str {
+        self.namespace
+            .as_ref()
+            .map_or(profile.namespace.as_str(), |n| n.as_str())
+    }
+}
+
+impl Profile {
+    /// The LocalQueue named `name` in namespace `ns`, the one a workload there can use.
+    pub fn local_queue(&self, name: &str, ns: &str) -> Option<&LocalQueue> {
+        self.queues
+            .iter()
+            .flat_map(|q| &q.local_queues)
+            .find(|lq| lq.name.as_str() == name && lq.namespace_in(self) == ns)
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PriorityClass {

@@ -330,18 +330,7 @@ impl Workload {
         };
         let ns = self.namespace_in(profile);
         let managed_namespace = ns != "kube-system" && ns != kueue.namespace.as_str();
-        let has_default = profile
-            .queues
-            .iter()
-            .flat_map(|q| &q.local_queues)
-            .any(|lq| {
-                lq.name.as_str() == DEFAULT_LOCAL_QUEUE
-                    && lq
-                        .namespace
-                        .as_ref()
-                        .map_or(profile.namespace.as_str(), |n| n.as_str())
-                        == ns
-            });
+        let has_default = profile.local_queue(DEFAULT_LOCAL_QUEUE, ns).is_some();
         if !managed_namespace || !has_default {
             Admission::Unmanaged
         } else if kueue.frameworks.contains(&self.kind.framework()) {

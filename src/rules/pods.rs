@@ -192,11 +192,7 @@ pub(crate) fn cluster_queue_of<'p>(
 ) -> Option<(usize, &'p ClusterQueue)> {
     let queue = w.admission(p).queue()?;
     let queues = p.queues.as_ref()?;
-    let ns = w.namespace.as_ref().unwrap_or(&p.namespace);
-    let lq = queues
-        .local_queues
-        .iter()
-        .find(|l| l.name.as_str() == queue && l.namespace.as_ref().unwrap_or(&p.namespace) == ns)?;
+    let lq = p.local_queue(queue, w.namespace_in(p))?;
     queues
         .cluster_queues
         .iter()

@@ -180,17 +180,9 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             .queues
             .iter()
             .flat_map(|q| &q.local_queues)
-            .map(|lq| {
-                (
-                    lq.name.as_str(),
-                    lq.namespace.as_ref().map_or(p.namespace.as_str(), |n| n),
-                )
-            })
+            .map(|lq| (lq.name.as_str(), lq.namespace_in(p)))
             .collect();
-        if !local
-            .iter()
-            .any(|(n, lns)| *n == queue.as_str() && *lns == ns)
-        {
+        if p.local_queue(queue, ns).is_none() {
             let here: Vec<&str> = local
                 .iter()
                 .filter(|(_, lns)| *lns == ns)
@@ -661,14 +653,8 @@ fn integration_clash(ctx: &mut Ctx<'_>) {
 
 /// Whether the namespace of `w` has a LocalQueue named `default`.
 fn has_default_local_queue(p: &crate::profile::Profile, w: &Workload) -> bool {
-    p.queues.iter().flat_map(|q| &q.local_queues).any(|lq| {
-        lq.name.as_str() == DEFAULT_LOCAL_QUEUE
-            && lq
-                .namespace
-                .as_ref()
-                .map_or(p.namespace.as_str(), |n| n.as_str())
-                == w.namespace_in(p)
-    })
+    p.local_queue(DEFAULT_LOCAL_QUEUE, w.namespace_in(p))
+        .is_some()
 }
 
 /// A RayService whose RayClusters Kueue queues as standalone jobs: `ray.io/raycluster` on,
