@@ -119,13 +119,22 @@ fn config(cases: u32) -> ProptestConfig {
     }
 }
 
+/// `PROPTEST_CASES` reaches the properties: this test binary runs the scripts property again
+/// as a child with the variable set, and the property reports that many accepted cases.
 #[test]
-fn proptest_cases_raises_the_case_count() {
-    // The variable is read per call, so the check needs no process of its own.
-    let from_env = std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok());
-    assert_eq!(config(7).cases, from_env.unwrap_or(7));
+fn proptest_cases_sets_the_case_count() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "properties::scripts_stay_valid_bash_for_any_allowed_value",
+            "--exact",
+            "--nocapture",
+        ])
+        .env("PROPTEST_CASES", "3")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("of 3 generated profiles compiled"), "{err}");
 }
 
 proptest! {
