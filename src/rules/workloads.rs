@@ -627,7 +627,8 @@ fn frameworks(ctx: &mut Ctx<'_>) {
 /// object whose owner Kueue manages). With `ray.io/raycluster` on and `ray.io/rayservice` off,
 /// the RayService is not Kueue's, so each RayCluster it creates — a new one on every upgrade,
 /// while the old one still serves — is queued as a standalone RayCluster (KubeRay copies the
-/// RayService's labels, the queue label among them, to its RayClusters; an unlabelled one is
+/// RayService's labels, the queue label among them, to its RayClusters: ray-project/kuberay@v1.7.0
+/// `rayservice_controller.go` `constructRayClusterForRayService`; an unlabelled one is
 /// defaulted to a `default` LocalQueue) and competes for quota with its predecessor.
 fn integration_clash(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;

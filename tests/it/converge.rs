@@ -131,7 +131,8 @@ fn argo_cd_converges_on_a_cold_cluster() {
 // ---- Flux -------------------------------------------------------------------------------
 
 /// A HelmRelease's install: `helm install --wait` succeeds when the operators are ready within
-/// the action's timeout (default 5 m, helm-controller@v1.6.3 api/v2 `Timeout`). On failure,
+/// the action's timeout (default 5 m, helm-controller@v1.6.3 `api/v2/helmrelease_types.go`
+/// `HelmReleaseSpec.Timeout`). On failure,
 /// `RetryOnFailure` retries after `retryInterval` for ever; the default `RemediateOnFailure`
 /// has 0 retries and stops (`RetriesExceeded`) until the spec changes.
 fn flux_install(release: &Value, start: u64, ready_at: u64) -> Option<u64> {
@@ -150,9 +151,10 @@ fn flux_install(release: &Value, start: u64, ready_at: u64) -> Option<u64> {
 }
 
 /// Kustomizations in `dependsOn` order: one waits for its dependency to be ready (re-checked
-/// every 30 s, kustomize-controller@v1.9.4 `--requeue-dependency`), applies, and with
-/// `wait: true` is ready when what it applied is ready; a failed apply or health check is
-/// retried after `retryInterval` (default: `interval`). The operators Kustomization applies the
+/// every 30 s, kustomize-controller@v1.9.4 `main.go` `--requeue-dependency`), applies, and with
+/// `wait: true` is ready when what it applied is ready within `timeout` (default: `interval` −
+/// 30 s, `api/v1/kustomization_types.go` `GetTimeout`); a failed apply or health check is
+/// retried after `retryInterval` (default: the interval, `GetRetryInterval`). The operators Kustomization applies the
 /// HelmReleases; the others need the operators' CRDs and webhooks.
 fn flux_replay(objects: &[Value]) -> Vec<(String, Option<u64>)> {
     let releases: Vec<&Value> = objects
@@ -181,6 +183,10 @@ fn flux_replay(objects: &[Value]) -> Vec<(String, Option<u64>)> {
         let retry = k["spec"]["retryInterval"]
             .as_str()
             .map_or(interval, seconds);
+        let timeout = k["spec"]["timeout"]
+            .as_str()
+            .map_or(interval.saturating_sub(30), seconds)
+            .max(30);
         let dep = k["spec"]["dependsOn"][0]["name"].as_str();
         let start = match dep {
             None => Some(0),
@@ -197,12 +203,12 @@ fn flux_replay(objects: &[Value]) -> Vec<(String, Option<u64>)> {
         };
         let done = match (start, needs) {
             (Some(mut t), Some(needs)) => {
-                // Health checks time out after `timeout` (default: interval), then retry.
+                // Health checks time out after `timeout`, then the apply is retried.
                 loop {
-                    if needs <= t + interval {
+                    if needs <= t + timeout {
                         break Some(t.max(needs));
                     }
-                    t += interval + retry;
+                    t += timeout + retry;
                     if t > HORIZON {
                         break None;
                     }
