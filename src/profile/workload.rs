@@ -338,7 +338,14 @@ impl Workload {
                 queue: DEFAULT_LOCAL_QUEUE,
                 defaulted: true,
             }
-        } else if kueue.frameworks.contains(&super::Framework::Pod) {
+        } else if kueue.frameworks.contains(&super::Framework::Pod)
+            // With `ray.io/raycluster` on, the RayCluster a RayJob or RayService creates is
+            // an ancestor Kueue manages (defaulted to `default` itself), so the pod webhook
+            // leaves its pods alone (`FindAncestorJobManagedByKueue`); RK145 covers the
+            // RayService case.
+            && (self.kind == WorkloadKind::RayCluster
+                || !kueue.frameworks.contains(&super::Framework::RayCluster))
+        {
             Admission::PodByPod
         } else {
             Admission::Unmanaged

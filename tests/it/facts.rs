@@ -152,3 +152,33 @@ workloads:
     let errors = compile_text(gated.as_bytes()).expect_err("refused");
     assert!(errors.iter().any(|d| d.code == "RK126"), "{errors:?}");
 }
+
+/// With `ray.io/raycluster` on, a RayService's RayCluster is the job Kueue manages (RK145), so
+/// its pods are not admitted one by one (no RK139): the pod webhook skips pods whose ancestor
+/// Kueue manages (kueue@v0.19.2 pkg/controller/jobs/pod/pod_webhook.go `Default`,
+/// `FindAncestorJobManagedByKueue`).
+#[test]
+fn a_rayservice_whose_raycluster_is_queued_is_not_admitted_pod_by_pod() {
+    let base = std::fs::read_to_string(
+        crate::common::repo()
+            .join("tests/fixtures/bad/rk139-pods-admitted-one-by-one/profile.yaml"),
+    )
+    .unwrap();
+    let check = |text: &str| {
+        let source = raykueue::load::decode("profile.yaml", text.as_bytes()).unwrap();
+        let (_, diags) = raykueue::compile::check(&raykueue::resolve::Resolved {
+            source,
+            base_dir: None,
+        });
+        diags.iter().map(|d| d.code).collect::<Vec<_>>()
+    };
+    assert!(check(&base).contains(&"RK139"));
+    let with_raycluster = base.replace(
+        "frameworks: [batch/job, pod, ray.io/rayjob]",
+        "frameworks: [batch/job, pod, ray.io/raycluster, ray.io/rayjob]",
+    );
+    assert_ne!(with_raycluster, base);
+    let codes = check(&with_raycluster);
+    assert!(!codes.contains(&"RK139"), "{codes:?}");
+    assert!(codes.contains(&"RK145"), "{codes:?}");
+}
