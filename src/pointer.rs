@@ -62,3 +62,26 @@ pub fn unescape_segment(raw: &str) -> std::borrow::Cow<'_, str> {
         raw.into()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_paths_read_like_code() {
+        assert_eq!(
+            field_path("/queues/clusterQueues/0/name"),
+            "queues.clusterQueues[0].name"
+        );
+        assert_eq!(
+            field_path("/labels/kubernetes.io~1arch"),
+            "labels[\"kubernetes.io/arch\"]"
+        );
+    }
+
+    #[test]
+    fn pushed_segments_are_escaped() {
+        assert_eq!(pointer_push("/a", "b/c~d"), "/a/b~1c~0d");
+        assert_eq!(unescape_segment("b~1c~0d"), "b/c~d");
+    }
+}

@@ -2,7 +2,8 @@
 //! then into the typed `Profile`. Every error is collected and placed at its line.
 
 use crate::diagnostic::{Diagnostic, did_you_mean};
-use crate::load::{Loaded, field_path, pointer_push};
+use crate::load::Loaded;
+use crate::pointer::{field_path, pointer_push};
 use crate::profile::{self, Profile};
 use jsonschema::error::{TypeKind, ValidationErrorKind};
 use serde_json::Value;

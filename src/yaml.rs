@@ -26,3 +26,19 @@ pub fn to_yaml(value: &Value) -> Result<String, Diagnostic> {
     }
     Ok(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trailing_newlines_of_a_keep_block_survive() {
+        // Found by the free-text property test: trimming the document's last blank line
+        // turned a description of "\n" into "".
+        for text in ["\n", "a\n\n", "\n\n\n"] {
+            let yaml = to_yaml(&serde_json::json!({ "description": text })).unwrap();
+            let back: Value = serde_saphyr::from_str(&yaml).unwrap();
+            assert_eq!(back["description"], text, "{yaml:?}");
+        }
+    }
+}

@@ -13,7 +13,6 @@ mod decode;
 mod parse;
 mod spans;
 
-pub use crate::pointer::{field_path, pointer_push};
 pub use decode::{decode, decode_manifest, decode_scenario};
 pub use parse::{Document, Tree, TreeKind, parse, parse_stream, parse_tree};
 pub use spans::{SpanMap, flatten};
@@ -93,17 +92,5 @@ mod tests {
         assert_eq!(docs[1].spans.key_pos("/b").line, 4);
         let tagged = Source::new("t.yaml", "a: !foo 1\n");
         assert_eq!(parse_stream(&tagged).unwrap_err()[0].code, "RK005");
-    }
-
-    #[test]
-    fn field_paths_read_like_code() {
-        assert_eq!(
-            field_path("/queues/clusterQueues/0/name"),
-            "queues.clusterQueues[0].name"
-        );
-        assert_eq!(
-            field_path("/labels/kubernetes.io~1arch"),
-            "labels[\"kubernetes.io/arch\"]"
-        );
     }
 }

@@ -14,7 +14,7 @@ use super::pods::{Role, pod_sets};
 use super::{Ctx, RuleInfo};
 use crate::catalogue::GPU_RESOURCE;
 use crate::diagnostic::Severity::{Error, Warning};
-use crate::load::pointer_push;
+use crate::pointer::pointer_push;
 use crate::profile::{Workload, WorkloadKind};
 // The KubeRay facts the output validation checks objects against: one definition each.
 use crate::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_out_of_order};

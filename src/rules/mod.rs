@@ -21,7 +21,8 @@ mod workloads;
 pub(crate) use workloads::{NO_IMAGE, NO_RAY_VERSION, SCRIPT_UNREADABLE};
 
 use crate::diagnostic::{Diagnostic, Severity, did_you_mean};
-use crate::load::{Loaded, field_path};
+use crate::load::Loaded;
+use crate::pointer::field_path;
 use crate::profile::Profile;
 use std::path::Path;
 

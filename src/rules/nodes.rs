@@ -364,7 +364,7 @@ fn flavor_labels(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
             .find(|(k, v)| !pools.iter().any(|pool| pool.carries(k, v)));
         let (pointer, what) = match lonely {
             Some((k, v)) => (
-                crate::load::pointer_push(&format!("/flavors/{i}/nodeLabels"), k),
+                crate::pointer::pointer_push(&format!("/flavors/{i}/nodeLabels"), k),
                 format!("`{k}={v}`"),
             ),
             None => (

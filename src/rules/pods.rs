@@ -2,7 +2,7 @@
 //! group, and the RayJob submitter), with what each pod requests, selects and tolerates. The
 //! admission and placement rules both read this one model.
 
-use crate::load::pointer_push;
+use crate::pointer::pointer_push;
 use crate::profile::{
     ClusterQueue, Profile, Quantity, SubmissionMode, Toleration, Workload, WorkloadKind,
 };

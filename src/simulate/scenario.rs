@@ -4,7 +4,8 @@
 //! classes and `from` workloads that name nothing).
 
 use crate::diagnostic::{Diagnostic, Severity::Error, did_you_mean};
-use crate::load::{self, Loaded, field_path};
+use crate::load::{self, Loaded};
+use crate::pointer::field_path;
 use crate::profile::{ApiVersion, Dns1123Subdomain, Profile, QualifiedName, Quantity};
 use crate::rules::RuleInfo;
 use crate::schema_check::{self, Document};

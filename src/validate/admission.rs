@@ -15,7 +15,7 @@
 use super::Check;
 use super::meta::{dns1123_subdomain, label_value, qualified_name};
 use super::walk::{Walker, short};
-use crate::load::pointer_push;
+use crate::pointer::pointer_push;
 use crate::profile::Quantity;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;

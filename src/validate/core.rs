@@ -4,7 +4,7 @@
 
 use super::Check;
 use super::walk::{Walker, short};
-use crate::load::pointer_push;
+use crate::pointer::pointer_push;
 use serde_json::{Map, Value};
 
 /// `corev1.MaxSecretSize`, which also bounds a ConfigMap's data.

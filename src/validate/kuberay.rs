@@ -18,7 +18,7 @@
 use super::Check;
 use super::meta::{dns1035_label, label_value, qualified_name};
 use super::walk::{Walker, short};
-use crate::load::pointer_push;
+use crate::pointer::pointer_push;
 use serde_json::{Map, Value};
 
 pub(crate) use crate::kuberay::{

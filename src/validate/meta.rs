@@ -5,7 +5,7 @@
 use super::Check;
 use super::walk::Walker;
 use super::walk::short;
-use crate::load::pointer_push;
+use crate::pointer::pointer_push;
 use serde_json::{Map, Value};
 
 /// Total size of all annotation keys and values (`TotalAnnotationSizeLimitB`).
