@@ -1,15 +1,15 @@
 //! What the simulator runs on, built once from a checked profile and scenario: ClusterQueues
 //! (resource groups, quotas, policies) and cohorts with names turned into indices, and the
 //! workloads with their pod sets as Kueue counts them. A `from:` workload's pod sets come from
-//! `rules::pods`, the model the admission rules use, so the two never disagree.
+//! `admission::pods`, the model the admission rules use, so the two never disagree.
 
 use super::scenario::{Scenario, ScenarioWorkload};
+use crate::admission::pods;
 use crate::profile::{
     BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference, Profile,
     Quantity, QueueingStrategy, ReclaimWithinCohort, Taint, TaintEffect, Toleration,
     WithinClusterQueue,
 };
-use crate::rules::pods;
 use std::collections::{BTreeMap, HashMap};
 
 /// A (flavor, resource) pair: the unit Kueue keeps quota and usage in.
