@@ -7,4 +7,4 @@
 pub(crate) mod pods;
 mod quota;
 
-pub(crate) use quota::{Capacity, Quotas};
+pub(crate) use quota::Quotas;

@@ -236,7 +236,7 @@ pub(super) fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assign
 }
 
 /// `findFlavorForPodSets` for one pod set and one resource group.
-fn find_flavor(
+pub(super) fn find_flavor(
     snap: &mut Snapshot<'_>,
     wl: usize,
     pod_set: usize,
