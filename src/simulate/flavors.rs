@@ -9,11 +9,11 @@
 //! keeps the first flavor `flavorFungibility` lets it stop at, else the best one seen. Earlier
 //! pod sets' requests count against later ones on the same flavor.
 
-use super::model::{Fr, flavor_matches};
+use super::model::{Fr, FrMap, flavor_matches};
 use super::preemption;
 use super::snapshot::Snapshot;
 use crate::profile::{FungibilityPolicy, FungibilityPreference};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 /// How an assignment can be admitted; ordered worst to best.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -91,7 +91,7 @@ pub(super) struct Assignment {
     /// Per pod set: resource → flavor choice.
     pub pod_sets: Vec<BTreeMap<usize, FlavorChoice>>,
     /// Total requests per flavor/resource.
-    pub usage: HashMap<Fr, i128>,
+    pub usage: FrMap<i128>,
     /// The borrowing level (0: within nominal).
     pub borrowing: u32,
     pub mode: Mode,
@@ -177,7 +177,7 @@ pub(super) fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assign
     let cq = &world.cqs[spec.cq];
     let mut out = Assignment {
         pod_sets: Vec::with_capacity(spec.pod_sets.len()),
-        usage: HashMap::new(),
+        usage: FrMap::default(),
         borrowing: 0,
         mode: Mode::Fit,
         no_fit: None,
@@ -242,7 +242,7 @@ pub(super) fn find_flavor(
     pod_set: usize,
     flavors: &[usize],
     requests: &[(usize, i128)],
-    assumed: &HashMap<Fr, i128>,
+    assumed: &FrMap<i128>,
     oracle: bool,
 ) -> Result<BTreeMap<usize, FlavorChoice>, NoFitReason> {
     let world = snap.world;
@@ -344,7 +344,7 @@ fn fits_quota(
         );
     }
     // The oracle: would preempting for this one flavor/resource find targets?
-    let requests = HashMap::from([(fr, val)]);
+    let requests: FrMap<i128> = std::iter::once((fr, val)).collect();
     let targets = preemption::targets(snap, wl, &[fr], &requests);
     if targets.is_empty() {
         let (b, _) = snap.usage.borrow_level(world, cq, fr, val);

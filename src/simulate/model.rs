@@ -19,6 +19,10 @@ pub struct Fr {
     pub resource: usize,
 }
 
+/// A map keyed by flavor/resource with a fast hasher: the simulator looks these up on every
+/// flavor and preemption check.
+pub(crate) type FrMap<V> = HashMap<Fr, V, foldhash::fast::FixedState>;
+
 /// One ClusterQueue's quota for one flavor and resource, in nano-units.
 #[derive(Clone, Copy, Debug)]
 pub struct QuotaSpec {
@@ -48,16 +52,61 @@ pub struct CqSpec {
     pub groups: Vec<Group>,
     /// Resource → index in `groups`.
     pub group_of: HashMap<usize, usize>,
-    pub quotas: HashMap<Fr, QuotaSpec>,
+    pub quotas: FrMap<QuotaSpec>,
+    /// `quotas` as a table, filled by `World::index` once the resources are known: every fit
+    /// and preemption check reads it.
+    pub table: QuotaTable,
+}
+
+/// No quota: what a ClusterQueue has of a flavor/resource it does not list.
+const NO_QUOTA: QuotaSpec = QuotaSpec {
+    nominal: 0,
+    borrowing_limit: None,
+    lending_limit: None,
+};
+
+/// A ClusterQueue's quotas by (flavor, resource): the cell of a pair is flavor × width +
+/// resource.
+#[derive(Clone, Debug, Default)]
+pub struct QuotaTable {
+    width: usize,
+    cells: Vec<QuotaSpec>,
 }
 
 impl CqSpec {
     pub fn quota(&self, fr: Fr) -> QuotaSpec {
-        self.quotas.get(&fr).copied().unwrap_or(QuotaSpec {
-            nominal: 0,
-            borrowing_limit: None,
-            lending_limit: None,
-        })
+        if fr.resource < self.table.width
+            && let Some(q) = self
+                .table
+                .cells
+                .get(fr.flavor * self.table.width + fr.resource)
+        {
+            return *q;
+        }
+        self.quotas.get(&fr).copied().unwrap_or(NO_QUOTA)
+    }
+}
+
+impl World {
+    /// Fill each ClusterQueue's quota table; call once the world's resources are final.
+    pub fn index(&mut self) {
+        let width = self.resources.len();
+        let flavors = self
+            .cqs
+            .iter()
+            .flat_map(|c| c.quotas.keys().map(|fr| fr.flavor + 1))
+            .max()
+            .unwrap_or(0)
+            .max(self.flavors.len());
+        for cq in &mut self.cqs {
+            let mut cells = vec![NO_QUOTA; flavors * width];
+            for (fr, q) in &cq.quotas {
+                if fr.resource < width {
+                    cells[fr.flavor * width + fr.resource] = *q;
+                }
+            }
+            cq.table = QuotaTable { width, cells };
+        }
     }
 }
 
@@ -152,7 +201,7 @@ fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
     for cq in queues.map_or(&[][..], |q| q.cluster_queues.as_slice()) {
         let mut groups = Vec::new();
         let mut group_of = HashMap::new();
-        let mut quotas = HashMap::new();
+        let mut quotas = FrMap::default();
         for g in &cq.resource_groups {
             let res: Vec<usize> = g
                 .covered_resources
@@ -210,6 +259,7 @@ fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
             groups,
             group_of,
             quotas,
+            table: QuotaTable::default(),
         });
     }
     World {
@@ -322,6 +372,7 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
     }
     world.workloads.sort_by(|a, b| a.name.cmp(&b.name));
     world.resources = resources.names;
+    world.index();
     world
 }
 
@@ -344,6 +395,7 @@ pub(crate) fn profile_world(profile: &Profile) -> (World, Vec<usize>) {
         index.push(i);
     }
     world.resources = resources.names;
+    world.index();
     (world, index)
 }
 
@@ -467,21 +519,35 @@ fn profile_pod_sets(index: usize, pw: &Workload, res: &mut Interner) -> Vec<PodS
 /// restricted to the flavor's label keys, matches the flavor's labels (Kueue's
 /// `checkFlavorForPodSets`, without node affinity terms, which profiles do not have).
 pub fn flavor_matches(flavor: &FlavorSpec, ps: &PodSetSpec) -> bool {
-    flavor_mismatch(flavor, ps).is_none()
+    untolerated(flavor, ps).is_none() && contradicted(flavor, ps).is_none()
 }
 
-/// Why a pod set may not use a flavor (`flavor_matches`), in words: the first untolerated
-/// taint, else the first node selector entry the flavor's labels contradict.
-pub fn flavor_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<String> {
-    let untolerated = flavor.node_taints.iter().find(|t| {
+fn untolerated<'f>(flavor: &'f FlavorSpec, ps: &PodSetSpec) -> Option<&'f Taint> {
+    flavor.node_taints.iter().find(|t| {
         matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
             && !ps
                 .tolerations
                 .iter()
                 .chain(&flavor.tolerations)
                 .any(|tol| tol.tolerates(t))
-    });
-    if let Some(t) = untolerated {
+    })
+}
+
+/// The first node selector entry the flavor's labels contradict, with the flavor's value.
+fn contradicted<'a>(
+    flavor: &'a FlavorSpec,
+    ps: &'a PodSetSpec,
+) -> Option<(&'a str, &'a str, &'a str)> {
+    ps.node_selector.iter().find_map(|(k, v)| {
+        let have = flavor.node_labels.get(k)?;
+        (have != v).then_some((k.as_str(), v.as_str(), have.as_str()))
+    })
+}
+
+/// Why a pod set may not use a flavor (`flavor_matches`), in words: the first untolerated
+/// taint, else the first node selector entry the flavor's labels contradict.
+pub fn flavor_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<String> {
+    if let Some(t) = untolerated(flavor, ps) {
         let value = t
             .value
             .as_ref()
@@ -492,8 +558,6 @@ pub fn flavor_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<String> {
             t.effect.as_str()
         ));
     }
-    ps.node_selector.iter().find_map(|(k, v)| {
-        let have = flavor.node_labels.get(k)?;
-        (have != v).then(|| format!("nodeSelector `{k}: {v}` against its label `{k}: {have}`"))
-    })
+    contradicted(flavor, ps)
+        .map(|(k, v, have)| format!("nodeSelector `{k}: {v}` against its label `{k}: {have}`"))
 }

@@ -12,9 +12,8 @@
 //! Kueue's reason.
 
 use super::flavors::{NoFitReason, find_flavor};
-use super::model::{Fr, World, flavor_matches};
+use super::model::{Fr, FrMap, World, flavor_matches};
 use super::snapshot::{Snapshot, State};
-use std::collections::HashMap;
 
 /// One reason a workload can never be admitted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,8 +58,8 @@ fn explain(snap: &mut Snapshot<'_>, wl: usize, all: bool) -> Vec<Finding> {
     let world = snap.world;
     let spec = &world.workloads[wl];
     let cq = &world.cqs[spec.cq];
-    let none = HashMap::new();
-    let mut assumed: HashMap<Fr, i128> = HashMap::new();
+    let none = FrMap::default();
+    let mut assumed: FrMap<i128> = FrMap::default();
     let mut out = Vec::new();
     for (i, ps) in spec.pod_sets.iter().enumerate() {
         let mut failed = false;

@@ -20,7 +20,7 @@ type Key = (Reverse<i64>, u64, usize);
 struct CqQueue {
     heap: BTreeSet<Key>,
     /// Unordered: parked workloads go back to the heap, which orders them.
-    inadmissible: HashSet<usize>,
+    inadmissible: HashSet<usize, foldhash::fast::FixedState>,
     /// The workload whose preemptions are under way (Kueue's `preemptorWorkload`). In a
     /// `BestEffortFIFO` queue it stays the head until it is admitted, so that the workloads
     /// skipped while it waited do not take the quota its victims free (Kueue#6929, #7101).

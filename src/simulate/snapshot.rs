@@ -4,16 +4,16 @@
 //! admitted workloads themselves are shared with the state, so a cycle costs the size of the
 //! quota table, not of the scenario.
 
-use super::model::{Fr, World};
+use super::model::{Fr, FrMap, World};
 use super::quota::Usage;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 /// An admitted workload: when it ends and what it holds.
 #[derive(Clone, Debug)]
 pub(super) struct Running {
     pub admitted_at: u64,
     pub ends: u64,
-    pub usage: HashMap<Fr, i128>,
+    pub usage: FrMap<i128>,
 }
 
 /// The admitted workloads and the usage of every queue and cohort.
@@ -58,7 +58,7 @@ impl State {
             usage: self.usage.clone(),
             running: &self.running,
             by_cq: &self.by_cq,
-            removed: BTreeSet::new(),
+            removed: Vec::new(),
         }
     }
 }
@@ -69,8 +69,8 @@ pub(super) struct Snapshot<'a> {
     pub usage: Usage,
     pub running: &'a [Option<Running>],
     by_cq: &'a [BTreeSet<usize>],
-    /// Admitted workloads whose removal is being simulated.
-    removed: BTreeSet<usize>,
+    /// Admitted workloads whose removal is being simulated (a few at a time: a list).
+    removed: Vec<usize>,
 }
 
 impl Snapshot<'_> {
@@ -85,8 +85,9 @@ impl Snapshot<'_> {
     /// Simulate the removal of an admitted workload (undone by `restore`).
     pub(super) fn remove_usage(&mut self, wl: usize) {
         if let Some(r) = &self.running[wl]
-            && self.removed.insert(wl)
+            && !self.removed.contains(&wl)
         {
+            self.removed.push(wl);
             let cq = self.world.workloads[wl].cq;
             self.usage.remove_all(self.world, cq, &r.usage);
         }
@@ -94,8 +95,9 @@ impl Snapshot<'_> {
 
     pub(super) fn restore(&mut self, wl: usize) {
         if let Some(r) = &self.running[wl]
-            && self.removed.remove(&wl)
+            && let Some(i) = self.removed.iter().position(|&w| w == wl)
         {
+            self.removed.swap_remove(i);
             let cq = self.world.workloads[wl].cq;
             self.usage.add_all(self.world, cq, &r.usage);
         }
