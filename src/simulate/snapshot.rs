@@ -4,8 +4,10 @@
 //! admitted workloads themselves are shared with the state, so a cycle costs the size of the
 //! quota table, not of the scenario.
 
+use super::flavors::OracleMemo;
 use super::model::{Fr, FrMap, World};
 use super::quota::Usage;
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 
 /// An admitted workload: when it ends and what it holds.
@@ -24,6 +26,9 @@ pub(super) struct State {
     pub running: Vec<Option<Running>>,
     /// Admitted workloads per ClusterQueue.
     pub by_cq: Vec<BTreeSet<usize>>,
+    /// The preemption oracle's answers for the admitted workloads as they are; cleared when
+    /// a workload is admitted or released.
+    oracle: RefCell<OracleMemo>,
 }
 
 impl State {
@@ -32,11 +37,13 @@ impl State {
             usage: Usage::new(world),
             running: vec![None; world.workloads.len()],
             by_cq: vec![BTreeSet::new(); world.cqs.len()],
+            oracle: RefCell::default(),
         }
     }
 
     pub(super) fn admit(&mut self, world: &World, wl: usize, running: Running) {
         let cq = world.workloads[wl].cq;
+        self.oracle.get_mut().clear();
         self.usage.add_all(world, cq, &running.usage);
         self.by_cq[cq].insert(wl);
         self.running[wl] = Some(running);
@@ -45,6 +52,7 @@ impl State {
     /// Take an admitted workload out (eviction, end); returns what it held.
     pub(super) fn release(&mut self, world: &World, wl: usize) -> Option<Running> {
         let running = self.running[wl].take()?;
+        self.oracle.get_mut().clear();
         let cq = world.workloads[wl].cq;
         self.usage.remove_all(world, cq, &running.usage);
         self.by_cq[cq].remove(&wl);
@@ -59,6 +67,7 @@ impl State {
             running: &self.running,
             by_cq: &self.by_cq,
             removed: Vec::new(),
+            oracle: &self.oracle,
         }
     }
 }
@@ -71,6 +80,9 @@ pub(super) struct Snapshot<'a> {
     by_cq: &'a [BTreeSet<usize>],
     /// Admitted workloads whose removal is being simulated (a few at a time: a list).
     removed: Vec<usize>,
+    /// The state's oracle answers: valid for this snapshot as long as its usage is the
+    /// state's (nomination); nothing asks the oracle after usage moves in the cycle.
+    pub oracle: &'a RefCell<OracleMemo>,
 }
 
 impl Snapshot<'_> {
