@@ -5,7 +5,6 @@
 //! the upstream schemas) → `emit` (stream, tree, check).
 
 pub mod bundle;
-pub mod catalogue;
 pub mod cli;
 pub mod compile;
 pub mod diagnostic;
@@ -17,6 +16,7 @@ pub mod operators;
 pub mod overlay;
 pub mod pointer;
 pub mod profile;
+pub mod provider;
 pub mod render;
 pub mod resolve;
 pub mod rules;
