@@ -53,10 +53,13 @@ struct GpuPoolCtx {
 struct WorkloadIdentityCtx {
     namespace: String,
     service_account: String,
-    /// IDs the profile pins (checked against Azure) or `None` (queried and annotated).
+    /// The provider's annotation values in order (Azure: client ID, tenant ID; GCP: the Google
+    /// service account's e-mail): pinned in the profile, or `None` (queried and annotated).
     client_id: Option<String>,
     tenant_id: Option<String>,
     placeholder: &'static str,
+    /// Some annotation is left to `up.sh` (not pinned in the profile).
+    pending: bool,
 }
 
 #[derive(Serialize)]
@@ -144,6 +147,7 @@ fn context(p: &Profile) -> Context {
                 client_id: id(0),
                 tenant_id: id(1),
                 placeholder: IDENTITY_PLACEHOLDER,
+                pending: ids.iter().any(|(_, v)| v.is_none()),
             })
         }
         _ => None,

@@ -9,6 +9,7 @@ mod names;
 mod quantity;
 mod workload;
 
+pub(crate) use names::name_type;
 pub use names::*;
 pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
 pub use workload::*;
@@ -16,6 +17,7 @@ pub use workload::*;
 pub use crate::provider::azure::{
     AZ_DEFAULT_NODE_COUNT, AksCluster, Azure, Identity, NodePool, PoolMode, Storage,
 };
+pub use crate::provider::gcp::Gcp;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,6 +54,9 @@ pub struct Profile {
     /// Azure infrastructure provisioned by `infra/up.sh`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub azure: Option<Azure>,
+    /// Google Cloud infrastructure (GKE) provisioned by `infra/up.sh`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gcp: Option<Gcp>,
     /// Operators installed with Helm.
     #[serde(default)]
     pub operators: Operators,

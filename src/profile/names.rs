@@ -56,6 +56,7 @@ macro_rules! name_type {
         }
     };
 }
+pub(crate) use name_type;
 
 name_type!(
     /// Kubernetes DNS-1123 label (namespaces, LocalQueues, ConfigMap keys).

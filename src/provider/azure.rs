@@ -36,6 +36,7 @@ pub(super) const WORDS: Words = Words {
     cli: "az",
     gpu_example: "vmSize Standard_NC24ads_A100_v4",
     pool_label: "kubernetes.azure.com/agentpool",
+    operators_pool: "the System pool",
 };
 
 /// Label AKS puts on every node with the node pool's mode (`system` or `user`).

@@ -17,6 +17,7 @@
 //! RK420–RK429, AWS RK430–RK439, Alibaba RK440–RK449; RK400 is the seam's own.
 
 pub mod azure;
+pub mod gcp;
 
 use crate::diagnostic::Severity::Error;
 use crate::profile::{PoolSize, Profile, Quantity, Taint};
@@ -25,6 +26,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub use azure::Azure;
+pub use gcp::Gcp;
 
 /// The extended resource NVIDIA's device plugin advertises.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
@@ -40,6 +42,7 @@ pub const TWO_PROVIDERS: RuleInfo = RuleInfo {
 #[derive(Clone, Copy, Debug)]
 pub enum Provider<'a> {
     Azure(&'a Azure),
+    Gcp(&'a Gcp),
 }
 
 impl Profile {
@@ -53,6 +56,9 @@ impl Profile {
         let mut out = Vec::new();
         if let Some(a) = &self.azure {
             out.push(Provider::Azure(a));
+        }
+        if let Some(g) = &self.gcp {
+            out.push(Provider::Gcp(g));
         }
         out
     }
@@ -73,6 +79,8 @@ pub struct Words {
     pub gpu_example: &'static str,
     /// The label the cloud puts on every node with its pool's name.
     pub pool_label: &'static str,
+    /// Where the operators run, in prose: `the System pool`.
+    pub operators_pool: &'static str,
 }
 
 /// One instance type: what the hypervisor gives the node.
@@ -171,18 +179,20 @@ impl NodeGroup<'_> {
 
 impl<'a> Provider<'a> {
     /// The profile keys that name a provider, in the order `Profile::providers` reads them.
-    pub const SECTIONS: &'static [&'static str] = &["azure"];
+    pub const SECTIONS: &'static [&'static str] = &["azure", "gcp"];
 
     /// The profile key of the section (`azure`), also the template folder's name.
     pub fn section(self) -> &'static str {
         match self {
             Self::Azure(_) => "azure",
+            Self::Gcp(_) => "gcp",
         }
     }
 
     pub fn words(self) -> Words {
         match self {
             Self::Azure(_) => azure::WORDS,
+            Self::Gcp(_) => gcp::WORDS,
         }
     }
 
@@ -190,6 +200,7 @@ impl<'a> Provider<'a> {
     pub fn node_groups(self) -> Vec<NodeGroup<'a>> {
         match self {
             Self::Azure(a) => a.node_groups(),
+            Self::Gcp(g) => g.node_groups(),
         }
     }
 
@@ -197,6 +208,7 @@ impl<'a> Provider<'a> {
     pub fn instance(self, name: &str) -> Option<&'static InstanceType> {
         match self {
             Self::Azure(_) => azure::catalogue::vm_size(name),
+            Self::Gcp(_) => gcp::catalogue::machine_type(name),
         }
     }
 
@@ -204,6 +216,7 @@ impl<'a> Provider<'a> {
     pub fn allocatable(self, instance: &InstanceType) -> Allocatable {
         match self {
             Self::Azure(_) => azure::catalogue::allocatable(instance),
+            Self::Gcp(_) => gcp::catalogue::allocatable(instance),
         }
     }
 
@@ -211,6 +224,7 @@ impl<'a> Provider<'a> {
     pub fn unknown_instance_hint(self, name: &str) -> String {
         match self {
             Self::Azure(_) => azure::unknown_instance_hint(name),
+            Self::Gcp(_) => gcp::unknown_instance_hint(name),
         }
     }
 
@@ -219,6 +233,7 @@ impl<'a> Provider<'a> {
     pub fn cloud_label_hint(self, key: &str, value: &str, pools: &str) -> Option<String> {
         match self {
             Self::Azure(_) => azure::cloud_label_hint(key, value, pools),
+            Self::Gcp(_) => gcp::cloud_label_hint(key, value, pools),
         }
     }
 
@@ -227,6 +242,7 @@ impl<'a> Provider<'a> {
     pub fn operator_placement(self) -> Option<crate::operators::Placement> {
         match self {
             Self::Azure(a) => a.operator_placement(),
+            Self::Gcp(g) => g.operator_placement(),
         }
     }
 
@@ -235,6 +251,7 @@ impl<'a> Provider<'a> {
     pub fn identity_annotations(self) -> Vec<(&'static str, Option<String>)> {
         match self {
             Self::Azure(a) => a.identity_annotations(),
+            Self::Gcp(g) => g.identity_annotations(),
         }
     }
 
@@ -242,6 +259,7 @@ impl<'a> Provider<'a> {
     pub fn identity_pod_labels(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Self::Azure(_) => azure::IDENTITY_POD_LABELS,
+            Self::Gcp(_) => &[],
         }
     }
 
@@ -249,6 +267,7 @@ impl<'a> Provider<'a> {
     pub fn workload_env(self) -> Vec<(&'static str, String)> {
         match self {
             Self::Azure(a) => a.workload_env(),
+            Self::Gcp(_) => Vec::new(),
         }
     }
 
@@ -256,6 +275,7 @@ impl<'a> Provider<'a> {
     pub fn has_identity(self) -> bool {
         match self {
             Self::Azure(a) => a.identity.is_some(),
+            Self::Gcp(g) => g.identity.is_some(),
         }
     }
 
@@ -264,6 +284,7 @@ impl<'a> Provider<'a> {
     pub fn script_context(self, p: &Profile) -> Value {
         match self {
             Self::Azure(a) => a.script_context(p),
+            Self::Gcp(g) => g.script_context(p),
         }
     }
 
@@ -279,6 +300,7 @@ impl<'a> Provider<'a> {
                     Self::Azure(_) => {
                         f.insert("mode", g.mode.to_owned());
                     }
+                    Self::Gcp(gcp) => gcp.pool_fields(g.index, &mut f),
                 }
                 if let Some(c) = g.count {
                     f.insert("count", c.to_string());

@@ -6,6 +6,7 @@ pub(crate) mod admission;
 mod azure;
 mod cq_limits;
 mod entrypoints;
+mod gcp;
 mod infra;
 mod input;
 pub mod kuberay;
@@ -105,6 +106,7 @@ const CHECKS: &[Check] = &[
     kuberay::check,
     crate::provider::check,
     azure::check,
+    gcp::check,
     infra::check,
 ];
 
@@ -122,6 +124,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         kuberay::RULES,
         &[crate::provider::TWO_PROVIDERS],
         azure::RULES,
+        gcp::RULES,
         infra::RULES,
         crate::validate::RULES,
         crate::simulate::scenario::RULES,
