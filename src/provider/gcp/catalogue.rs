@@ -130,10 +130,7 @@ mod tests {
         let expected = (16 * 1024 - 1024 - 819 - 819 - 100) * mib;
         // 20 % of 4 GiB and 10 % of 8 GiB are 819.2 MiB each: compare within a MiB.
         let bytes = a.memory.nanos() / 1_000_000_000;
-        assert!(
-            (bytes - i128::from(expected)).abs() < i128::from(mib),
-            "{bytes}"
-        );
+        assert!((bytes - expected).abs() < mib, "{bytes}");
         assert_eq!(a.gpus, 0);
         let g = allocatable(machine_type("g2-standard-4").unwrap());
         assert_eq!(g.gpus, 1);
