@@ -15,7 +15,9 @@ pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
 pub use workload::*;
 
 pub use crate::provider::azure::{
-    AZ_DEFAULT_NODE_COUNT, AksCluster, Azure, Identity, NodePool, PoolMode, Storage,
+    AZ_DEFAULT_NODE_COUNT, AksCluster, Azure, AzureIdentityName, AzureLocation, ClusterName,
+    ContainerName, Identity, NodePool, NodePoolName, PoolMode, ResourceGroupName, RoleName,
+    Storage, StorageAccountName, VmSize,
 };
 pub use crate::provider::gcp::Gcp;
 
