@@ -14,6 +14,7 @@ mod converge;
 mod determinism;
 mod diff;
 mod facts;
+mod fastpath;
 mod gitops;
 mod gke;
 mod golden;
