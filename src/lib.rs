@@ -6,7 +6,6 @@
 
 mod admission;
 pub mod bundle;
-pub mod catalogue;
 pub mod cli;
 pub mod compile;
 pub mod diagnostic;
@@ -18,6 +17,7 @@ pub mod operators;
 pub mod overlay;
 pub mod pointer;
 pub mod profile;
+pub mod provider;
 pub mod render;
 pub mod resolve;
 pub mod rules;

@@ -11,6 +11,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("single", include_str!("../profiles/single.yaml")),
     ("team", include_str!("../profiles/team.yaml")),
     ("kuberay-gpu", include_str!("../profiles/kuberay-gpu.yaml")),
+    (
+        "kuberay-gpu-gke",
+        include_str!("../profiles/kuberay-gpu-gke.yaml"),
+    ),
 ];
 
 /// The example programs the shipped profiles name in `scripts:` (paths relative to

@@ -1,17 +1,12 @@
 //! Name types: each a string with the pattern and length the target system enforces, so that a
 //! bad name is refused by the schema check with its position, before anything is generated.
 
-use regex_lite::Regex;
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::de::Error as _;
-use serde::{Deserialize, Deserializer, Serialize};
-use std::borrow::Cow;
+// The `name_type!` macro spells every path out: the provider modules (`crate::provider`)
+// declare their cloud's names with it too.
 use std::cell::Cell;
-use std::fmt;
-use std::sync::OnceLock;
 
 thread_local! {
-    static UNCHECKED: Cell<bool> = const { Cell::new(false) };
+    pub(crate) static UNCHECKED: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Deserialize inside `f` without checking names: only for the test that shows the scripts
@@ -36,7 +31,7 @@ const QUALIFIED: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[
 const LABEL_VALUE: &str = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
 
 /// Whether `s` matches `pattern`, when it is one of the common ones above.
-fn common_pattern(pattern: &str, s: &str) -> Option<bool> {
+pub(crate) fn common_pattern(pattern: &str, s: &str) -> Option<bool> {
     Some(match pattern {
         LABEL => is_label(s, |c| c.is_ascii_lowercase() || c.is_ascii_digit()),
         SUBDOMAIN => s
@@ -80,7 +75,7 @@ fn is_value(s: &str) -> bool {
 macro_rules! name_type {
     ($(#[$doc:meta])* $name:ident, $pattern:expr, $min:expr, $max:expr, $what:expr) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -92,10 +87,10 @@ macro_rules! name_type {
             }
             /// What the schema says of this name: its length in characters and its pattern.
             pub fn is_valid(s: &str) -> bool {
-                static RE: OnceLock<Regex> = OnceLock::new();
+                static RE: std::sync::OnceLock<regex_lite::Regex> = std::sync::OnceLock::new();
                 ($min..=$max).contains(&s.chars().count())
-                    && common_pattern($pattern, s).unwrap_or_else(|| {
-                        RE.get_or_init(|| Regex::new($pattern).expect("a name pattern compiles"))
+                    && $crate::profile::names::common_pattern($pattern, s).unwrap_or_else(|| {
+                        RE.get_or_init(|| regex_lite::Regex::new($pattern).expect("a name pattern compiles"))
                             .is_match(s)
                     })
             }
@@ -103,19 +98,19 @@ macro_rules! name_type {
 
         /// Refuses what the schema refuses, so that a profile that deserializes needs no
         /// schema validation (`schema_check::check`).
-        impl<'de> Deserialize<'de> for $name {
-            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                let s = String::deserialize(d)?;
-                if UNCHECKED.get() || Self::is_valid(&s) {
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <String as serde::Deserialize>::deserialize(d)?;
+                if $crate::profile::names::UNCHECKED.get() || Self::is_valid(&s) {
                     Ok(Self(s))
                 } else {
-                    Err(D::Error::custom(format!("`{s}` is not {}", $what)))
+                    Err(<D::Error as serde::de::Error>::custom(format!("`{s}` is not {}", $what)))
                 }
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
@@ -133,12 +128,12 @@ macro_rules! name_type {
             }
         }
 
-        impl JsonSchema for $name {
-            fn schema_name() -> Cow<'static, str> {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
             }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
                     "type": "string",
                     "pattern": $pattern,
                     "minLength": $min,
@@ -149,6 +144,7 @@ macro_rules! name_type {
         }
     };
 }
+pub(crate) use name_type;
 
 name_type!(
     /// Kubernetes DNS-1123 label (namespaces, LocalQueues, ConfigMap keys).
@@ -173,70 +169,6 @@ name_type!(
     1,
     63,
     "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter and ending with a letter or digit"
-);
-name_type!(
-    /// AKS node pool name (Linux): 1–12 lowercase alphanumerics, starting with a letter.
-    NodePoolName,
-    "^[a-z][a-z0-9]{0,11}$",
-    1,
-    12,
-    "an AKS node pool name: 1 to 12 lowercase letters and digits, starting with a letter"
-);
-name_type!(
-    /// Azure resource group name.
-    ResourceGroupName,
-    "^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$",
-    1,
-    90,
-    "an Azure resource group name: 1 to 90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.'"
-);
-name_type!(
-    /// AKS managed cluster name.
-    ClusterName,
-    "^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$",
-    1,
-    63,
-    "an AKS cluster name: 1 to 63 letters, digits, '_' and '-', starting and ending with a letter or digit"
-);
-name_type!(
-    /// Azure storage account name (globally unique).
-    StorageAccountName,
-    "^[a-z0-9]{3,24}$",
-    3,
-    24,
-    "an Azure storage account name: 3 to 24 lowercase letters and digits, unique across Azure"
-);
-name_type!(
-    /// Blob container name.
-    ContainerName,
-    "^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$",
-    3,
-    63,
-    "a blob container name: 3 to 63 lowercase letters, digits and single '-', starting and ending with a letter or digit"
-);
-name_type!(
-    /// Azure managed identity or federated credential name.
-    AzureIdentityName,
-    "^[A-Za-z0-9][A-Za-z0-9_-]{2,119}$",
-    3,
-    120,
-    "an Azure identity name: 3 to 120 letters, digits, '_' and '-', starting with a letter or digit"
-);
-name_type!(
-    /// Azure region name as the CLI spells it (`eastus2`).
-    AzureLocation,
-    "^[a-z][a-z0-9]*$",
-    2,
-    40,
-    "an Azure region as the CLI spells it, e.g. eastus2"
-);
-name_type!(
-    /// Azure VM size (`Standard_ND96amsr_A100_v4`).
-    VmSize,
-    "^Standard_[A-Za-z0-9_]+$",
-    10,
-    64,
-    "an Azure VM size, e.g. Standard_NC6s_v3"
 );
 name_type!(
     /// Kubernetes label or annotation key, or resource name (`nvidia.com/gpu`).
@@ -301,14 +233,6 @@ name_type!(
     1,
     512,
     "a Helm chart reference: oci://registry/path/chart, https://repo/url or a chart name"
-);
-name_type!(
-    /// Azure role name (`Storage Blob Data Contributor`).
-    RoleName,
-    "^[A-Za-z][A-Za-z0-9 ._-]*$",
-    1,
-    128,
-    "an Azure built-in role name such as \"Storage Blob Data Contributor\""
 );
 name_type!(
     /// Path relative to the profile (a script to pack into a ConfigMap).
@@ -400,7 +324,7 @@ mod tests {
     fn the_hand_written_checks_match_their_patterns() {
         let all = strings();
         for pattern in [LABEL, SUBDOMAIN, DNS1035, QUALIFIED, LABEL_VALUE] {
-            let re = Regex::new(pattern).unwrap();
+            let re = regex_lite::Regex::new(pattern).unwrap();
             for s in &all {
                 assert_eq!(
                     common_pattern(pattern, s),

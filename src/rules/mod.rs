@@ -6,6 +6,7 @@ mod admission;
 mod azure;
 mod cq_limits;
 mod entrypoints;
+mod gcp;
 mod infra;
 mod input;
 pub mod kuberay;
@@ -101,7 +102,9 @@ const CHECKS: &[Check] = &[
     workloads::check,
     entrypoints::check,
     kuberay::check,
+    crate::provider::check,
     azure::check,
+    gcp::check,
     infra::check,
 ];
 
@@ -117,7 +120,9 @@ pub fn all_rules() -> Vec<RuleInfo> {
         workloads::RULES,
         entrypoints::RULES,
         kuberay::RULES,
+        &[crate::provider::TWO_PROVIDERS],
         azure::RULES,
+        gcp::RULES,
         infra::RULES,
         crate::validate::RULES,
         crate::simulate::scenario::RULES,

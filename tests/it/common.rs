@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub(crate) const SHIPPED: &[&str] = &["single", "team", "kuberay-gpu"];
+pub(crate) const SHIPPED: &[&str] = &["single", "team", "kuberay-gpu", "kuberay-gpu-gke"];
+/// The shipped profiles on AKS: the `az` scripts' tests run them.
+pub(crate) const SHIPPED_AKS: &[&str] = &["single", "team", "kuberay-gpu"];
 
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -34,9 +34,22 @@ fn sources() -> Vec<(String, Value)> {
         .iter()
         .map(|(n, _)| ((*n).to_owned(), value_of(n, shipped_text(n))))
         .collect();
-    let extra = repo().join("tests/fixtures/fastpath/every-limit.yaml");
-    let text = std::fs::read_to_string(&extra).unwrap();
-    out.push(("every-limit".into(), value_of("every-limit.yaml", &text)));
+    // Every profile of the folder: `every-limit.yaml`, and one per provider section the
+    // shipped profiles leave fields of out (`every-limit-gke.yaml`).
+    let mut extra: Vec<_> = std::fs::read_dir(repo().join("tests/fixtures/fastpath"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    extra.sort();
+    for path in extra {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let file = path.file_name().unwrap().to_string_lossy().into_owned();
+        out.push((
+            file.trim_end_matches(".yaml").to_owned(),
+            value_of(&file, &text),
+        ));
+    }
     for (name, v) in &out {
         assert!(typed(v).is_some(), "{name} is a valid profile");
         assert_eq!(schema_violations(v), Vec::<String>::new(), "{name}");

@@ -4,7 +4,7 @@
 //! every command that would run. Profile values are shown to be either refused by the schema or
 //! inert in the scripts.
 
-use crate::common::{SHIPPED, raykueue, repo, skip, stderr};
+use crate::common::{SHIPPED_AKS as SHIPPED, raykueue, repo, skip, stderr};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -62,6 +62,10 @@ case $args in
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
     for a in "$@"; do [[ $a == agentpool=* ]] && pool=${a#agentpool=}; done
     printf 'aks-%s-12345678-vmss000000   %s\n' "$pool" "${STUB_GPUS:-8}" ;;
+  *" get nodes -l cloud.google.com/gke-nodepool="*)
+    [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
+    for a in "$@"; do [[ $a == cloud.google.com/gke-nodepool=* ]] && pool=${a#*=}; done
+    printf 'gke-cluster-%s-1234abcd-x0y1   %s\n' "$pool" "${STUB_GPUS:-1}" ;;
   *" get nodes -l "*) [[ -n ${STUB_NO_GPU_NODES:-} ]] || echo node/aks-gpupool-12345678-vmss000000 ;;
   *" get nodes "*) printf 'NAME   GPU\naks-system-0   <none>\n' ;;
   *" rollout status "*) [[ -z ${STUB_ROLLOUT_FAILS:-} ]] ;;
@@ -70,17 +74,34 @@ case $args in
 esac
 "#;
 
+/// Records argv like the az stub; `describe` finds nothing unless `STUB_EXISTS` is set; the
+/// configured project is `$STUB_PROJECT` (default `my-project`, empty with `STUB_NO_PROJECT`).
+const GCLOUD: &str = r#"#!/usr/bin/env bash
+{ printf '%s\x1f' gcloud "$@"; printf '\x1e'; } >>"$STUB_LOG"
+words=()
+for a in "$@"; do [[ $a == -* ]] && break; words+=("$a"); done
+case " ${words[*]} " in
+  " auth print-access-token ") echo fake-token ;;
+  " config get-value project ") [[ -n ${STUB_NO_PROJECT:-} ]] || echo "${STUB_PROJECT:-my-project}" ;;
+  *" describe "*)
+    [[ -n ${STUB_EXISTS:-} ]] && exit 0
+    echo "ERROR: (gcloud) NOT_FOUND: not found" >&2
+    exit 1 ;;
+esac
+exit 0
+"#;
+
 const HELM: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' helm "$@"; printf '\x1e'; } >>"$STUB_LOG"
 "#;
 
 /// A bundle written by `gen --out`, plus a stub bin folder and a call log.
-struct Sandbox {
-    dir: tempfile::TempDir,
+pub(crate) struct Sandbox {
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Sandbox {
-    fn new(profile: &str) -> Self {
+    pub(crate) fn new(profile: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let out = raykueue(&[
             "gen",
@@ -94,7 +115,7 @@ impl Sandbox {
     }
 
     /// A bundle from files rendered in-process (for profiles that bypass the schema).
-    fn from_files(files: &[(String, String)]) -> Self {
+    pub(crate) fn from_files(files: &[(String, String)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         for (name, content) in files {
             let path = dir.path().join("bundle").join(name);
@@ -107,7 +128,12 @@ impl Sandbox {
     fn with_stubs(dir: tempfile::TempDir) -> Self {
         let bin = dir.path().join("bin");
         fs::create_dir_all(&bin).unwrap();
-        for (name, text) in [("az", AZ), ("kubectl", KUBECTL), ("helm", HELM)] {
+        for (name, text) in [
+            ("az", AZ),
+            ("gcloud", GCLOUD),
+            ("kubectl", KUBECTL),
+            ("helm", HELM),
+        ] {
             let p = bin.join(name);
             fs::write(&p, text).unwrap();
             make_executable(&p);
@@ -115,7 +141,7 @@ impl Sandbox {
         Self { dir }
     }
 
-    fn bundle(&self) -> PathBuf {
+    pub(crate) fn bundle(&self) -> PathBuf {
         self.dir.path().join("bundle")
     }
 
@@ -125,7 +151,12 @@ impl Sandbox {
 
     /// Run `infra/<script>` with the stubs first on PATH; returns its output and the calls it
     /// made (the log is reset first).
-    fn run(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> (Output, Vec<Vec<String>>) {
+    pub(crate) fn run(
+        &self,
+        script: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, Vec<Vec<String>>) {
         let out = self.command(script, args, env).output().unwrap();
         (out, self.calls())
     }
@@ -167,7 +198,7 @@ impl Sandbox {
 
     /// Calls as text, one per line, words quoted only where the shell would need it, the
     /// temporary bundle path written `<bundle>`.
-    fn transcript(&self, calls: &[Vec<String>]) -> String {
+    pub(crate) fn transcript(&self, calls: &[Vec<String>]) -> String {
         let mut prefixes = vec![self.bundle().display().to_string()];
         if let Ok(c) = self.bundle().canonicalize() {
             prefixes.insert(0, c.display().to_string());
@@ -211,7 +242,7 @@ fn make_executable(p: &Path) {
 #[cfg(not(unix))]
 fn make_executable(_: &Path) {}
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -235,7 +266,7 @@ fn creates(calls: &[Vec<String>]) -> Vec<String> {
         .collect()
 }
 
-fn snapshot_calls(name: &str, text: &str) {
+pub(crate) fn snapshot_calls(name: &str, text: &str) {
     insta::with_settings!({
         snapshot_path => "../../golden/calls",
         prepend_module_to_snapshot => false,
@@ -447,12 +478,12 @@ fn verify_fails_while_the_service_account_carries_the_placeholder() {
 
 // ---- Workload identity ---------------------------------------------------------------------
 
-fn shipped(profile: &str) -> Value {
+pub(crate) fn shipped(profile: &str) -> Value {
     let text = fs::read_to_string(repo().join(format!("profiles/{profile}.yaml"))).unwrap();
     serde_saphyr::from_str(&text).unwrap()
 }
 
-fn write_profile(dir: &Path, value: &Value) -> PathBuf {
+pub(crate) fn write_profile(dir: &Path, value: &Value) -> PathBuf {
     let path = dir.join("profile.yaml");
     // JSON is YAML; pretty-printed, every field has its own line.
     fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();
@@ -791,7 +822,7 @@ fn verify_smoke_runs_the_smoke_test_only_after_the_checks_pass() {
 
 // ---- Script hygiene ------------------------------------------------------------------------
 
-fn scripts(bundle: &Path) -> Vec<PathBuf> {
+pub(crate) fn scripts(bundle: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = fs::read_dir(bundle.join("infra"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -809,7 +840,7 @@ fn shellcheck_available() -> bool {
 }
 
 /// `bash -n` and shellcheck (all checks, minus `excluded`) on every script.
-fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
+pub(crate) fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
     for p in paths {
         let n = Command::new("bash").arg("-n").arg(p).output().unwrap();
         assert!(n.status.success(), "bash -n {}: {}", p.display(), text(&n));
@@ -870,7 +901,7 @@ fn a_mode_change_alone_is_repaired_by_gen_and_ignored_by_check() {
 
 // ---- Injection -----------------------------------------------------------------------------
 
-const EVIL: &[&str] = &[
+pub(crate) const EVIL: &[&str] = &[
     "x; touch pwned-semicolon",
     "$(touch pwned-subst)",
     "`touch pwned-backtick`",

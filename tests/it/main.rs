@@ -16,6 +16,7 @@ mod diff;
 mod facts;
 mod fastpath;
 mod gitops;
+mod gke;
 mod golden;
 mod hostile;
 mod infra;
