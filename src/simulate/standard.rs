@@ -116,6 +116,8 @@ pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
     };
     let quotas = Quotas::new(queues);
     let cqs = &queues.cluster_queues;
+    // The profile's world is built once; each run adds its synthetic workloads to a copy.
+    let base = world_with(profile, Vec::new());
     let mut out = Vec::new();
     for c in 0..cqs.len() {
         if out.len() == MAX_RUNS {
@@ -131,7 +133,7 @@ pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
                 .collect(),
             None => Vec::new(),
         };
-        out.extend(run_one(profile, &quotas, c, &peers));
+        out.extend(run_one(profile, &base, &quotas, c, &peers));
     }
     (out, 0)
 }
@@ -271,8 +273,14 @@ fn nominal_of(world: &World, cq: usize, r: usize) -> i128 {
         .sum()
 }
 
-fn run_one(profile: &Profile, quotas: &Quotas<'_>, first: usize, peers: &[usize]) -> Option<Run> {
-    let mut world = world_with(profile, Vec::new());
+fn run_one(
+    profile: &Profile,
+    base: &World,
+    quotas: &Quotas<'_>,
+    first: usize,
+    peers: &[usize],
+) -> Option<Run> {
+    let mut world = base.clone();
     let cq_name = |c: usize| world.cqs[c].name.clone();
     let first_name = cq_name(first);
     let max = synthetic(profile, &world, quotas, first, true);
