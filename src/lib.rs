@@ -17,6 +17,7 @@ pub mod operators;
 pub mod overlay;
 pub mod pointer;
 pub mod profile;
+pub mod provider;
 pub mod render;
 pub mod resolve;
 pub mod rules;

@@ -9,6 +9,7 @@ mod names;
 mod quantity;
 mod workload;
 
+pub(crate) use names::name_type;
 pub use names::*;
 pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
 pub use workload::*;

@@ -1,15 +1,12 @@
 //! Name types: each a string with the pattern and length the target system enforces, so that a
 //! bad name is refused by the schema check with its position, before anything is generated.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::fmt;
+// The macro names every path in full, so that it expands the same in `crate::provider`.
 
 macro_rules! name_type {
     ($(#[$doc:meta])* $name:ident, $pattern:expr, $min:expr, $max:expr, $what:expr) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize, ::serde::Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -21,8 +18,8 @@ macro_rules! name_type {
             }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        impl ::std::fmt::Display for $name {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
@@ -40,12 +37,12 @@ macro_rules! name_type {
             }
         }
 
-        impl JsonSchema for $name {
-            fn schema_name() -> Cow<'static, str> {
+        impl ::schemars::JsonSchema for $name {
+            fn schema_name() -> ::std::borrow::Cow<'static, str> {
                 stringify!($name).into()
             }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({
+            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
+                ::schemars::json_schema!({
                     "type": "string",
                     "pattern": $pattern,
                     "minLength": $min,
@@ -56,6 +53,8 @@ macro_rules! name_type {
         }
     };
 }
+// Providers (`crate::provider`) declare their own name types with the same macro.
+pub(crate) use name_type;
 
 name_type!(
     /// Kubernetes DNS-1123 label (namespaces, LocalQueues, ConfigMap keys).

@@ -1,0 +1,147 @@
+//! Alibaba Cloud ACK: the `alibaba:` profile section, the ECS GPU catalogue, the labels and
+//! taints ACK nodes carry, the request bodies of the ACK OpenAPI (`aliyun cs`), the VPC
+//! prerequisites, RRSA, and the console-only step printed as a manual step.
+//!
+//! KubeRay's ACK guide is links only. raykueue calls the ACK OpenAPI ("CS", 2015-12-15) with
+//! JSON bodies that it checks against its own schema (`assets/ack/`), and installs KubeRay with
+//! Helm like on every cloud — not also with ACK's KubeRay add-on, which would run a second
+//! operator on the same CRDs.
+
+pub mod bodies;
+pub mod catalogue;
+pub mod profile;
+
+pub use profile::*;
+
+use crate::profile::{LabelValue, QualifiedName, Taint, TaintEffect};
+use std::collections::BTreeMap;
+
+/// The GPU label ACK puts on GPU nodes (the model, e.g. `NVIDIA-A10`); also the Cluster
+/// Autoscaler's GPU label for alicloud (kubernetes/autoscaler@55c37cd5
+/// `cloudprovider/alicloud/alicloud_cloud_provider.go` `GPULabel`).
+pub const GPU_LABEL: &str = "aliyun.accelerator/nvidia_name";
+
+/// The pool label that pins the NVIDIA driver of new nodes (ACK "Specify a custom GPU driver
+/// version").
+pub const DRIVER_VERSION_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
+
+/// The taint raykueue puts on GPU pools (ACK sets none): the same one as on every cloud, which
+/// pods that request `nvidia.com/gpu` tolerate through ExtendedResourceToleration.
+pub const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
+
+/// RRSA wiring read by `ack-pod-identity-webhook` (Alibaba Cloud help doc-detail/600451,
+/// "ack-pod-identity-webhook": namespace label and service-account annotation).
+pub const RRSA_NAMESPACE_LABEL: &str = "pod-identity.alibabacloud.com/injection";
+pub const RRSA_ROLE_ANNOTATION: &str = "pod-identity.alibabacloud.com/role-name";
+/// The add-on that injects the OIDC token and role environment into pods.
+pub const RRSA_WEBHOOK_ADDON: &str = "ack-pod-identity-webhook";
+
+/// The step no `aliyun` command does, with its reason, for `up.sh` to print.
+pub const MANUAL_NODE_SCALING_STEP: &str = "In the ACK console: Clusters → this cluster → Node Pools → Node Scaling → Enable \
+(authorize the AliyunCSManagedAutoScalerRole role and activate Auto Scaling (ESS) the first time). \
+Why: node pool auto scaling only takes effect once node scaling is enabled for the cluster, and \
+ACK documents that switch as a console step with no CLI command; until then a pool with min 0 \
+never gets a node.";
+
+/// What a flavor can match on a pool's nodes: a label with a known value, or a label whose
+/// value ACK sets but no source here gives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LabelFact {
+    Value(String),
+    /// ACK sets the label; its value for this instance type is not known here.
+    SetByAck,
+}
+
+/// Whether the pool's instance type has NVIDIA GPUs.
+pub fn is_gpu_pool(pool: &AckNodePool) -> bool {
+    catalogue::has_nvidia_gpus(&pool.instance_type)
+}
+
+/// The labels written into the node pool body: the profile's, plus the driver pin.
+pub fn config_labels(pool: &AckNodePool) -> BTreeMap<String, String> {
+    let mut labels: BTreeMap<String, String> = pool
+        .labels
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    if let Some(v) = &pool.driver_version {
+        labels.insert(DRIVER_VERSION_LABEL.into(), v.to_string());
+    }
+    labels
+}
+
+/// Every label a node of the pool carries that a flavor can match: the body's labels and ACK's
+/// GPU label on GPU pools.
+pub fn node_labels(pool: &AckNodePool) -> BTreeMap<String, LabelFact> {
+    let mut labels: BTreeMap<String, LabelFact> = config_labels(pool)
+        .into_iter()
+        .map(|(k, v)| (k, LabelFact::Value(v)))
+        .collect();
+    if is_gpu_pool(pool) {
+        let fact = catalogue::instance_type(&pool.instance_type)
+            .and_then(|t| t.nvidia_name)
+            .map_or(LabelFact::SetByAck, |v| LabelFact::Value(v.into()));
+        labels.insert(GPU_LABEL.into(), fact);
+    }
+    labels
+}
+
+/// The taints written for a pool: the profile's, plus `nvidia.com/gpu=present:NoSchedule` on a
+/// GPU pool that has no `nvidia.com/gpu` taint.
+pub fn node_taints(pool: &AckNodePool) -> Vec<Taint> {
+    let mut taints = pool.taints.clone();
+    if is_gpu_pool(pool) && !taints.iter().any(|t| t.key.as_str() == GPU_TAINT_KEY) {
+        taints.push(Taint {
+            key: QualifiedName(GPU_TAINT_KEY.into()),
+            value: Some(LabelValue("present".into())),
+            effect: TaintEffect::NoSchedule,
+        });
+    }
+    taints
+}
+
+/// Whether some pool relies on node pool auto scaling, so `up.sh` must print the manual step.
+pub fn needs_manual_node_scaling(a: &Alibaba) -> bool {
+    a.node_pools.iter().any(|p| p.autoscale.is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pool(instance_type: &str) -> AckNodePool {
+        AckNodePool {
+            name: AckNodePoolName("gpu-pool".into()),
+            instance_type: EcsInstanceType(instance_type.into()),
+            system_disk_size: None,
+            count: None,
+            autoscale: None,
+            labels: BTreeMap::new(),
+            taints: Vec::new(),
+            driver_version: None,
+        }
+    }
+
+    #[test]
+    fn gpu_pools_carry_acks_gpu_label_and_get_the_gpu_taint() {
+        let a10 = pool("ecs.gn7i-c8g1.2xlarge");
+        assert_eq!(
+            node_labels(&a10)[GPU_LABEL],
+            LabelFact::Value("NVIDIA-A10".into())
+        );
+        assert_eq!(node_taints(&a10).len(), 1);
+        assert_eq!(node_taints(&a10)[0].key.as_str(), GPU_TAINT_KEY);
+        let a100 = pool("ecs.gn7e-c16g1.4xlarge");
+        assert_eq!(node_labels(&a100)[GPU_LABEL], LabelFact::SetByAck);
+        let cpu = pool("ecs.g7.xlarge");
+        assert!(node_labels(&cpu).is_empty());
+        assert!(node_taints(&cpu).is_empty());
+    }
+
+    #[test]
+    fn the_driver_pin_is_a_pool_label() {
+        let mut p = pool("ecs.gn7i-c8g1.2xlarge");
+        p.driver_version = Some(DriverVersion("550.144.03".into()));
+        assert_eq!(config_labels(&p)[DRIVER_VERSION_LABEL], "550.144.03");
+    }
+}
