@@ -1,0 +1,149 @@
+//! The EKS and ACK provisioning files against the tools and schemas the clouds define: the eksctl
+//! ClusterConfig against eksctl's JSON schema (`../shared/schemas/eksctl/schema.json`, in-process
+//! and through `../shared/tools/cloud-argcheck`), the ACK bodies against raykueue's schemas.
+
+use crate::common::{repo, shared, skip};
+use raykueue::provider::aws::{self, eksctl};
+use serde_json::{Value, json};
+use std::process::Command;
+
+/// The guide's EKS cluster (KubeRay `aws-eks-gpu-cluster.md`: CPU m5.xlarge 256 GB 0–1, GPU
+/// g5.xlarge 1024 GB 0–1) with the autoscaler and Pod Identity switched on.
+fn guide_section() -> aws::Aws {
+    serde_json::from_value(json!({
+        "region": "us-west-2",
+        "cluster": {"name": "kuberay-gpu-cluster", "kubernetesVersion": "1.34"},
+        "nodeGroups": [
+            {"name": "cpu-node-group", "instanceType": "m5.xlarge", "volumeSize": 256,
+             "count": 1, "autoscale": {"min": 0, "max": 1}},
+            {"name": "gpu-node-group", "instanceType": "g5.xlarge", "volumeSize": 1024,
+             "count": 1, "autoscale": {"min": 0, "max": 1},
+             "labels": {"team": "ray"},
+             "taints": [{"key": "ray.io/node-type", "value": "worker", "effect": "NoSchedule"}]},
+        ],
+        "autoscaler": {"version": "9.50.1"},
+        "identity": {"permissionPolicyArns": ["arn:aws:iam::aws:policy/AmazonS3ReadOnlyAccess"]},
+    }))
+    .unwrap()
+}
+
+fn guide_config() -> Value {
+    eksctl::cluster_config(
+        &guide_section(),
+        Some(eksctl::RayIdentity {
+            namespace: "ray",
+            service_account: "ray-worker",
+        }),
+    )
+}
+
+/// eksctl's schema, compiled. Its `$ref`s name Go packages (`#/definitions/github.com|aws|…`);
+/// `|` is not allowed in a URI reference, so each is percent-encoded (`%7C`), which JSON
+/// Pointer resolution decodes back to the same definition.
+fn eksctl_schema() -> Option<jsonschema::Validator> {
+    fn encode_refs(v: &mut Value) {
+        match v {
+            Value::Object(m) => {
+                for (k, child) in m.iter_mut() {
+                    match child {
+                        Value::String(s) if k == "$ref" => *s = s.replace('|', "%7C"),
+                        _ => encode_refs(child),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter_mut().for_each(encode_refs),
+            _ => {}
+        }
+    }
+    let dir = shared()?;
+    let text = std::fs::read_to_string(dir.join("schemas/eksctl/schema.json")).ok()?;
+    let mut schema: Value = serde_json::from_str(&text).unwrap();
+    encode_refs(&mut schema);
+    Some(jsonschema::validator_for(&schema).unwrap())
+}
+
+#[test]
+fn the_eksctl_cluster_config_passes_eksctls_schema() {
+    let Some(schema) = eksctl_schema() else {
+        skip(
+            "eksctl schema",
+            "../shared/schemas/eksctl/schema.json is absent",
+        );
+        return;
+    };
+    // The YAML as written to the bundle, read back: what eksctl would read.
+    let yaml = raykueue::yaml::to_yaml(&guide_config()).unwrap();
+    let read: Value = serde_saphyr::from_str(&yaml).unwrap();
+    let errors: Vec<String> = schema
+        .iter_errors(&read)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}\n{yaml}");
+
+    // The check can fail: the API's enum spelling, an unknown field and a missing region are
+    // what eksctl refuses (CLOUDS.md §1.9).
+    let mut api_spelling = read.clone();
+    api_spelling["managedNodeGroups"][1]["amiFamily"] = json!("BOTTLEROCKET_x86_64_NVIDIA");
+    let mut unknown = read.clone();
+    unknown["managedNodeGroups"][0]["diskSize"] = json!(256);
+    let mut no_region = read;
+    no_region["metadata"]
+        .as_object_mut()
+        .unwrap()
+        .remove("region");
+    for bad in [api_spelling, unknown, no_region] {
+        assert!(!schema.is_valid(&bad), "accepted {bad}");
+    }
+}
+
+#[test]
+fn the_eksctl_cluster_config_passes_cloud_argcheck() {
+    let tool = repo().join("../shared/tools/cloud-argcheck");
+    if !tool.exists() {
+        skip(
+            "cloud-argcheck eksctl",
+            "../shared/tools/cloud-argcheck is absent",
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("eksctl-cluster.yaml");
+    std::fs::write(&file, raykueue::yaml::to_yaml(&guide_config()).unwrap()).unwrap();
+    let out = Command::new(&tool).arg(&file).output().unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    if out.status.code() == Some(2) {
+        skip("cloud-argcheck eksctl", text.trim());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.trim_end().ends_with("1 passed, 0 failed"), "{text}");
+
+    // A file eksctl would refuse fails the tool too.
+    let mut bad = guide_config();
+    bad["managedNodeGroups"][0]["amiFamily"] = json!("AL2023_x86_64_NVIDIA");
+    std::fs::write(&file, raykueue::yaml::to_yaml(&bad).unwrap()).unwrap();
+    let out = Command::new(&tool).arg(&file).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn the_guides_gpu_taint_is_reported_as_blocking_the_device_plugin() {
+    // The guide's `ray.io/node-type` taint on an AmazonLinux2023 GPU group keeps eksctl's device
+    // plugin off the node; raykueue's own `nvidia.com/gpu` taint does not.
+    let section = guide_section();
+    let blocking = aws::taints_blocking_device_plugin(&section.node_groups[1]);
+    assert_eq!(blocking.len(), 1);
+    assert_eq!(blocking[0].key.as_str(), "ray.io/node-type");
+    let config = guide_config();
+    let taints = config["managedNodeGroups"][1]["taints"].as_array().unwrap();
+    assert!(taints.iter().any(|t| t["key"] == "nvidia.com/gpu"));
+}
