@@ -3,6 +3,7 @@
 //! and through `../shared/tools/cloud-argcheck`), the ACK bodies against raykueue's schemas.
 
 use crate::common::{repo, shared, skip};
+use raykueue::provider::alibaba::{self, bodies};
 use raykueue::provider::aws::{self, eksctl};
 use serde_json::{Value, json};
 use std::process::Command;
@@ -146,4 +147,88 @@ fn the_guides_gpu_taint_is_reported_as_blocking_the_device_plugin() {
     let config = guide_config();
     let taints = config["managedNodeGroups"][1]["taints"].as_array().unwrap();
     assert!(taints.iter().any(|t| t["key"] == "nvidia.com/gpu"));
+}
+
+/// The ACK section the README's example uses: a CPU pool and a GPU pool autoscaled from 0, RRSA.
+fn ack_section() -> alibaba::Alibaba {
+    serde_json::from_value(json!({
+        "region": "cn-hangzhou",
+        "zone": "cn-hangzhou-k",
+        "vpc": {"name": "kuberay-vpc", "vswitchName": "kuberay-vsw"},
+        "cluster": {"name": "kuberay-gpu-cluster"},
+        "nodePools": [
+            {"name": "cpu-pool", "instanceType": "ecs.g7.xlarge", "count": 1},
+            {"name": "gpu-pool", "instanceType": "ecs.gn7i-c8g1.2xlarge", "autoscale": {"min": 0, "max": 1}},
+        ],
+        "identity": {"roleName": "kuberay-data"},
+    }))
+    .unwrap()
+}
+
+/// `jq --arg vpc … --arg vsw … PROGRAM` on `body`, as up.sh runs it.
+fn jq(program: &str, body: &Value) -> Option<Value> {
+    use std::io::Write;
+    let mut child = Command::new("jq")
+        .args([
+            "--arg",
+            "vpc",
+            "vpc-bp1example",
+            "--arg",
+            "vsw",
+            "vsw-bp1example",
+            program,
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .ok()?;
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(body.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "jq {program} failed");
+    Some(serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[test]
+fn ack_bodies_filled_by_up_sh_pass_the_schemas() {
+    let a = ack_section();
+    let cluster_schema =
+        jsonschema::validator_for(&serde_json::from_str(bodies::CREATE_CLUSTER_SCHEMA).unwrap())
+            .unwrap();
+    let pool_schema =
+        jsonschema::validator_for(&serde_json::from_str(bodies::CREATE_NODE_POOL_SCHEMA).unwrap())
+            .unwrap();
+    let file = bodies::cluster_body_file(&a);
+    // The file alone lacks the IDs the cloud assigns: the schema says so.
+    assert!(!cluster_schema.is_valid(&file));
+    let Some(filled) = jq(bodies::FILL_CLUSTER_IDS, &file) else {
+        skip("ACK bodies through jq", "jq is not installed");
+        return;
+    };
+    let errors: Vec<String> = cluster_schema
+        .iter_errors(&filled)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}\n{filled:#}");
+    assert_eq!(
+        filled,
+        bodies::cluster_body(&a, "vpc-bp1example", "vsw-bp1example")
+    );
+    for pool in &a.node_pools {
+        let filled = jq(
+            bodies::FILL_NODE_POOL_IDS,
+            &bodies::node_pool_body_file(pool),
+        )
+        .unwrap();
+        let errors: Vec<String> = pool_schema
+            .iter_errors(&filled)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{}: {errors:?}\n{filled:#}", pool.name);
+        assert_eq!(filled, bodies::node_pool_body(pool, "vsw-bp1example"));
+    }
 }

@@ -20,6 +20,12 @@ pub const CREATE_CLUSTER_SCHEMA: &str =
 pub const CREATE_NODE_POOL_SCHEMA: &str =
     include_str!("../../../assets/ack/create-cluster-node-pool.schema.json");
 
+/// The jq program `up.sh` runs on `ack/create-cluster.json` to add the VPC and vSwitch IDs
+/// (`--arg vpc`, `--arg vsw`); tests run the same program.
+pub const FILL_CLUSTER_IDS: &str = ".vpcid = $vpc | .vswitch_ids = [$vsw]";
+/// The jq program `up.sh` runs on `ack/nodepool-<name>.json` to add the vSwitch ID.
+pub const FILL_NODE_POOL_IDS: &str = ".scaling_group.vswitch_ids = [$vsw]";
+
 /// One RPC-style call of the `aliyun` CLI: `aliyun <product> <action> --<Param> <value> …`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RpcCall {
@@ -91,6 +97,27 @@ pub fn cluster_body(a: &Alibaba, vpc_id: &str, vswitch_id: &str) -> Value {
     }
     b.insert("addons".into(), Value::Array(addons));
     Value::Object(b)
+}
+
+/// The CreateCluster body as the bundle holds it: without the IDs only the cloud knows, which
+/// `up.sh` adds with [`FILL_CLUSTER_IDS`].
+pub fn cluster_body_file(a: &Alibaba) -> Value {
+    let mut b = cluster_body(a, "", "");
+    if let Some(m) = b.as_object_mut() {
+        m.shift_remove("vpcid");
+        m.shift_remove("vswitch_ids");
+    }
+    b
+}
+
+/// A CreateClusterNodePool body as the bundle holds it: without the vSwitch ID, which `up.sh`
+/// adds with [`FILL_NODE_POOL_IDS`].
+pub fn node_pool_body_file(pool: &AckNodePool) -> Value {
+    let mut b = node_pool_body(pool, "");
+    if let Some(m) = b["scaling_group"].as_object_mut() {
+        m.shift_remove("vswitch_ids");
+    }
+    b
 }
 
 /// The CreateClusterNodePool body of one pool. Pay-as-you-go (`PostPaid`) instances: scale-in
@@ -209,7 +236,10 @@ mod tests {
         );
         assert_eq!(
             body["kubernetes_config"]["labels"],
-            json!([{"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"}])
+            json!([
+                {"key": "ack.aliyun.com/nvidia-driver-version", "value": "550.144.03"},
+                {"key": "raykueue.io/node-pool", "value": "gpu-pool"},
+            ])
         );
         let cpu = node_pool_body(&a.node_pools[0], "vsw-1");
         assert_eq!(cpu["scaling_group"]["desired_size"], 1);
@@ -294,6 +324,20 @@ mod tests {
             !cluster.is_valid(&kuberay_addon),
             "KubeRay comes from Helm, not the add-on"
         );
+    }
+
+    #[test]
+    fn bundle_files_leave_out_only_the_cloud_assigned_ids() {
+        let a = example();
+        let file = cluster_body_file(&a);
+        assert!(file.get("vpcid").is_none() && file.get("vswitch_ids").is_none());
+        let mut filled = file.clone();
+        filled["vpcid"] = json!("vpc-1");
+        filled["vswitch_ids"] = json!(["vsw-1"]);
+        assert_eq!(filled, cluster_body(&a, "vpc-1", "vsw-1"));
+        let pool = node_pool_body_file(&a.node_pools[1]);
+        assert!(pool["scaling_group"].get("vswitch_ids").is_none());
+        assert!(pool["scaling_group"].get("instance_types").is_some());
     }
 
     #[test]

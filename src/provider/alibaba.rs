@@ -36,6 +36,11 @@ pub const RRSA_ROLE_ANNOTATION: &str = "pod-identity.alibabacloud.com/role-name"
 /// The add-on that injects the OIDC token and role environment into pods.
 pub const RRSA_WEBHOOK_ADDON: &str = "ack-pod-identity-webhook";
 
+/// The label raykueue gives every node of a pool, with the pool's name: ACK's own pool label
+/// (`alibabacloud.com/nodepool-id`) carries the pool's ID, which only the cloud knows, and
+/// `verify.sh` finds a pool's nodes by name with kubectl alone.
+pub const POOL_LABEL: &str = "raykueue.io/node-pool";
+
 /// The step no `aliyun` command does, with its reason, for `up.sh` to print.
 pub const MANUAL_NODE_SCALING_STEP: &str = "In the ACK console: Clusters → this cluster → Node Pools → Node Scaling → Enable \
 (authorize the AliyunCSManagedAutoScalerRole role and activate Auto Scaling (ESS) the first time). \
@@ -57,13 +62,15 @@ pub fn is_gpu_pool(pool: &AckNodePool) -> bool {
     catalogue::has_nvidia_gpus(&pool.instance_type)
 }
 
-/// The labels written into the node pool body: the profile's, plus the driver pin.
+/// The labels written into the node pool body: the profile's, the pool label, and the driver
+/// pin.
 pub fn config_labels(pool: &AckNodePool) -> BTreeMap<String, String> {
     let mut labels: BTreeMap<String, String> = pool
         .labels
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
+    labels.insert(POOL_LABEL.into(), pool.name.to_string());
     if let Some(v) = &pool.driver_version {
         labels.insert(DRIVER_VERSION_LABEL.into(), v.to_string());
     }
@@ -134,7 +141,10 @@ mod tests {
         let a100 = pool("ecs.gn7e-c16g1.4xlarge");
         assert_eq!(node_labels(&a100)[GPU_LABEL], LabelFact::SetByAck);
         let cpu = pool("ecs.g7.xlarge");
-        assert!(node_labels(&cpu).is_empty());
+        assert_eq!(
+            node_labels(&cpu).into_iter().collect::<Vec<_>>(),
+            vec![(POOL_LABEL.to_owned(), LabelFact::Value("gpu-pool".into()))]
+        );
         assert!(node_taints(&cpu).is_empty());
     }
 
