@@ -5,7 +5,6 @@
 //! the upstream schemas) → `emit` (stream, tree, check).
 
 pub mod bundle;
-pub mod catalogue;
 pub mod cli;
 pub mod compile;
 pub mod diagnostic;

@@ -3,15 +3,11 @@
 //! values files) and where their pods land. One definition, read by the Helm values the model
 //! writes and by the capacity rules that count the operators' pods.
 //!
-//! Placement: on AKS the operators run on the System pool — the `kubernetes.azure.com/mode:
-//! system` node selector keeps them off GPU nodes (which may scale to zero or be tainted, so
-//! that `helm --wait` would hang), and where the System pool carries `CriticalAddonsOnly`
-//! they tolerate it, as the upstream Azure example's Helm settings do
-//! (Azure/AKS `examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf`,
-//! `tolerations[0].key = CriticalAddonsOnly`, operator `Exists`, effect `NoSchedule`).
+//! Placement is the provider's (`crate::provider`): on AKS the System pool, on GKE the
+//! cluster's first (CPU) pool.
 
-use crate::profile::{PoolMode, Profile, Quantity};
-use serde_json::{Value, json};
+use crate::profile::{Profile, Quantity};
+use serde_json::Value;
 use std::sync::OnceLock;
 
 static TEXT: &str = include_str!("../assets/charts.json");
@@ -46,46 +42,35 @@ pub fn kueue_default_configuration() -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// Label AKS puts on every node with the node pool's mode (`system` or `user`).
-pub const MODE_LABEL: &str = "kubernetes.azure.com/mode";
-
-/// The taint of a System pool with `criticalAddonsOnly` (AKS's `--node-taints` convention).
-pub const CRITICAL_ADDONS_ONLY_KEY: &str = "CriticalAddonsOnly";
-
-/// Where the operators' pods run, as Helm values keys under the chart's pod settings.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where the operators' pods run, as Helm values keys under the chart's pod settings. The
+/// provider decides (`Provider::operator_placement`).
+#[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
-    /// Whether a System pool is tainted `CriticalAddonsOnly` (then the pods tolerate it).
-    pub tolerate_critical_addons: bool,
+    /// The pods' `nodeSelector`.
+    pub node_selector: Vec<(String, String)>,
+    /// The pods' `tolerations` (none: the key is left to the chart).
+    pub tolerations: Vec<Value>,
 }
 
 impl Placement {
     pub fn node_selector(&self) -> Value {
-        json!({ MODE_LABEL: "system" })
+        Value::Object(
+            self.node_selector
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        )
     }
 
     pub fn tolerations(&self) -> Option<Value> {
-        self.tolerate_critical_addons.then(|| {
-            json!([{ "key": CRITICAL_ADDONS_ONLY_KEY, "operator": "Exists", "effect": "NoSchedule" }])
-        })
+        (!self.tolerations.is_empty()).then(|| Value::Array(self.tolerations.clone()))
     }
 }
 
-/// Where the operators run: on the System pool of an AKS profile. `None` without an `azure`
-/// section or without a System pool (RK451): the chart's defaults apply.
+/// Where the operators run, as the profile's provider places them. `None` without a provider
+/// section, or where the provider leaves them to the charts' defaults.
 pub fn placement(p: &Profile) -> Option<Placement> {
-    let azure = p.azure.as_ref()?;
-    let system: Vec<_> = azure
-        .node_pools
-        .iter()
-        .filter(|n| n.mode == PoolMode::System)
-        .collect();
-    if system.is_empty() {
-        return None;
-    }
-    Some(Placement {
-        tolerate_critical_addons: system.iter().any(|n| n.critical_addons_only),
-    })
+    p.provider()?.operator_placement()
 }
 
 /// One operator pod's requests (cpu, memory): the chart's `requests`, else its `limits` (the

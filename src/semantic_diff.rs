@@ -151,46 +151,14 @@ fn pretty(path: &str) -> String {
     path.strip_prefix("spec.").unwrap_or(path).to_owned()
 }
 
-/// Changes to the AKS node pools (they are in scripts, not objects, so compared from the profiles),
+/// Changes to the node pools (they are in scripts, not objects, so compared from the profiles),
 /// field by field: `node pool gpupool: max 3 → 5`.
 pub fn node_pool_changes(old: &Profile, new: &Profile) -> Vec<Change> {
     let pools = |p: &Profile| -> BTreeMap<String, BTreeMap<&'static str, String>> {
-        p.azure
-            .iter()
-            .flat_map(|a| &a.node_pools)
-            .map(|np| {
-                let mut f = BTreeMap::new();
-                f.insert("vmSize", np.vm_size.to_string());
-                f.insert("mode", format!("{:?}", np.mode));
-                if let Some(c) = np.count {
-                    f.insert("count", c.to_string());
-                }
-                if let Some(a) = &np.autoscale {
-                    f.insert("min", a.min.to_string());
-                    f.insert("max", a.max.to_string());
-                }
-                let taints: Vec<String> = np
-                    .taints
-                    .iter()
-                    .map(|t| {
-                        format!(
-                            "{}={}:{}",
-                            t.key,
-                            t.value.as_deref().unwrap_or(""),
-                            t.effect.as_str()
-                        )
-                    })
-                    .collect();
-                if !taints.is_empty() {
-                    f.insert("taints", taints.join(","));
-                }
-                let labels: Vec<String> =
-                    np.labels.iter().map(|(k, v)| format!("{k}={v}")).collect();
-                if !labels.is_empty() {
-                    f.insert("labels", labels.join(","));
-                }
-                (np.name.to_string(), f)
-            })
+        p.provider()
+            .map(crate::provider::Provider::pool_fields)
+            .unwrap_or_default()
+            .into_iter()
             .collect()
     };
     let (a, b) = (pools(old), pools(new));

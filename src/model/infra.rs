@@ -1,19 +1,17 @@
 //! The provisioning part of the bundle (`infra/`): `up.sh`, `verify.sh`, `down.sh` and the Helm
 //! values files, all from the same profile as the manifests.
 //!
-//! Scripts are rendered from `templates/infra/*.sh.j2`, where every `{{ value }}` is
-//! single-quoted for bash. The templates put each profile value once into a `readonly` line at
+//! Scripts are rendered from `templates/infra/common/*.sh.j2` (the cloud-neutral steps), or from
+//! the provider's `templates/infra/<section>/*.sh.j2`, which extend them with the cloud's
+//! commands; every `{{ value }}` is single-quoted for bash. The templates put each profile value once into a `readonly` line at
 //! the top and use `"$VAR"` below, so a reviewer sees every value in one place and no value is
 //! ever parsed as shell syntax. This module prepares those values as plain strings.
 
 use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
-use crate::catalogue;
 use crate::diagnostic::Diagnostic;
 use crate::operators;
-use crate::profile::{
-    AZ_DEFAULT_NODE_COUNT, Framework, KubeRayOperator, KueueOperator, NodePool, PoolMode, Profile,
-    ServiceAccount, Taint,
-};
+use crate::profile::{Framework, KubeRayOperator, KueueOperator, Profile};
+use crate::provider::Provider;
 use crate::render;
 use crate::yaml;
 use serde::Serialize;
@@ -26,19 +24,19 @@ pub const FILE_SMOKE: &str = "infra/smoke.sh";
 pub const FILE_KUEUE_VALUES: &str = "infra/kueue-values.yaml";
 pub const FILE_KUBERAY_VALUES: &str = "infra/kuberay-values.yaml";
 
-/// The taint `criticalAddonsOnly` stands for (AKS's documented way to keep a system pool free
-/// of application pods).
-const CRITICAL_ADDONS_ONLY: &str = "CriticalAddonsOnly=true:NoSchedule";
-
 /// Everything the three script templates read.
 #[derive(Serialize)]
 struct Context {
-    azure: Option<AzureCtx>,
+    /// The provider's section name (`azure`), which is also its template folder; its values
+    /// are added under that name.
+    provider: Option<&'static str>,
     kueue: Option<KueueCtx>,
     kuberay: Option<KubeRayCtx>,
     platform: PlatformCtx,
     /// NVIDIA GPU pools, whose nodes `verify.sh` checks.
     gpu_pools: Vec<GpuPoolCtx>,
+    /// Some pool autoscales from zero: missing nodes are not a failure in `verify.sh`.
+    scales_to_zero: bool,
     /// Set when the ServiceAccount is annotated for workload identity by `up.sh`.
     workload_identity: Option<WorkloadIdentityCtx>,
     /// The GPU smoke test's RayJob (`smoke.sh`, `verify.sh --smoke`).
@@ -46,61 +44,9 @@ struct Context {
 }
 
 #[derive(Serialize)]
-struct AzureCtx {
-    subscription: Option<String>,
-    location: String,
-    resource_group: String,
-    cluster: String,
-    kubernetes_version: Option<String>,
-    oidc_issuer: bool,
-    workload_identity: bool,
-    /// The pool created with the cluster (`None` only for a profile that bypassed the schema).
-    system_pool: Option<PoolCtx>,
-    /// Pools added with `az aks nodepool add`, in profile order.
-    pools: Vec<PoolCtx>,
-    identity: Option<IdentityCtx>,
-    storage: Option<StorageCtx>,
-    /// Some pool autoscales from zero: missing nodes are not a failure in `verify.sh`.
-    scales_to_zero: bool,
-}
-
-#[derive(Serialize)]
-struct PoolCtx {
-    name: String,
-    mode: &'static str,
-    vm_size: String,
-    count: Option<u32>,
-    min: Option<u32>,
-    max: Option<u32>,
-    /// `--node-taints` / `--nodepool-taints`: comma-separated `key=value:Effect`.
-    taints: Option<String>,
-    /// `--labels` / `--nodepool-labels`: one `key=value` word each.
-    labels: Vec<String>,
-    /// An NVIDIA GPU VM size: `verify.sh` checks its nodes' allocatable `nvidia.com/gpu`.
-    gpu: bool,
-    /// The fewest nodes the pool may have (0 when it autoscales from zero).
-    min_nodes: u32,
-}
-
-#[derive(Serialize)]
 struct GpuPoolCtx {
     name: String,
     min_nodes: u32,
-}
-
-#[derive(Serialize)]
-struct IdentityCtx {
-    name: String,
-    federated_credential: String,
-    /// `system:serviceaccount:<ns>:<sa>`; no federated credential without a service account.
-    subject: Option<String>,
-}
-
-#[derive(Serialize)]
-struct StorageCtx {
-    account: String,
-    containers: Vec<String>,
-    role: String,
 }
 
 #[derive(Serialize)]
@@ -153,14 +99,20 @@ struct FlavorCtx {
 
 /// All `infra/` files of a profile: path → content.
 pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
-    let ctx = serde_json::to_value(context(p)).unwrap_or_default();
+    let mut ctx = serde_json::to_value(context(p)).unwrap_or_default();
+    let provider = p.provider();
+    let folder = provider.map_or("common", |pr| pr.section());
+    if let (Some(pr), Some(map)) = (provider, ctx.as_object_mut()) {
+        map.insert(pr.section().into(), pr.script_context(p));
+    }
     let mut out = Vec::new();
-    for (file, template) in [
-        (FILE_UP, "infra/up.sh.j2"),
-        (FILE_VERIFY, "infra/verify.sh.j2"),
-        (FILE_DOWN, "infra/down.sh.j2"),
+    for (file, script) in [
+        (FILE_UP, "up.sh.j2"),
+        (FILE_VERIFY, "verify.sh.j2"),
+        (FILE_DOWN, "down.sh.j2"),
     ] {
-        out.push((file.to_owned(), render::render_text(template, &ctx)?));
+        let template = format!("infra/{folder}/{script}");
+        out.push((file.to_owned(), render::render_text(&template, &ctx)?));
     }
     if !ctx["smoke"].is_null() {
         out.push((
@@ -181,131 +133,39 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
 }
 
 fn context(p: &Profile) -> Context {
-    let identity = p.azure.as_ref().and_then(|a| a.identity.as_ref());
-    let workload_identity = match (&p.service_account, identity) {
-        (Some(sa), Some(id)) if sa.workload_identity => Some(WorkloadIdentityCtx {
-            namespace: p.namespace.to_string(),
-            service_account: sa.name.to_string(),
-            client_id: id.client_id.as_ref().map(ToString::to_string),
-            tenant_id: id.tenant_id.as_ref().map(ToString::to_string),
-            placeholder: IDENTITY_PLACEHOLDER,
-        }),
+    let provider = p.provider();
+    let workload_identity = match (&p.service_account, provider) {
+        (Some(sa), Some(pr)) if sa.workload_identity && pr.has_identity() => {
+            let ids = pr.identity_annotations();
+            let id = |i: usize| ids.get(i).and_then(|(_, v)| v.clone());
+            Some(WorkloadIdentityCtx {
+                namespace: p.namespace.to_string(),
+                service_account: sa.name.to_string(),
+                client_id: id(0),
+                tenant_id: id(1),
+                placeholder: IDENTITY_PLACEHOLDER,
+            })
+        }
         _ => None,
     };
+    let groups = provider.map(Provider::node_groups).unwrap_or_default();
     Context {
-        azure: p.azure.as_ref().map(|a| azure(p, a)),
+        provider: provider.map(Provider::section),
+        scales_to_zero: groups.iter().any(|g| g.size.min == 0),
         kueue: p.operators.kueue.as_ref().map(kueue),
         kuberay: p.operators.kuberay.as_ref().map(kuberay),
         platform: platform(p),
-        gpu_pools: p
-            .azure
-            .iter()
-            .flat_map(|a| &a.node_pools)
-            .map(pool)
-            .filter(|n| n.gpu)
-            .map(|n| GpuPoolCtx {
-                name: n.name,
-                min_nodes: n.min_nodes,
+        gpu_pools: groups
+            .into_iter()
+            .filter(|g| g.gpu)
+            .map(|g| GpuPoolCtx {
+                name: g.name.to_owned(),
+                min_nodes: g.size.min,
             })
             .collect(),
         workload_identity,
         smoke: super::smoke::smoke_job(p).map(|(_, job)| job),
     }
-}
-
-fn azure(p: &Profile, a: &crate::profile::Azure) -> AzureCtx {
-    // The cluster is created with the first System pool (AKS makes the create-time pool a
-    // System pool); a profile without one gets its first pool there (rule RK451 reports it).
-    let system_index = a
-        .node_pools
-        .iter()
-        .position(|n| n.mode == PoolMode::System)
-        .unwrap_or(0);
-    let pools: Vec<PoolCtx> = a.node_pools.iter().map(pool).collect();
-    let scales_to_zero = pools.iter().any(|n| n.min_nodes == 0);
-    let mut system_pool = None;
-    let mut extra = Vec::new();
-    for (i, pc) in pools.into_iter().enumerate() {
-        if i == system_index {
-            system_pool = Some(pc);
-        } else {
-            extra.push(pc);
-        }
-    }
-    let uses_identity = a.identity.is_some();
-    AzureCtx {
-        subscription: a.subscription.as_ref().map(ToString::to_string),
-        location: a.location.to_string(),
-        resource_group: a.resource_group.to_string(),
-        cluster: a.cluster.name.to_string(),
-        kubernetes_version: a
-            .cluster
-            .kubernetes_version
-            .as_ref()
-            .map(ToString::to_string),
-        // Workload identity needs both features; an identity in the profile turns them on.
-        oidc_issuer: a.cluster.oidc_issuer || uses_identity,
-        workload_identity: a.cluster.workload_identity || uses_identity,
-        system_pool,
-        pools: extra,
-        identity: a.identity.as_ref().map(|id| IdentityCtx {
-            name: id.name.to_string(),
-            federated_credential: id.federated_credential.to_string(),
-            subject: p
-                .service_account
-                .as_ref()
-                .map(|sa| subject(p.namespace.as_str(), sa)),
-        }),
-        storage: a.storage.as_ref().map(|s| StorageCtx {
-            account: s.account.to_string(),
-            containers: s.containers.iter().map(ToString::to_string).collect(),
-            role: s.role.to_string(),
-        }),
-        scales_to_zero,
-    }
-}
-
-fn subject(namespace: &str, sa: &ServiceAccount) -> String {
-    format!("system:serviceaccount:{namespace}:{}", sa.name)
-}
-
-fn pool(n: &NodePool) -> PoolCtx {
-    let size = n.size();
-    let mut taints: Vec<String> = Vec::new();
-    if n.critical_addons_only {
-        taints.push(CRITICAL_ADDONS_ONLY.into());
-    }
-    taints.extend(n.taints.iter().map(taint));
-    PoolCtx {
-        name: n.name.to_string(),
-        mode: match n.mode {
-            PoolMode::System => "System",
-            PoolMode::User => "User",
-        },
-        vm_size: n.vm_size.to_string(),
-        // Without a count, az starts a pool at its default, which it refuses when that lies
-        // outside the autoscaler range: then the count is written (seed 004's 0–3 keeps az's
-        // default, and its command line).
-        count: n.count.or_else(|| {
-            (size.autoscaled && size.initial != AZ_DEFAULT_NODE_COUNT).then_some(size.initial)
-        }),
-        min: n.autoscale.as_ref().map(|s| s.min),
-        max: n.autoscale.as_ref().map(|s| s.max),
-        taints: (!taints.is_empty()).then(|| taints.join(",")),
-        labels: n.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-        gpu: catalogue::has_nvidia_gpus(n.vm_size.as_str()),
-        min_nodes: size.min,
-    }
-}
-
-/// The az CLI taint syntax `key=value:Effect` (it requires a value; rule RK450).
-fn taint(t: &Taint) -> String {
-    format!(
-        "{}={}:{}",
-        t.key,
-        t.value.as_ref().map_or("", |v| v.as_str()),
-        t.effect.as_str()
-    )
 }
 
 /// The Deployment Kueue's chart creates: `<fullname>-controller-manager`, where fullname is the

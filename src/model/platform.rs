@@ -56,18 +56,18 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
     )];
     if let Some(sa) = &p.service_account {
         let mut m = meta(&sa.name, Some(ns));
-        if sa.workload_identity {
-            let id = p.azure.as_ref().and_then(|a| a.identity.as_ref());
-            let client = id
-                .and_then(|i| i.client_id.as_ref())
-                .map_or(IDENTITY_PLACEHOLDER, |u| u.as_str());
-            let tenant = id
-                .and_then(|i| i.tenant_id.as_ref())
-                .map_or(IDENTITY_PLACEHOLDER, |u| u.as_str());
-            m.annotations = Some(BTreeMap::from([
-                ("azure.workload.identity/client-id", client.to_owned()),
-                ("azure.workload.identity/tenant-id", tenant.to_owned()),
-            ]));
+        // The provider's workload-identity annotations: pinned values, or the placeholder
+        // `up.sh` replaces.
+        let ids = p
+            .provider()
+            .map(crate::provider::Provider::identity_annotations)
+            .unwrap_or_default();
+        if sa.workload_identity && !ids.is_empty() {
+            m.annotations = Some(
+                ids.into_iter()
+                    .map(|(k, v)| (k, v.unwrap_or_else(|| IDENTITY_PLACEHOLDER.to_owned())))
+                    .collect(),
+            );
         }
         out.push(Object::data(
             "ServiceAccount",

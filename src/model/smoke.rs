@@ -6,9 +6,9 @@
 
 use super::Object;
 use super::workloads;
-use crate::catalogue::GPU_RESOURCE;
 use crate::diagnostic::Diagnostic;
 use crate::profile::{Profile, Workload};
+use crate::provider::GPU_RESOURCE;
 use serde_json::json;
 
 /// The RayJob's name; `smoke.sh` deletes it (and its ConfigMap) when it ends.

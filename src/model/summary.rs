@@ -65,50 +65,57 @@ pub fn summary_context(p: &Profile) -> Value {
             })
         })
         .collect();
-    let pools: Vec<Value> = p
-        .azure
-        .iter()
-        .flat_map(|a| &a.node_pools)
-        .map(|np| {
-            // Per node from the VM catalogue, and the pool's total at its largest size.
-            let size = crate::catalogue::vm_size(&np.vm_size);
+    let provider = p.provider();
+    let pools: Vec<Value> = provider
+        .map(crate::provider::Provider::node_groups)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|g| {
+            // Per node from the provider's catalogue, and the pool's total at its largest size.
+            let size = g.instance;
             let per_node = size.map_or_else(
                 || "unknown size".to_owned(),
                 |s| {
-                    let gpu = if s.gpus > 0 { format!(", {} × {}", s.gpus, s.gpu_model) } else { String::new() };
+                    let gpu = if s.gpus > 0 {
+                        format!(", {} × {}", s.gpus, s.gpu_model)
+                    } else {
+                        String::new()
+                    };
                     format!("{} vCPU, {} GiB{gpu}", s.vcpus, s.memory_gib)
                 },
             );
-            let max = np.max_nodes();
+            let max = g.size.max;
             let at_max = size.map_or_else(
                 || "–".to_owned(),
                 |s| {
-                    let gpu = if s.gpus > 0 { format!(", {} GPU", s.gpus * max) } else { String::new() };
+                    let gpu = if s.gpus > 0 {
+                        format!(", {} GPU", s.gpus * max)
+                    } else {
+                        String::new()
+                    };
                     format!("{} vCPU, {} GiB{gpu}", s.vcpus * max, s.memory_gib * max)
                 },
             );
-            let n = np.size();
+            let n = g.size;
             let nodes = if n.autoscaled {
                 format!("{}–{} (autoscaled)", n.min, n.max)
             } else if n.given {
                 n.max.to_string()
             } else {
-                format!("{} (az's default)", n.max)
+                format!(
+                    "{} ({}'s default)",
+                    n.max,
+                    provider.map_or("the CLI", |pr| pr.words().cli)
+                )
             };
             json!({
-                "name": np.name,
-                "mode": format!("{:?}", np.mode),
-                "vmSize": np.vm_size,
+                "name": g.name,
+                "mode": g.mode,
+                "vmSize": g.machine,
                 "perNode": per_node,
                 "atMax": at_max,
                 "nodes": nodes,
-                "taints": np
-                    .critical_addons_only
-                    .then(|| "CriticalAddonsOnly=true:NoSchedule".to_owned())
-                    .into_iter()
-                    .chain(np.taints.iter().map(|t| format!("{}={}:{}", t.key, t.value.as_deref().unwrap_or(""), t.effect.as_str())))
-                    .collect::<Vec<_>>()
-                    .join(", "),
+                "taints": g.own_taints.join(", "),
             })
         })
         .collect();
@@ -140,6 +147,7 @@ pub fn summary_context(p: &Profile) -> Value {
         "queues": queues,
         "cohorts": cohorts,
         "pools": pools,
+        "machineHeader": provider.map_or("VM size", |pr| pr.words().machine),
         "workloads": workloads,
     })
 }

@@ -22,13 +22,9 @@ pub const ELASTIC_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
 /// The scheduling gate Kueue's RayCluster and RayService defaulters add to every pod template of
 /// an elastic object (and their validators require); emitted so the object is stable under diff.
 pub const ELASTIC_GATE: &str = "kueue.x-k8s.io/elastic-job";
-pub const WORKLOAD_IDENTITY_LABEL: &str = "azure.workload.identity/use";
+pub use crate::provider::azure::WORKLOAD_IDENTITY_LABEL;
 const SCRIPTS_VOLUME: &str = "scripts";
-/// The storage account of `azure.storage`, in every RayJob's and Serve application's runtime
-/// environment (the upstream example's variable name; workload identity signs the requests).
-pub const STORAGE_ACCOUNT_ENV: &str = "AZURE_STORAGE_ACCOUNT_NAME";
-/// `azure.storage.containers`, comma-separated, next to the account.
-pub const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
+pub use crate::provider::azure::{STORAGE_ACCOUNT_ENV, STORAGE_CONTAINERS_ENV};
 
 /// The folder of a workload in the bundle.
 pub fn folder(w: &Workload) -> String {
@@ -173,6 +169,9 @@ pub fn workload(
     let pods = Pods {
         image: image.as_str(),
         service_account: service_account(p, w),
+        identity_labels: p
+            .provider()
+            .map_or(&[][..], crate::provider::Provider::identity_pod_labels),
         configmap: configmap.as_deref(),
         mount_path: &w.scripts_mount_path,
         serve_port: w.serve.as_ref().map(|s| s.port),
@@ -333,6 +332,8 @@ fn service_account<'a>(p: &'a Profile, w: &'a Workload) -> Option<(&'a str, bool
 struct Pods<'a> {
     image: &'a str,
     service_account: Option<(&'a str, bool)>,
+    /// Labels the pods of a workload-identity service account carry (the provider's).
+    identity_labels: &'static [(&'static str, &'static str)],
     configmap: Option<&'a str>,
     mount_path: &'a str,
     serve_port: Option<u16>,
@@ -420,11 +421,13 @@ fn pod_template(
     let mut spec = Map::new();
     let mut template = Map::new();
     if let Some((sa, identity)) = pods.service_account {
-        if identity {
-            template.insert(
-                "metadata".into(),
-                json!({ "labels": { WORKLOAD_IDENTITY_LABEL: "true" } }),
-            );
+        let labels = pods.identity_labels;
+        if identity && !labels.is_empty() {
+            let labels: Map<String, Value> = labels
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), json!(v)))
+                .collect();
+            template.insert("metadata".into(), json!({ "labels": labels }));
         }
         spec.insert("serviceAccountName".into(), json!(sa));
     }
@@ -473,20 +476,19 @@ fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
         .transpose()
 }
 
-/// A runtime environment with `azure.storage` added as environment variables, so the programs
-/// find the profile's storage without a copy of its name; the workload's own values win.
+/// A runtime environment with what the provider section gives every workload (`azure.storage`
+/// as environment variables, so the programs find the profile's storage without a copy of its
+/// name); the workload's own values win.
 fn with_storage(p: &Profile, env: Option<&RuntimeEnv>) -> RuntimeEnv {
     let mut env = env.cloned().unwrap_or_default();
-    if let Some(storage) = p.azure.as_ref().and_then(|a| a.storage.as_ref()) {
-        let containers: Vec<&str> = storage.containers.iter().map(|c| &**c).collect();
-        for (name, value) in [
-            (STORAGE_ACCOUNT_ENV, storage.account.to_string()),
-            (STORAGE_CONTAINERS_ENV, containers.join(",")),
-        ] {
-            env.env_vars
-                .entry(EnvName(name.to_owned()))
-                .or_insert(value);
-        }
+    for (name, value) in p
+        .provider()
+        .map(crate::provider::Provider::workload_env)
+        .unwrap_or_default()
+    {
+        env.env_vars
+            .entry(EnvName(name.to_owned()))
+            .or_insert(value);
     }
     env
 }

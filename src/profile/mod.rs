@@ -14,6 +14,10 @@ pub use names::*;
 pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
 pub use workload::*;
 
+pub use crate::provider::azure::{
+    AZ_DEFAULT_NODE_COUNT, AksCluster, Azure, Identity, NodePool, PoolMode, Storage,
+};
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -141,79 +145,7 @@ fn default_flux_interval() -> GoDuration {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Azure
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Azure {
-    /// Subscription to use; the CLI's current one when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subscription: Option<Uuid>,
-    /// Azure region, e.g. `eastus2`.
-    pub location: AzureLocation,
-    pub resource_group: ResourceGroupName,
-    pub cluster: AksCluster,
-    /// Node pools; the first `System` pool is created with the cluster, the others are added.
-    #[schemars(length(min = 1, max = 100))]
-    pub node_pools: Vec<NodePool>,
-    /// User-assigned managed identity federated with the service account (workload identity).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub identity: Option<Identity>,
-    /// Storage account for datasets and checkpoints.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub storage: Option<Storage>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AksCluster {
-    pub name: ClusterName,
-    /// Kubernetes version (`"1.35"`); AKS's default when omitted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kubernetes_version: Option<KubernetesVersion>,
-    /// `--enable-oidc-issuer`; needed by workload identity.
-    #[serde(default)]
-    pub oidc_issuer: bool,
-    /// `--enable-workload-identity`.
-    #[serde(default)]
-    pub workload_identity: bool,
-}
-
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-pub enum PoolMode {
-    System,
-    #[default]
-    User,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NodePool {
-    pub name: NodePoolName,
-    #[serde(default)]
-    pub mode: PoolMode,
-    pub vm_size: VmSize,
-    /// Fixed node count (`--node-count`). Give either `count` or `autoscale`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 1000))]
-    pub count: Option<u32>,
-    /// Cluster autoscaler range (`--enable-cluster-autoscaler --min-count --max-count`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub autoscale: Option<Autoscale>,
-    /// Node labels set by AKS on every node of the pool (`--labels`).
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub labels: BTreeMap<QualifiedName, LabelValue>,
-    /// Node taints (`--node-taints`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub taints: Vec<Taint>,
-    /// System pool taint `CriticalAddonsOnly=true:NoSchedule`: only system pods run there.
-    #[serde(default)]
-    pub critical_addons_only: bool,
-}
-
-/// The node count az gives a pool created without `--node-count` (`az aks create`,
-/// `az aks nodepool add`; azure-cli 2.91 `_params.py`: `node_count` default 3).
-pub const AZ_DEFAULT_NODE_COUNT: u32 = 3;
+// Node pools: shapes every provider's pools share
 
 /// How many nodes a pool has: the one reading of `count` and `autoscale` that the rules, the
 /// scripts and the summary share.
@@ -231,16 +163,16 @@ pub struct PoolSize {
     pub given: bool,
 }
 
-impl NodePool {
-    /// The pool's size. With neither `count` nor `autoscale`, az creates
-    /// [`AZ_DEFAULT_NODE_COUNT`] nodes, and so the pool has exactly that many. An autoscaled
-    /// pool without `count` starts at az's default when it lies in the range, else at `min`
-    /// (`up.sh` passes `--node-count` then, since az refuses a default outside the range).
-    pub fn size(&self) -> PoolSize {
-        match (&self.autoscale, self.count) {
+impl PoolSize {
+    /// The size of a pool given `count` and `autoscale`, where the cloud's CLI creates
+    /// `cli_default` nodes when told no count. With neither, the pool has exactly that many. An
+    /// autoscaled pool without `count` starts at the default when it lies in the range, else at
+    /// `min` (`up.sh` passes the count then, since the CLIs refuse a default outside the range).
+    pub fn of(autoscale: Option<&Autoscale>, count: Option<u32>, cli_default: u32) -> Self {
+        match (autoscale, count) {
             (Some(a), count) => PoolSize {
-                initial: count.unwrap_or(if (a.min..=a.max).contains(&AZ_DEFAULT_NODE_COUNT) {
-                    AZ_DEFAULT_NODE_COUNT
+                initial: count.unwrap_or(if (a.min..=a.max).contains(&cli_default) {
+                    cli_default
                 } else {
                     a.min
                 }),
@@ -257,18 +189,13 @@ impl NodePool {
                 given: true,
             },
             (None, None) => PoolSize {
-                initial: AZ_DEFAULT_NODE_COUNT,
-                min: AZ_DEFAULT_NODE_COUNT,
-                max: AZ_DEFAULT_NODE_COUNT,
+                initial: cli_default,
+                min: cli_default,
+                max: cli_default,
                 autoscaled: false,
                 given: false,
             },
         }
-    }
-
-    /// The largest number of nodes the pool can ever have.
-    pub fn max_nodes(&self) -> u32 {
-        self.size().max
     }
 }
 
@@ -307,40 +234,6 @@ pub struct Taint {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<LabelValue>,
     pub effect: TaintEffect,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Identity {
-    /// Managed identity name (`az identity create`).
-    pub name: AzureIdentityName,
-    /// Federated credential name linking the identity to the service account.
-    pub federated_credential: AzureIdentityName,
-    /// The identity's client ID, once known (`az identity show --query clientId`). When set,
-    /// the ServiceAccount carries it and GitOps can own the object; otherwise `infra/up.sh`
-    /// fills it in after creating the identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub client_id: Option<Uuid>,
-    /// The Entra tenant ID, once known (`az account show --query tenantId`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tenant_id: Option<Uuid>,
-}
-
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Storage {
-    /// Storage account name: globally unique.
-    pub account: StorageAccountName,
-    /// Blob containers to create.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub containers: Vec<ContainerName>,
-    /// Role granted to the managed identity on the account.
-    #[serde(default = "default_storage_role")]
-    pub role: RoleName,
-}
-
-fn default_storage_role() -> RoleName {
-    RoleName("Storage Blob Data Contributor".into())
 }
 
 // ---------------------------------------------------------------------------------------------

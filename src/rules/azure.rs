@@ -3,9 +3,9 @@
 //! group, cluster, storage account) are the schema's job; these rules look across fields.
 
 use super::{Ctx, RuleInfo};
-use crate::catalogue::REGIONS;
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::PoolMode;
+use crate::provider::azure::catalogue::REGIONS;
 use std::collections::BTreeMap;
 
 pub(super) const POOL_NAME_TWICE: RuleInfo = RuleInfo {

@@ -3,9 +3,9 @@
 //! RayService head with GPUs says how much of itself Ray may use.
 
 use super::{Ctx, RuleInfo};
-use crate::catalogue::GPU_RESOURCE;
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::profile::{ServeApplication, Workload, WorkloadKind};
+use crate::provider::GPU_RESOURCE;
 use crate::scripts;
 use std::collections::BTreeSet;
 

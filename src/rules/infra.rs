@@ -43,7 +43,9 @@ pub(super) const RULES: &[RuleInfo] = &[
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     if let Some(sa) = &p.service_account {
-        let has_identity = p.azure.as_ref().is_some_and(|a| a.identity.is_some());
+        let has_identity = p
+            .provider()
+            .is_some_and(crate::provider::Provider::has_identity);
         if sa.workload_identity && !has_identity {
             ctx.report(
                 &IDENTITY_WITHOUT_AZURE,

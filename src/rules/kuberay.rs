@@ -12,10 +12,10 @@
 
 use super::pods::{Role, pod_sets};
 use super::{Ctx, RuleInfo};
-use crate::catalogue::GPU_RESOURCE;
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::pointer::pointer_push;
 use crate::profile::{Workload, WorkloadKind};
+use crate::provider::GPU_RESOURCE;
 // The KubeRay facts the output validation checks objects against: one definition each.
 use crate::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_out_of_order};
 

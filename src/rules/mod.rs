@@ -103,6 +103,7 @@ const CHECKS: &[Check] = &[
     workloads::check,
     entrypoints::check,
     kuberay::check,
+    crate::provider::check,
     azure::check,
     infra::check,
 ];
@@ -119,6 +120,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         workloads::RULES,
         entrypoints::RULES,
         kuberay::RULES,
+        &[crate::provider::TWO_PROVIDERS],
         azure::RULES,
         infra::RULES,
         crate::validate::RULES,

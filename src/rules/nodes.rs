@@ -1,18 +1,14 @@
-//! Nodes: can the pods run on the AKS node pools the profile creates? Flavors whose node labels
+//! Nodes: can the pods run on the node pools the profile creates? Flavors whose node labels
 //! no pool carries (seed 000's "ResourceFlavor does not match the nodes"), pool taints the pods
 //! that need the pool do not tolerate, pods larger than any node, quotas and worker groups
-//! larger than the pools at their maximum size. Only with an `azure` section: without it the
-//! node pools are unknown and these rules stay silent.
+//! larger than the pools at their maximum size. Only with a provider section (`azure`, …):
+//! without one the node pools are unknown and these rules stay silent.
 //!
-//! What a pool's nodes carry: the pool's own `labels`, plus what AKS sets itself —
-//! `kubernetes.azure.com/agentpool` and `agentpool` (pool name), `kubernetes.azure.com/mode`
-//! (`system`/`user`), `node.kubernetes.io/instance-type` (VM size), `kubernetes.io/os=linux`,
-//! `topology.kubernetes.io/region` (location) and `accelerator=nvidia` on NVIDIA GPU sizes.
-//! Taints: the pool's `taints`, and `CriticalAddonsOnly=true:NoSchedule` with
-//! `criticalAddonsOnly`.
+//! What a pool's nodes carry, and what one node leaves allocatable, is the provider's answer
+//! (`crate::provider::NodeGroup`): the pool's own labels and taints plus the cloud's.
 //!
 //! What a pod tolerates: its own tolerations, those of the flavors Kueue assigns it (Kueue adds
-//! them), and — because AKS enables the ExtendedResourceToleration admission plugin — a
+//! them), and — because AKS and GKE enable the ExtendedResourceToleration admission plugin — a
 //! toleration `{key: <resource>, operator: Exists, effect: NoSchedule}` for every extended
 //! resource it requests (so a pod requesting `nvidia.com/gpu` tolerates the seed-004 taint
 //! `nvidia.com/gpu=present:NoSchedule`).
@@ -22,14 +18,13 @@
 
 use super::pods::{PodSet, Role, cluster_queue_of, pod_sets};
 use super::{Ctx, RuleInfo};
-use crate::catalogue::{self, Allocatable, GPU_RESOURCE, VmSize};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::diagnostic::did_you_mean;
 use crate::operators;
 use crate::profile::{
-    Azure, Flavor, NodePool, PoolMode, Profile, Quantity, Taint, TaintEffect, Toleration,
-    TolerationOperator,
+    Flavor, Profile, Quantity, Taint, TaintEffect, Toleration, TolerationOperator,
 };
+use crate::provider::{Allocatable, GPU_RESOURCE, NodeGroup, Provider};
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) const FLAVOR_LABELS_UNMATCHED: RuleInfo = RuleInfo {
@@ -78,18 +73,18 @@ pub(super) const RULES: &[RuleInfo] = &[
     GROUP_BEYOND_POOLS,
 ];
 
-/// A node pool as the scheduler sees its nodes.
+/// A node pool as the scheduler sees its nodes, with the provider that describes it.
 struct Pool<'a> {
     index: usize,
-    np: &'a NodePool,
-    size: Option<&'static VmSize>,
+    group: NodeGroup<'a>,
+    provider: Provider<'a>,
     labels: BTreeMap<String, String>,
     taints: Vec<Taint>,
 }
 
 impl Pool<'_> {
     fn name(&self) -> &str {
-        self.np.name.as_str()
+        self.group.name
     }
 
     /// Whether every node carries `key=value`.
@@ -102,22 +97,26 @@ impl Pool<'_> {
     }
 
     fn has_gpus(&self) -> bool {
-        catalogue::has_nvidia_gpus(&self.np.vm_size)
+        self.group.gpu
     }
 
-    /// The most nodes the pool can have (az's default count when the profile gives neither
-    /// `count` nor `autoscale`, which RK404 reports).
+    /// The most nodes the pool can have (the CLI's default count when the profile gives
+    /// neither `count` nor `autoscale`, which RK404 reports).
     fn max_nodes(&self) -> u32 {
-        self.np.max_nodes()
+        self.group.size.max
+    }
+
+    fn known(&self) -> bool {
+        self.group.instance.is_some()
     }
 
     fn allocatable(&self) -> Option<Allocatable> {
-        self.size.map(catalogue::allocatable)
+        self.group.allocatable(self.provider)
     }
 
     /// `gpupool (Standard_NC6s_v3: 6 vCPU, 112 GiB, 1 × V100)`.
     fn describe(&self) -> String {
-        match self.size {
+        match self.group.instance {
             Some(s) if s.gpus > 0 => format!(
                 "`{}` ({}: {} vCPU, {} GiB, {} × {})",
                 self.name(),
@@ -134,13 +133,13 @@ impl Pool<'_> {
                 s.vcpus,
                 s.memory_gib
             ),
-            None => format!("`{}` ({})", self.name(), self.np.vm_size),
+            None => format!("`{}` ({})", self.name(), self.group.machine),
         }
     }
 
     /// The profile key that sets the pool's largest size.
     fn size_key(&self) -> &'static str {
-        if self.np.autoscale.is_some() {
+        if self.group.size.autoscaled {
             "autoscale.max"
         } else {
             "count"
@@ -148,63 +147,28 @@ impl Pool<'_> {
     }
 
     /// `autoscale.max` 3, or `count` 2: where the size in a message comes from.
-    fn size_field(&self) -> &'static str {
-        let size = self.np.size();
+    fn size_field(&self) -> String {
+        let size = self.group.size;
         if size.autoscaled {
-            "autoscale.max"
+            "autoscale.max".into()
         } else if size.given {
-            "count"
+            "count".into()
         } else {
-            "count unset: az's default"
+            format!("count unset: {}'s default", self.provider.words().cli)
         }
     }
 }
 
-fn pools(azure: &Azure) -> Vec<Pool<'_>> {
-    azure
-        .node_pools
-        .iter()
-        .enumerate()
-        .map(|(index, np)| {
-            let size = catalogue::vm_size(&np.vm_size);
-            let mut labels: BTreeMap<String, String> = np
-                .labels
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect();
-            let mode = match np.mode {
-                PoolMode::System => "system",
-                PoolMode::User => "user",
-            };
-            for (k, v) in [
-                ("kubernetes.azure.com/agentpool", np.name.as_str()),
-                ("agentpool", np.name.as_str()),
-                ("kubernetes.azure.com/mode", mode),
-                ("node.kubernetes.io/instance-type", np.vm_size.as_str()),
-                ("kubernetes.io/os", "linux"),
-                ("topology.kubernetes.io/region", azure.location.as_str()),
-            ] {
-                labels.insert(k.into(), v.into());
-            }
-            // AKS labels the nodes of NVIDIA GPU sizes `accelerator=nvidia` itself.
-            if catalogue::has_nvidia_gpus(&np.vm_size) {
-                labels.insert("accelerator".into(), "nvidia".into());
-            }
-            let mut taints = np.taints.clone();
-            if np.critical_addons_only {
-                taints.push(Taint {
-                    key: crate::profile::QualifiedName("CriticalAddonsOnly".into()),
-                    value: Some(crate::profile::LabelValue("true".into())),
-                    effect: TaintEffect::NoSchedule,
-                });
-            }
-            Pool {
-                index,
-                np,
-                size,
-                labels,
-                taints,
-            }
+fn pools(provider: Provider<'_>) -> Vec<Pool<'_>> {
+    provider
+        .node_groups()
+        .into_iter()
+        .map(|group| Pool {
+            index: group.index,
+            labels: group.labels.clone(),
+            taints: group.taints.clone(),
+            group,
+            provider,
         })
         .collect()
 }
@@ -303,24 +267,26 @@ struct Placement {
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
-    let Some(azure) = &p.azure else { return };
-    let pools = pools(azure);
+    let Some(provider) = p.provider() else { return };
+    let pools = pools(provider);
+    let words = provider.words();
     for pool in &pools {
-        if pool.size.is_none() {
-            let names = catalogue::VM_SIZES.iter().map(|s| s.name);
-            let hint = did_you_mean(&pool.np.vm_size, names).map_or_else(
-                || "the catalogue has the Dv3, Dsv3, Dsv5, Ddsv5, Dsv6, Ddsv6, NCv3, NCasT4_v3, NC A10 v4, NC A100 v4, NCads H100 v5, ND A100 v4 and ND H100 v5 sizes; check the spelling with `az vm list-sizes`".to_string(),
-                |s| format!("did you mean `{s}`?"),
-            );
+        if !pool.known() {
             ctx.report(
                 &UNKNOWN_VM_SIZE,
-                &format!("/azure/nodePools/{}/vmSize", pool.index),
+                &format!(
+                    "/{}/nodePools/{}/{}",
+                    provider.section(),
+                    pool.index,
+                    words.machine_field
+                ),
                 format!(
-                    "VM size `{}` is not in raykueue's catalogue: node pool `{}` is not checked for capacity",
-                    pool.np.vm_size,
+                    "{} `{}` is not in raykueue's catalogue: node pool `{}` is not checked for capacity",
+                    upper_first(words.machine),
+                    pool.group.machine,
                     pool.name()
                 ),
-                Some(hint),
+                Some(provider.unknown_instance_hint(pool.group.machine)),
             );
         }
     }
@@ -393,18 +359,26 @@ fn flavor_labels(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
                             .map(|val| format!("`{}` has {k}={val}", pool.name()))
                     })
                     .collect();
-                if k.as_str() == "accelerator" && v.as_str() == "nvidia" {
-                    format!(
-                        "AKS labels nodes `accelerator=nvidia` only on NVIDIA GPU sizes; pools: {}. Add a GPU pool, or add the label to a pool's `labels`",
-                        pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", ")
+                let provider = pools.first().map(|pool| pool.provider);
+                let cloud = provider.and_then(|pr| {
+                    pr.cloud_label_hint(
+                        k,
+                        v,
+                        &pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", "),
                     )
+                });
+                if let Some(hint) = cloud {
+                    hint
                 } else if !values.is_empty() {
                     format!("{}; use one of these values", values.join(", "))
                 } else if let Some(s) = did_you_mean(k, keys) {
                     format!("did you mean the label `{s}`?")
                 } else {
+                    let words = provider.map(Provider::words);
                     format!(
-                        "add `{k}: {v}` to the `labels` of the node pool these pods belong on, or select a label AKS sets, e.g. `kubernetes.azure.com/agentpool: {}`",
+                        "add `{k}: {v}` to the `labels` of the node pool these pods belong on, or select a label {} sets, e.g. `{}: {}`",
+                        words.map_or("the cloud", |w| w.service),
+                        words.map_or("<label>", |w| w.pool_label),
                         pools.first().map_or("<pool>", Pool::name)
                     )
                 }
@@ -483,7 +457,7 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
             continue; // RK142
         }
         let backing = backing_pools(pools, f);
-        if backing.is_empty() || backing.iter().any(|pool| pool.size.is_none()) {
+        if backing.is_empty() || backing.iter().any(|pool| !pool.known()) {
             // No pool it can use: taints are RK143's finding, from the pods' side. A pool of
             // unknown size: capacity unknown (RK201).
             continue;
@@ -514,7 +488,7 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
             // The operators' pods run on the System pool (`operators::placement`): what they
             // request there is not left for the queues' workloads.
             let mut operators_text = String::new();
-            if backing.iter().any(|pool| pool.np.mode == PoolMode::System)
+            if backing.iter().any(|pool| pool.group.hosts_operators)
                 && operators::placement(p).is_some()
             {
                 let pods = operators::operator_pods(p);
@@ -552,9 +526,10 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                     cap.human()
                 ),
                 Some(format!(
-                    "lower the `{r}` quota of flavor `{}` to at most {}, or add nodes to its pools (count or autoscale.max); AKS reserves part of each node for the kubelet and system",
+                    "lower the `{r}` quota of flavor `{}` to at most {}, or add nodes to its pools (count or autoscale.max); {} reserves part of each node for the kubelet and system",
                     f.name,
-                    cap.human()
+                    cap.human(),
+                    service(pools)
                 )),
             );
         }
@@ -713,7 +688,10 @@ fn place(
                         s.describe(),
                         pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", ")
                     ),
-                    Some("add a GPU node pool (e.g. vmSize Standard_NC24ads_A100_v4), or remove the GPU request".into()),
+                    Some(format!(
+                        "add a GPU node pool (e.g. {}), or remove the GPU request",
+                        pools.first().map_or("a GPU instance type", |pool| pool.provider.words().gpu_example)
+                    )),
                 );
             } else {
                 // Name the labels no pool carries at all; else the set no one pool carries.
@@ -779,7 +757,8 @@ fn place(
             });
             let ert = if ert_relevant {
                 format!(
-                    "; AKS's ExtendedResourceToleration adds only `{{key: <resource>, operator: Exists, effect: NoSchedule}}` for {}",
+                    "; {}'s ExtendedResourceToleration adds only `{{key: <resource>, operator: Exists, effect: NoSchedule}}` for {}",
+                    service(pools),
                     best.extended.join(", ")
                 )
             } else {
@@ -862,8 +841,9 @@ fn place(
                 Some((pool, (r, _, a))) => (
                     s.resource_pointer(&r),
                     format!(
-                        "request at most {} `{r}` per pod, or use a larger vmSize for node pool `{}`",
+                        "request at most {} `{r}` per pod, or use a larger {} for node pool `{}`",
                         a.human(),
+                        pool.provider.words().machine_field,
                         pool.name()
                     ),
                 ),
@@ -876,9 +856,11 @@ fn place(
                 &POD_FITS_NO_NODE,
                 &pointer,
                 format!(
-                    "{} fits on no node{via}: {}; its pods stay Pending (allocatable is the VM size minus AKS's kubelet and eviction reservations)",
+                    "{} fits on no node{via}: {}; its pods stay Pending (allocatable is the {} minus {}'s kubelet and eviction reservations)",
                     s.describe(),
-                    parts.join("; ")
+                    parts.join("; "),
+                    pools.first().map_or("machine", |pool| pool.provider.words().machine),
+                    service(pools)
                 ),
                 Some(hint),
             );
@@ -969,4 +951,18 @@ fn capacity<'a, 'p>(
         parts.push((pool, per_node, r));
     }
     Some((total, parts))
+}
+
+/// The managed Kubernetes service the pools belong to, for messages.
+fn service(pools: &[Pool<'_>]) -> &'static str {
+    pools
+        .first()
+        .map_or("the cloud", |pool| pool.provider.words().service)
+}
+
+/// `VM size` → `VM size`, `machine type` → `Machine type`: a phrase that opens a sentence.
+fn upper_first(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map_or_else(String::new, |f| f.to_uppercase().chain(c).collect())
 }

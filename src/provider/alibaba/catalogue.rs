@@ -12,7 +12,7 @@
 //! so [`allocatable`] is the node's capacity — an upper bound. A pod larger than it can never
 //! run; a pod just under it may still not fit.
 
-use crate::catalogue::Allocatable;
+use crate::provider::Allocatable;
 use crate::profile::Quantity;
 
 /// One ECS instance type.

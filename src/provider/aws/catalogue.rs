@@ -15,7 +15,7 @@
 //! `p5e.48xlarge` is left out: the autoscaler's list does not have it. A type missing here is
 //! not an error: the rules warn and skip their capacity checks for it.
 
-use crate::catalogue::Allocatable;
+use crate::provider::Allocatable;
 use crate::profile::Quantity;
 
 /// One EC2 instance type.

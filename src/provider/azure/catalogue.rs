@@ -1,4 +1,4 @@
-//! Built-in facts about Azure that the capacity and naming rules need: the VM sizes people run
+//! Azure's catalogue: built-in facts about Azure that the capacity and naming rules need: the VM sizes people run
 //! Ray on (vCPU, memory, GPUs), an approximation of what AKS leaves allocatable on a node, and
 //! the Azure region names.
 //!
@@ -9,47 +9,10 @@
 //! skip their capacity checks for it.
 
 use crate::profile::Quantity;
-
-/// One VM size: what the hypervisor gives the node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct VmSize {
-    pub name: &'static str,
-    pub vcpus: u32,
-    pub memory_gib: u32,
-    /// NVIDIA GPUs the node advertises as `nvidia.com/gpu` (0 for CPU sizes).
-    pub gpus: u32,
-    /// GPU model, for messages (`""` for CPU sizes).
-    pub gpu_model: &'static str,
-}
-
-const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32) -> VmSize {
-    VmSize {
-        name,
-        vcpus,
-        memory_gib,
-        gpus: 0,
-        gpu_model: "",
-    }
-}
-
-const fn gpu(
-    name: &'static str,
-    vcpus: u32,
-    memory_gib: u32,
-    gpus: u32,
-    gpu_model: &'static str,
-) -> VmSize {
-    VmSize {
-        name,
-        vcpus,
-        memory_gib,
-        gpus,
-        gpu_model,
-    }
-}
+use crate::provider::{Allocatable, InstanceType, cpu, gpu};
 
 /// The catalogue, by series. General purpose: memory is 4 GiB per vCPU in all these series.
-pub const VM_SIZES: &[VmSize] = &[
+pub const VM_SIZES: &[InstanceType] = &[
     // Dv3 / Dsv3 (Intel, 4 GiB per vCPU).
     cpu("Standard_D2_v3", 2, 8),
     cpu("Standard_D4_v3", 4, 16),
@@ -129,7 +92,7 @@ pub const VM_SIZES: &[VmSize] = &[
 ];
 
 /// The catalogue entry of a VM size. Azure compares size names case-insensitively.
-pub fn vm_size(name: &str) -> Option<&'static VmSize> {
+pub fn vm_size(name: &str) -> Option<&'static InstanceType> {
     VM_SIZES.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }
 
@@ -165,7 +128,7 @@ pub fn has_nvidia_gpus(name: &str) -> bool {
 /// Daemon sets (CNI, kube-proxy, CSI drivers, monitoring) also take their share of what is
 /// left; that share depends on add-ons and is not modelled, so a pod that fits here by a few
 /// hundred millicores may still not fit in practice.
-pub fn allocatable(size: &VmSize) -> Allocatable {
+pub fn allocatable(size: &InstanceType) -> Allocatable {
     let cores = i128::from(size.vcpus);
     let reserved_milli = if cores == 0 {
         0
@@ -186,30 +149,6 @@ pub fn allocatable(size: &VmSize) -> Allocatable {
         gpus: size.gpus,
     }
 }
-
-/// Node allocatable of one VM size (see [`allocatable`] for the model).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Allocatable {
-    pub cpu: Quantity,
-    pub memory: Quantity,
-    pub gpus: u32,
-}
-
-impl Allocatable {
-    /// The allocatable amount of a resource the catalogue knows (`cpu`, `memory`,
-    /// `nvidia.com/gpu`); `None` for any other resource.
-    pub fn get(&self, resource: &str) -> Option<Quantity> {
-        match resource {
-            "cpu" => Some(self.cpu),
-            "memory" => Some(self.memory),
-            crate::catalogue::GPU_RESOURCE => Some(Quantity::from_units(u64::from(self.gpus))),
-            _ => None,
-        }
-    }
-}
-
-/// The extended resource NVIDIA's device plugin advertises.
-pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
 
 /// Azure public-cloud region names as `az account list-locations --query [].name` prints them,
 /// plus the Azure Government and Azure China regions.
