@@ -11,6 +11,14 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("single", include_str!("../profiles/single.yaml")),
     ("team", include_str!("../profiles/team.yaml")),
     ("kuberay-gpu", include_str!("../profiles/kuberay-gpu.yaml")),
+    (
+        "kuberay-gpu-eks",
+        include_str!("../profiles/kuberay-gpu-eks.yaml"),
+    ),
+    (
+        "kuberay-gpu-ack",
+        include_str!("../profiles/kuberay-gpu-ack.yaml"),
+    ),
 ];
 
 /// The example programs the shipped profiles name in `scripts:` (paths relative to

@@ -13,8 +13,26 @@ pub mod profile;
 
 pub use profile::*;
 
-use crate::profile::{LabelValue, QualifiedName, Taint, TaintEffect};
+use super::{NodeGroup as SeamGroup, Words, taint_word};
+use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
+
+pub(super) const WORDS: Words = Words {
+    service: "ACK",
+    machine_field: "instanceType",
+    machine: "instance type",
+    cli: "aliyun",
+    gpu_example: "instanceType ecs.gn7i-c8g1.2xlarge",
+    pool_label: POOL_LABEL,
+};
+
+/// ACK's GPU count label on GPU nodes (next to `aliyun.accelerator/nvidia_name`; ACK GPU docs).
+pub const GPU_COUNT_LABEL: &str = "aliyun.accelerator/nvidia_count";
+
+/// Where the request bodies land in the bundle.
+pub const FILE_CREATE_CLUSTER: &str = "infra/ack/create-cluster.json";
 
 /// The GPU label ACK puts on GPU nodes (the model, e.g. `NVIDIA-A10`); also the Cluster
 /// Autoscaler's GPU label for alicloud (kubernetes/autoscaler@55c37cd5
@@ -35,6 +53,7 @@ pub const RRSA_NAMESPACE_LABEL: &str = "pod-identity.alibabacloud.com/injection"
 pub const RRSA_ROLE_ANNOTATION: &str = "pod-identity.alibabacloud.com/role-name";
 /// The add-on that injects the OIDC token and role environment into pods.
 pub const RRSA_WEBHOOK_ADDON: &str = "ack-pod-identity-webhook";
+pub(super) const IDENTITY_NAMESPACE_LABELS: &[(&str, &str)] = &[(RRSA_NAMESPACE_LABEL, "on")];
 
 /// The label raykueue gives every node of a pool, with the pool's name: ACK's own pool label
 /// (`alibabacloud.com/nodepool-id`) carries the pool's ID, which only the cloud knows, and
@@ -105,6 +124,168 @@ pub fn node_taints(pool: &AckNodePool) -> Vec<Taint> {
         });
     }
     taints
+}
+
+/// RK201's hint: a close name, else the families the catalogue has.
+pub(super) fn unknown_instance_hint(name: &str) -> String {
+    let names = catalogue::INSTANCE_TYPES.iter().map(|t| t.base.name);
+    crate::diagnostic::did_you_mean(name, names).map_or_else(
+        || "the catalogue has the g7 (CPU), gn6i (T4), gn7i (A10), gn7 and gn7e (A100) types; check the spelling in the ECS instance type list".to_string(),
+        |s| format!("did you mean `{s}`?"),
+    )
+}
+
+/// ACK sets `aliyun.accelerator/nvidia_name` on GPU nodes only, with the GPU's product name.
+pub(super) fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
+    (key == GPU_LABEL || key == GPU_COUNT_LABEL).then(|| format!(
+        "ACK sets `{key}` on GPU nodes only (`{GPU_LABEL}` is the product name: NVIDIA-A10 on gn7i, Tesla-T4 on gn6i; raykueue does not know it for the A100 types); pools: {pools}. Match a GPU pool's value, or add the label to a pool's `labels`"
+    ))
+}
+
+impl Alibaba {
+    /// The node pools with what ACK and raykueue put on their nodes.
+    pub(super) fn node_groups(&self) -> Vec<SeamGroup<'_>> {
+        self.node_pools
+            .iter()
+            .enumerate()
+            .map(|(index, np)| {
+                let mut labels: BTreeMap<String, String> = node_labels(np)
+                    .into_iter()
+                    .filter_map(|(k, v)| match v {
+                        LabelFact::Value(v) => Some((k, v)),
+                        LabelFact::SetByAck => None,
+                    })
+                    .collect();
+                let instance = catalogue::instance_type(&np.instance_type);
+                if let Some(t) = instance.filter(|t| t.base.gpus > 0) {
+                    labels.insert(GPU_COUNT_LABEL.into(), t.base.gpus.to_string());
+                }
+                for (k, v) in [
+                    (
+                        "node.kubernetes.io/instance-type",
+                        np.instance_type.as_str(),
+                    ),
+                    ("kubernetes.io/os", "linux"),
+                    ("topology.kubernetes.io/region", self.region.as_str()),
+                    ("topology.kubernetes.io/zone", self.zone.as_str()),
+                ] {
+                    labels.insert(k.into(), v.into());
+                }
+                let taints = node_taints(np);
+                SeamGroup {
+                    index,
+                    name: np.name.as_str(),
+                    machine: np.instance_type.as_str(),
+                    instance: instance.map(|t| &t.base),
+                    gpu: is_gpu_pool(np),
+                    size: np.size(),
+                    count: np.count,
+                    labels,
+                    own_taints: taints.iter().map(taint_word).collect(),
+                    taints,
+                    hosts_operators: false,
+                    mode: "-",
+                    own_labels: config_labels(np)
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// RRSA: the service account names its RAM role (known from the profile, so GitOps can
+    /// own the object as generated).
+    pub(super) fn identity_annotations(&self) -> Vec<(&'static str, Option<String>)> {
+        self.identity
+            .as_ref()
+            .map(|i| vec![(RRSA_ROLE_ANNOTATION, Some(i.role_name.to_string()))])
+            .unwrap_or_default()
+    }
+
+    pub(super) fn script_context(&self, p: &Profile) -> Value {
+        let identity_wired = p
+            .service_account
+            .as_ref()
+            .filter(|sa| sa.workload_identity && self.identity.is_some())
+            .map(|sa| IdentityCtx {
+                namespace: p.namespace.to_string(),
+                service_account: sa.name.to_string(),
+                role_name: self
+                    .identity
+                    .as_ref()
+                    .map(|i| i.role_name.to_string())
+                    .unwrap_or_default(),
+            });
+        serde_json::to_value(AlibabaCtx {
+            region: self.region.to_string(),
+            zone: self.zone.to_string(),
+            vpc: VpcCtx {
+                name: self.vpc.name.to_string(),
+                cidr: self.vpc.cidr.to_string(),
+                vswitch_name: self.vpc.vswitch_name.to_string(),
+                vswitch_cidr: self.vpc.vswitch_cidr.to_string(),
+            },
+            cluster: self.cluster.name.to_string(),
+            node_pools: self.node_pools.iter().map(|n| n.name.to_string()).collect(),
+            identity: self.identity.is_some(),
+            identity_wired,
+            manual_step: needs_manual_node_scaling(self).then_some(MANUAL_NODE_SCALING_STEP),
+            fill_cluster_ids: bodies::FILL_CLUSTER_IDS,
+            fill_node_pool_ids: bodies::FILL_NODE_POOL_IDS,
+        })
+        .unwrap_or_default()
+    }
+
+    /// The request bodies: `infra/ack/create-cluster.json`, `infra/ack/nodepool-<name>.json`.
+    pub(super) fn infra_files(&self) -> Vec<(String, String)> {
+        let json = |v: &Value| format!("{v:#}\n");
+        let mut out = vec![(
+            FILE_CREATE_CLUSTER.to_owned(),
+            json(&bodies::cluster_body_file(self)),
+        )];
+        for np in &self.node_pools {
+            out.push((
+                format!("infra/ack/nodepool-{}.json", np.name),
+                json(&bodies::node_pool_body_file(np)),
+            ));
+        }
+        out
+    }
+}
+
+/// The values of `templates/infra/alibaba/`.
+#[derive(Serialize)]
+struct AlibabaCtx {
+    region: String,
+    zone: String,
+    vpc: VpcCtx,
+    cluster: String,
+    /// Pool names, in profile order; each has its body `ack/nodepool-<name>.json`.
+    node_pools: Vec<String>,
+    identity: bool,
+    /// The service account RRSA is wired to (namespace label, role annotation).
+    identity_wired: Option<IdentityCtx>,
+    /// The console-only step, when some pool autoscales.
+    manual_step: Option<&'static str>,
+    /// The jq programs that add cloud-assigned IDs to the bodies.
+    fill_cluster_ids: &'static str,
+    fill_node_pool_ids: &'static str,
+}
+
+#[derive(Serialize)]
+struct IdentityCtx {
+    namespace: String,
+    service_account: String,
+    role_name: String,
+}
+
+#[derive(Serialize)]
+struct VpcCtx {
+    name: String,
+    cidr: String,
+    vswitch_name: String,
+    vswitch_cidr: String,
 }
 
 /// Whether some pool relies on node pool auto scaling, so `up.sh` must print the manual step.

@@ -11,8 +11,21 @@ pub mod profile;
 
 pub use profile::*;
 
-use crate::profile::{LabelValue, QualifiedName, Taint, TaintEffect};
+use super::{Allocatable, InstanceType, NodeGroup as SeamGroup, Words, taint_word};
+use crate::diagnostic::Diagnostic;
+use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
+use serde::Serialize;
+use serde_json::Value;
 use std::collections::BTreeMap;
+
+pub(super) const WORDS: Words = Words {
+    service: "EKS",
+    machine_field: "instanceType",
+    machine: "instance type",
+    cli: "eksctl",
+    gpu_example: "instanceType g5.xlarge",
+    pool_label: EKSCTL_NODEGROUP_LABEL,
+};
 
 /// The GPU label raykueue puts on GPU node groups (EKS adds none); see
 /// [`catalogue::accelerator_label_value`].
@@ -25,8 +38,8 @@ pub const ACCELERATOR_LABEL: &str = "k8s.amazonaws.com/accelerator";
 pub const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
 
 /// Labels eksctl sets on every node of a group (eksctl `userdocs/src/usage/dry-run.md`).
-const EKSCTL_CLUSTER_LABEL: &str = "alpha.eksctl.io/cluster-name";
-const EKSCTL_NODEGROUP_LABEL: &str = "alpha.eksctl.io/nodegroup-name";
+pub const EKSCTL_CLUSTER_LABEL: &str = "alpha.eksctl.io/cluster-name";
+pub const EKSCTL_NODEGROUP_LABEL: &str = "alpha.eksctl.io/nodegroup-name";
 
 /// Whether the group's instance type has NVIDIA GPUs.
 pub fn is_gpu_group(group: &NodeGroup) -> bool {
@@ -41,8 +54,8 @@ pub fn config_labels(group: &NodeGroup) -> BTreeMap<String, String> {
         .iter()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
-    if let Some(value) =
-        catalogue::instance_type(&group.instance_type).and_then(catalogue::accelerator_label_value)
+    if let Some(value) = catalogue::instance_type(&group.instance_type)
+        .and_then(|t| catalogue::accelerator_label_value(&t.base))
     {
         labels.entry(ACCELERATOR_LABEL.into()).or_insert(value);
     }
@@ -87,6 +100,142 @@ pub fn taints_blocking_device_plugin(group: &NodeGroup) -> Vec<Taint> {
             !tolerated && t.effect != TaintEffect::PreferNoSchedule
         })
         .collect()
+}
+
+/// Node allocatable of a catalogued type, by the EKS AMIs' reservation (see
+/// [`catalogue::allocatable`]); a type the catalogue lacks has no instance entry, so this only
+/// sees catalogued ones.
+pub(super) fn allocatable(instance: &InstanceType) -> Allocatable {
+    catalogue::instance_type(instance.name).map_or(
+        Allocatable {
+            cpu: crate::profile::Quantity::from_units(u64::from(instance.vcpus)),
+            memory: crate::profile::Quantity::from_bytes(
+                i128::from(instance.memory_gib) * 1024 * 1024 * 1024,
+            ),
+            gpus: instance.gpus,
+        },
+        catalogue::allocatable,
+    )
+}
+
+/// RK201's hint: a close name, else the families the catalogue has.
+pub(super) fn unknown_instance_hint(name: &str) -> String {
+    let names = catalogue::INSTANCE_TYPES.iter().map(|t| t.base.name);
+    crate::diagnostic::did_you_mean(name, names).map_or_else(
+        || "the catalogue has the m5, g4dn, g5, g6, g6e, p3, p4d, p4de, p5 and p5en types; check the spelling with `aws ec2 describe-instance-types`".to_string(),
+        |s| format!("did you mean `{s}`?"),
+    )
+}
+
+/// EKS sets no GPU label; raykueue's `k8s.amazonaws.com/accelerator` is on GPU node groups only.
+pub(super) fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
+    (key == ACCELERATOR_LABEL).then(|| format!(
+        "EKS sets no GPU label; raykueue labels GPU node groups `{ACCELERATOR_LABEL}=nvidia-<model>` (nvidia-a10g on g5, nvidia-l4 on g6, nvidia-t4 on g4dn); node groups: {pools}. Match a GPU group's value, or add the label to a group's `labels`"
+    ))
+}
+
+impl Aws {
+    /// The node groups with what eksctl and raykueue put on their nodes.
+    pub(super) fn node_groups(&self) -> Vec<SeamGroup<'_>> {
+        self.node_groups
+            .iter()
+            .enumerate()
+            .map(|(index, g)| {
+                let mut labels = node_labels(&self.cluster.name, g);
+                // Well-known labels the kubelet and the AWS cloud provider set on every node.
+                for (k, v) in [
+                    ("node.kubernetes.io/instance-type", g.instance_type.as_str()),
+                    ("kubernetes.io/os", "linux"),
+                    ("topology.kubernetes.io/region", self.region.as_str()),
+                ] {
+                    labels.insert(k.into(), v.into());
+                }
+                let taints = node_taints(g);
+                SeamGroup {
+                    index,
+                    name: g.name.as_str(),
+                    machine: g.instance_type.as_str(),
+                    instance: catalogue::instance_type(&g.instance_type).map(|t| &t.base),
+                    gpu: is_gpu_group(g),
+                    size: g.size(),
+                    count: g.count,
+                    labels,
+                    own_taints: taints.iter().map(taint_word).collect(),
+                    taints,
+                    hosts_operators: false,
+                    mode: "-",
+                    own_labels: config_labels(g)
+                        .iter()
+                        .map(|(k, v)| format!("{k}={v}"))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// The Ray service account the Pod Identity association names: only when the profile has
+    /// one marked `workloadIdentity` and `aws.identity` is set.
+    fn ray_identity<'p>(&self, p: &'p Profile) -> Option<eksctl::RayIdentity<'p>> {
+        let sa = p.service_account.as_ref()?;
+        (sa.workload_identity && self.identity.is_some()).then(|| eksctl::RayIdentity {
+            namespace: p.namespace.as_str(),
+            service_account: sa.name.as_str(),
+        })
+    }
+
+    pub(super) fn script_context(&self, p: &Profile) -> Value {
+        serde_json::to_value(AwsCtx {
+            region: self.region.to_string(),
+            cluster: self.cluster.name.to_string(),
+            autoscaler: self.autoscaler.as_ref().map(|a| AutoscalerCtx {
+                repo: a.repo.to_string(),
+                chart: a.chart.to_string(),
+                version: a.version.to_string(),
+                namespace: eksctl::AUTOSCALER_NAMESPACE,
+                service_account: eksctl::AUTOSCALER_SERVICE_ACCOUNT,
+            }),
+            identity: self.ray_identity(p).map(|r| IdentityCtx {
+                namespace: r.namespace.to_owned(),
+                service_account: r.service_account.to_owned(),
+            }),
+        })
+        .unwrap_or_default()
+    }
+
+    /// `infra/eksctl-cluster.yaml`.
+    pub(super) fn infra_files(&self, p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
+        let config = eksctl::cluster_config(self, self.ray_identity(p));
+        let yaml = crate::yaml::to_yaml(&config)?;
+        Ok(vec![(
+            eksctl::FILE.to_owned(),
+            format!("{}{yaml}", crate::yaml::HEADER),
+        )])
+    }
+}
+
+/// The values of `templates/infra/aws/`.
+#[derive(Serialize)]
+struct AwsCtx {
+    region: String,
+    cluster: String,
+    autoscaler: Option<AutoscalerCtx>,
+    /// The Pod Identity association eksctl makes, which `verify.sh` checks.
+    identity: Option<IdentityCtx>,
+}
+
+#[derive(Serialize)]
+struct AutoscalerCtx {
+    repo: String,
+    chart: String,
+    version: String,
+    namespace: &'static str,
+    service_account: &'static str,
+}
+
+#[derive(Serialize)]
+struct IdentityCtx {
+    namespace: String,
+    service_account: String,
 }
 
 #[cfg(test)]

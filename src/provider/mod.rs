@@ -42,6 +42,8 @@ pub const TWO_PROVIDERS: RuleInfo = RuleInfo {
 #[derive(Clone, Copy, Debug)]
 pub enum Provider<'a> {
     Azure(&'a Azure),
+    Aws(&'a aws::Aws),
+    Alibaba(&'a alibaba::Alibaba),
 }
 
 impl Profile {
@@ -55,6 +57,12 @@ impl Profile {
         let mut out = Vec::new();
         if let Some(a) = &self.azure {
             out.push(Provider::Azure(a));
+        }
+        if let Some(a) = &self.aws {
+            out.push(Provider::Aws(a));
+        }
+        if let Some(a) = &self.alibaba {
+            out.push(Provider::Alibaba(a));
         }
         out
     }
@@ -173,18 +181,22 @@ impl NodeGroup<'_> {
 
 impl<'a> Provider<'a> {
     /// The profile keys that name a provider, in the order `Profile::providers` reads them.
-    pub const SECTIONS: &'static [&'static str] = &["azure"];
+    pub const SECTIONS: &'static [&'static str] = &["azure", "aws", "alibaba"];
 
     /// The profile key of the section (`azure`), also the template folder's name.
     pub fn section(self) -> &'static str {
         match self {
             Self::Azure(_) => "azure",
+            Self::Aws(_) => "aws",
+            Self::Alibaba(_) => "alibaba",
         }
     }
 
     pub fn words(self) -> Words {
         match self {
             Self::Azure(_) => azure::WORDS,
+            Self::Aws(_) => aws::WORDS,
+            Self::Alibaba(_) => alibaba::WORDS,
         }
     }
 
@@ -192,6 +204,8 @@ impl<'a> Provider<'a> {
     pub fn node_groups(self) -> Vec<NodeGroup<'a>> {
         match self {
             Self::Azure(a) => a.node_groups(),
+            Self::Aws(a) => a.node_groups(),
+            Self::Alibaba(a) => a.node_groups(),
         }
     }
 
@@ -199,6 +213,8 @@ impl<'a> Provider<'a> {
     pub fn instance(self, name: &str) -> Option<&'static InstanceType> {
         match self {
             Self::Azure(_) => azure::catalogue::vm_size(name),
+            Self::Aws(_) => aws::catalogue::instance_type(name).map(|t| &t.base),
+            Self::Alibaba(_) => alibaba::catalogue::instance_type(name).map(|t| &t.base),
         }
     }
 
@@ -206,6 +222,8 @@ impl<'a> Provider<'a> {
     pub fn allocatable(self, instance: &InstanceType) -> Allocatable {
         match self {
             Self::Azure(_) => azure::catalogue::allocatable(instance),
+            Self::Aws(_) => aws::allocatable(instance),
+            Self::Alibaba(_) => alibaba::catalogue::allocatable(instance),
         }
     }
 
@@ -213,6 +231,8 @@ impl<'a> Provider<'a> {
     pub fn unknown_instance_hint(self, name: &str) -> String {
         match self {
             Self::Azure(_) => azure::unknown_instance_hint(name),
+            Self::Aws(_) => aws::unknown_instance_hint(name),
+            Self::Alibaba(_) => alibaba::unknown_instance_hint(name),
         }
     }
 
@@ -221,6 +241,8 @@ impl<'a> Provider<'a> {
     pub fn cloud_label_hint(self, key: &str, value: &str, pools: &str) -> Option<String> {
         match self {
             Self::Azure(_) => azure::cloud_label_hint(key, value, pools),
+            Self::Aws(_) => aws::cloud_label_hint(key, value, pools),
+            Self::Alibaba(_) => alibaba::cloud_label_hint(key, value, pools),
         }
     }
 
@@ -229,6 +251,8 @@ impl<'a> Provider<'a> {
     pub fn operator_placement(self) -> Option<crate::operators::Placement> {
         match self {
             Self::Azure(a) => a.operator_placement(),
+            // The charts' defaults: the GPU taint keeps the operators off GPU nodes.
+            Self::Aws(_) | Self::Alibaba(_) => None,
         }
     }
 
@@ -237,6 +261,9 @@ impl<'a> Provider<'a> {
     pub fn identity_annotations(self) -> Vec<(&'static str, Option<String>)> {
         match self {
             Self::Azure(a) => a.identity_annotations(),
+            // EKS Pod Identity associates the role with the service account itself.
+            Self::Aws(_) => Vec::new(),
+            Self::Alibaba(a) => a.identity_annotations(),
         }
     }
 
@@ -244,6 +271,7 @@ impl<'a> Provider<'a> {
     pub fn identity_pod_labels(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Self::Azure(_) => azure::IDENTITY_POD_LABELS,
+            Self::Aws(_) | Self::Alibaba(_) => &[],
         }
     }
 
@@ -251,6 +279,7 @@ impl<'a> Provider<'a> {
     pub fn workload_env(self) -> Vec<(&'static str, String)> {
         match self {
             Self::Azure(a) => a.workload_env(),
+            Self::Aws(_) | Self::Alibaba(_) => Vec::new(),
         }
     }
 
@@ -258,6 +287,8 @@ impl<'a> Provider<'a> {
     pub fn has_identity(self) -> bool {
         match self {
             Self::Azure(a) => a.identity.is_some(),
+            Self::Aws(a) => a.identity.is_some(),
+            Self::Alibaba(a) => a.identity.is_some(),
         }
     }
 
@@ -266,6 +297,30 @@ impl<'a> Provider<'a> {
     pub fn script_context(self, p: &Profile) -> Value {
         match self {
             Self::Azure(a) => a.script_context(p),
+            Self::Aws(a) => a.script_context(p),
+            Self::Alibaba(a) => a.script_context(p),
+        }
+    }
+
+    /// Labels the workloads' namespace needs for the section's identity wiring (ACK's RRSA
+    /// webhook acts only in labelled namespaces).
+    pub fn identity_namespace_labels(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Azure(_) | Self::Aws(_) => &[],
+            Self::Alibaba(_) => alibaba::IDENTITY_NAMESPACE_LABELS,
+        }
+    }
+
+    /// Files of `infra/` besides the scripts that the cloud's tools read (eksctl's
+    /// ClusterConfig, ACK's request bodies): path → content.
+    pub fn infra_files(
+        self,
+        p: &Profile,
+    ) -> Result<Vec<(String, String)>, crate::diagnostic::Diagnostic> {
+        match self {
+            Self::Azure(_) => Ok(Vec::new()),
+            Self::Aws(a) => a.infra_files(p),
+            Self::Alibaba(a) => Ok(a.infra_files()),
         }
     }
 
@@ -281,6 +336,7 @@ impl<'a> Provider<'a> {
                     Self::Azure(_) => {
                         f.insert("mode", g.mode.to_owned());
                     }
+                    Self::Aws(_) | Self::Alibaba(_) => {}
                 }
                 if let Some(c) = g.count {
                     f.insert("count", c.to_string());

@@ -3,6 +3,7 @@
 //! and through `../shared/tools/cloud-argcheck`), the ACK bodies against raykueue's schemas.
 
 use crate::common::{repo, shared, skip};
+use crate::infra::{Sandbox, assert_clean_bash, scripts, snapshot_calls, text};
 use raykueue::provider::alibaba::{self, bodies};
 use raykueue::provider::aws::{self, eksctl};
 use serde_json::{Value, json};
@@ -231,4 +232,225 @@ fn ack_bodies_filled_by_up_sh_pass_the_schemas() {
         assert!(errors.is_empty(), "{}: {errors:?}\n{filled:#}", pool.name);
         assert_eq!(filled, bodies::node_pool_body(pool, "vsw-bp1example"));
     }
+}
+
+// ---- Offline runs of the EKS and ACK scripts ---------------------------------------------
+
+/// Records argv like the AKS stubs; `eks describe-cluster` fails (not found) unless
+/// `STUB_EXISTS` is set; the Pod Identity look-up finds an association.
+const AWS: &str = r#"#!/usr/bin/env bash
+{ printf '%s\x1f' aws "$@"; printf '\x1e'; } >>"$STUB_LOG"
+case "$1 $2" in
+  "eks describe-cluster")
+    [[ -n ${STUB_EXISTS:-} ]] && exit 0
+    echo "An error occurred (ResourceNotFoundException) when calling the DescribeCluster operation: No cluster found" >&2
+    exit 254 ;;
+  "eks list-pod-identity-associations") echo a-0123456789abcdef ;;
+  "sts get-caller-identity") printf '123456789012\tarn:aws:iam::123456789012:user/stub\tAIDASTUB\n' ;;
+esac
+exit 0
+"#;
+
+const EKSCTL: &str = r#"#!/usr/bin/env bash
+{ printf '%s\x1f' eksctl "$@"; printf '\x1e'; } >>"$STUB_LOG"
+"#;
+
+/// Answers the ACK and VPC calls up.sh and down.sh make with the JSON shapes of the API
+/// reference; with `STUB_EXISTS` every look-up finds its resource.
+const ALIYUN: &str = r#"#!/usr/bin/env bash
+{ printf '%s\x1f' aliyun "$@"; printf '\x1e'; } >>"$STUB_LOG"
+exists=${STUB_EXISTS:-}
+case "$1 $2 ${3:-}" in
+  "vpc DescribeVpcs "*) if [[ -n $exists ]]; then echo '{"Vpcs":{"Vpc":[{"VpcId":"vpc-stub"}]}}'; else echo '{"Vpcs":{"Vpc":[]}}'; fi ;;
+  "vpc CreateVpc "*) echo '{"VpcId":"vpc-stub"}' ;;
+  "vpc DescribeVpcAttribute "*) echo '{"Status":"Available"}' ;;
+  "vpc DescribeVSwitches "*) if [[ -n $exists ]]; then echo '{"VSwitches":{"VSwitch":[{"VSwitchId":"vsw-stub"}]}}'; else echo '{"VSwitches":{"VSwitch":[]}}'; fi ;;
+  "vpc CreateVSwitch "*) echo '{"VSwitchId":"vsw-stub"}' ;;
+  "vpc DescribeVSwitchAttributes "*) echo '{"Status":"Available"}' ;;
+  "cs GET /api/v1/clusters") if [[ -n $exists ]]; then echo '{"clusters":[{"name":"kuberay-gpu-cluster","cluster_id":"c-stub"}]}'; else echo '{"clusters":[]}'; fi ;;
+  "cs POST /clusters") echo '{"cluster_id":"c-stub"}' ;;
+  "cs GET /clusters/c-stub") echo '{"state":"running"}' ;;
+  "cs GET /clusters/c-stub/nodepools") if [[ -n $exists ]]; then echo '{"nodepools":[{"nodepool_info":{"name":"cpu-pool"}},{"nodepool_info":{"name":"gpu-pool"}}]}'; else echo '{"nodepools":[]}'; fi ;;
+  "cs POST /clusters/c-stub/nodepools") echo '{"nodepool_id":"np-stub"}' ;;
+  "cs GET /k8s/c-stub/user_config") echo '{"config":"apiVersion: v1\nkind: Config\n"}' ;;
+  "cs DELETE /clusters/c-stub") echo '{}' ;;
+  *) echo "aliyun stub: unexpected call: $*" >&2; exit 1 ;;
+esac
+"#;
+
+fn cloud_sandbox(profile: &str) -> Sandbox {
+    let sb = Sandbox::new(profile);
+    for (name, text) in [("aws", AWS), ("eksctl", EKSCTL), ("aliyun", ALIYUN)] {
+        sb.add_stub(name, text);
+    }
+    sb
+}
+
+/// The calls that create something in the cloud.
+fn cloud_creates(calls: &[Vec<String>]) -> Vec<String> {
+    calls
+        .iter()
+        .filter(|c| {
+            matches!(c[0].as_str(), "eksctl" | "aliyun")
+                && c.iter().any(|w| {
+                    w == "create" || w == "POST" || w.starts_with("Create") || w == "DELETE"
+                })
+        })
+        .map(|c| c[..3.min(c.len())].join(" "))
+        .collect()
+}
+
+fn jq_available() -> bool {
+    Command::new("jq")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// up.sh, verify.sh and down.sh of the EKS and ACK profiles against stub `eksctl`, `aws`,
+/// `aliyun`, `kubectl` and `helm`; every command is in `golden/calls/<profile>-*.snap`. A
+/// re-run when everything exists creates nothing.
+#[test]
+fn eks_and_ack_scripts_run_offline_and_rerun_without_creating() {
+    if !jq_available() {
+        skip("EKS/ACK offline runs", "jq is not installed");
+        return;
+    }
+    for profile in ["kuberay-gpu-eks", "kuberay-gpu-ack"] {
+        let sb = cloud_sandbox(profile);
+        let (up, calls) = sb.run("up.sh", &[], &[]);
+        assert_eq!(up.status.code(), Some(0), "{profile} up.sh\n{}", text(&up));
+        assert!(
+            !cloud_creates(&calls).is_empty(),
+            "{profile}: a fresh run creates"
+        );
+        snapshot_calls(&format!("{profile}-up"), &sb.transcript(&calls));
+
+        let (verify, calls) = sb.run("verify.sh", &[], &[]);
+        assert_eq!(
+            verify.status.code(),
+            Some(0),
+            "{profile}\n{}",
+            text(&verify)
+        );
+        assert!(
+            calls
+                .iter()
+                .all(|c| c[0] == "kubectl" || (c[0] == "aws" && c[2].starts_with("list-"))),
+            "verify only reads: {calls:?}"
+        );
+        snapshot_calls(&format!("{profile}-verify"), &sb.transcript(&calls));
+
+        let (down, calls) = sb.run("down.sh", &[], &[]);
+        assert_eq!(down.status.code(), Some(0), "{profile}\n{}", text(&down));
+        assert!(
+            calls.iter().all(|c| c[0] == "kubectl"),
+            "{profile}: the cluster is kept"
+        );
+        let mut transcript = format!("# down.sh\n{}", sb.transcript(&calls));
+        let (gone, calls) = sb.run("down.sh", &["--delete-cluster"], &[("STUB_EXISTS", "1")]);
+        assert_eq!(gone.status.code(), Some(0), "{profile}\n{}", text(&gone));
+        assert!(
+            calls
+                .iter()
+                .any(|c| c.iter().any(|w| w == "delete" || w == "DELETE")),
+            "{calls:?}"
+        );
+        transcript.push_str(&format!(
+            "# down.sh --delete-cluster\n{}",
+            sb.transcript(&calls)
+        ));
+        snapshot_calls(&format!("{profile}-down"), &transcript);
+
+        let (again, calls) = sb.run("up.sh", &[], &[("STUB_EXISTS", "1")]);
+        assert_eq!(again.status.code(), Some(0), "{profile}\n{}", text(&again));
+        assert_eq!(cloud_creates(&calls), Vec::<String>::new(), "{profile}");
+        assert!(
+            calls.iter().any(|c| c[0] == "kubectl" && c[1] == "apply"),
+            "{profile}"
+        );
+    }
+}
+
+/// The bodies the ACK up.sh sends (`--body` of `aliyun cs POST`) pass raykueue's schemas, and
+/// the console-only step is printed with its reason.
+#[test]
+fn ack_up_sends_schema_valid_bodies_and_prints_the_manual_step() {
+    if !jq_available() {
+        skip("ACK bodies sent by up.sh", "jq is not installed");
+        return;
+    }
+    let sb = cloud_sandbox("kuberay-gpu-ack");
+    let (up, calls) = sb.run("up.sh", &[], &[]);
+    let out = text(&up);
+    assert_eq!(up.status.code(), Some(0), "{out}");
+    let cluster_schema =
+        jsonschema::validator_for(&serde_json::from_str(bodies::CREATE_CLUSTER_SCHEMA).unwrap())
+            .unwrap();
+    let pool_schema =
+        jsonschema::validator_for(&serde_json::from_str(bodies::CREATE_NODE_POOL_SCHEMA).unwrap())
+            .unwrap();
+    let mut sent = Vec::new();
+    for c in calls.iter().filter(|c| c[0] == "aliyun" && c[2] == "POST") {
+        let body = &c[c.iter().position(|w| w == "--body").unwrap() + 1];
+        let body: Value = serde_json::from_str(body).unwrap();
+        let schema = if c[3] == "/clusters" {
+            &cluster_schema
+        } else {
+            &pool_schema
+        };
+        let errors: Vec<String> = schema.iter_errors(&body).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{}: {errors:?}\n{body:#}", c[3]);
+        sent.push(body);
+    }
+    assert_eq!(sent.len(), 3, "the cluster and two pools");
+    assert_eq!(sent[0]["vpcid"], "vpc-stub");
+    assert_eq!(sent[2]["auto_scaling"]["type"], "gpu");
+    assert_eq!(sent[2]["auto_scaling"]["min_instances"], 0);
+    assert!(out.contains("MANUAL STEP"), "{out}");
+    assert!(
+        out.contains("Node Scaling") && out.contains("no CLI command"),
+        "{out}"
+    );
+}
+
+#[test]
+fn eks_and_ack_scripts_pass_bash_n_and_shellcheck() {
+    for profile in ["kuberay-gpu-eks", "kuberay-gpu-ack"] {
+        let sb = Sandbox::new(profile);
+        let paths = scripts(&sb.bundle());
+        assert_eq!(paths.len(), 4, "{profile}: up, verify, down, smoke");
+        assert_clean_bash(&paths, &[]);
+    }
+}
+
+/// Every `aws` command of the EKS scripts and the generated eksctl file, through the real AWS
+/// CLI and eksctl's schema (`../shared/tools/cloud-argcheck`).
+#[test]
+fn eks_bundle_passes_cloud_argcheck() {
+    let tool = repo().join("../shared/tools/cloud-argcheck");
+    if !tool.exists() {
+        skip(
+            "cloud-argcheck EKS bundle",
+            "../shared/tools/cloud-argcheck is absent",
+        );
+        return;
+    }
+    let sb = Sandbox::new("kuberay-gpu-eks");
+    let infra = sb.bundle().join("infra");
+    let out = Command::new(&tool)
+        .args(["up.sh", "verify.sh", "down.sh", "eksctl-cluster.yaml"].map(|f| infra.join(f)))
+        .output()
+        .unwrap();
+    let t = text(&out);
+    if out.status.code() == Some(2) {
+        skip("cloud-argcheck EKS bundle", t.trim());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{t}");
+    let last = t.trim_end().lines().last().unwrap_or_default();
+    let passed: u32 = last.split_whitespace().next().unwrap().parse().unwrap();
+    assert!(last.contains(" 0 failed"), "{t}");
+    // sts, describe-cluster, update-kubeconfig, list-pod-identity-associations, the file.
+    assert!(passed >= 5, "{t}");
 }

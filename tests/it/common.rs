@@ -3,7 +3,13 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub(crate) const SHIPPED: &[&str] = &["single", "team", "kuberay-gpu"];
+pub(crate) const SHIPPED: &[&str] = &[
+    "single",
+    "team",
+    "kuberay-gpu",
+    "kuberay-gpu-eks",
+    "kuberay-gpu-ack",
+];
 
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -47,10 +47,11 @@ fi
 exit 0
 "#;
 
-/// `get nodes -l agentpool=P` lists one node of P with `$STUB_GPUS` GPUs (default 8; set
-/// `STUB_NO_GPU_NODES` for none); rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
+/// `get nodes -l agentpool=P` (or another pool label, with custom columns) lists one node of P
+/// with `$STUB_GPUS` GPUs (default 8; set `STUB_NO_GPU_NODES` for none); a namespace's label
+/// reads `on`; rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
 /// `jobDeploymentStatus/jobStatus` is `$STUB_RAYJOB_STATE` (default `Complete/SUCCEEDED`).
-const KUBECTL: &str = r#"#!/usr/bin/env bash
+pub(crate) const KUBECTL: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' kubectl "$@"; printf '\x1e'; } >>"$STUB_LOG"
 args=" $* "
 case $args in
@@ -62,7 +63,12 @@ case $args in
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
     for a in "$@"; do [[ $a == agentpool=* ]] && pool=${a#agentpool=}; done
     printf 'aks-%s-12345678-vmss000000   %s\n' "$pool" "${STUB_GPUS:-8}" ;;
+  *" get nodes -l "*custom-columns*)
+    # Other clouds' pool labels (eksctl's nodegroup-name, raykueue.io/node-pool on ACK).
+    [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
+    printf 'gpu-node-0   %s\n' "${STUB_GPUS:-8}" ;;
   *" get nodes -l "*) [[ -n ${STUB_NO_GPU_NODES:-} ]] || echo node/aks-gpupool-12345678-vmss000000 ;;
+  *" get namespace "*) printf on ;;
   *" get nodes "*) printf 'NAME   GPU\naks-system-0   <none>\n' ;;
   *" rollout status "*) [[ -z ${STUB_ROLLOUT_FAILS:-} ]] ;;
   *" get clusterqueue "*) printf True ;;
@@ -70,17 +76,17 @@ case $args in
 esac
 "#;
 
-const HELM: &str = r#"#!/usr/bin/env bash
+pub(crate) const HELM: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' helm "$@"; printf '\x1e'; } >>"$STUB_LOG"
 "#;
 
 /// A bundle written by `gen --out`, plus a stub bin folder and a call log.
-struct Sandbox {
+pub(crate) struct Sandbox {
     dir: tempfile::TempDir,
 }
 
 impl Sandbox {
-    fn new(profile: &str) -> Self {
+    pub(crate) fn new(profile: &str) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let out = raykueue(&[
             "gen",
@@ -115,7 +121,14 @@ impl Sandbox {
         Self { dir }
     }
 
-    fn bundle(&self) -> PathBuf {
+    /// Put (or replace) a stub command in the sandbox's bin folder.
+    pub(crate) fn add_stub(&self, name: &str, text: &str) {
+        let p = self.dir.path().join("bin").join(name);
+        fs::write(&p, text).unwrap();
+        make_executable(&p);
+    }
+
+    pub(crate) fn bundle(&self) -> PathBuf {
         self.dir.path().join("bundle")
     }
 
@@ -125,7 +138,12 @@ impl Sandbox {
 
     /// Run `infra/<script>` with the stubs first on PATH; returns its output and the calls it
     /// made (the log is reset first).
-    fn run(&self, script: &str, args: &[&str], env: &[(&str, &str)]) -> (Output, Vec<Vec<String>>) {
+    pub(crate) fn run(
+        &self,
+        script: &str,
+        args: &[&str],
+        env: &[(&str, &str)],
+    ) -> (Output, Vec<Vec<String>>) {
         let out = self.command(script, args, env).output().unwrap();
         (out, self.calls())
     }
@@ -167,7 +185,7 @@ impl Sandbox {
 
     /// Calls as text, one per line, words quoted only where the shell would need it, the
     /// temporary bundle path written `<bundle>`.
-    fn transcript(&self, calls: &[Vec<String>]) -> String {
+    pub(crate) fn transcript(&self, calls: &[Vec<String>]) -> String {
         let mut prefixes = vec![self.bundle().display().to_string()];
         if let Ok(c) = self.bundle().canonicalize() {
             prefixes.insert(0, c.display().to_string());
@@ -211,7 +229,7 @@ fn make_executable(p: &Path) {
 #[cfg(not(unix))]
 fn make_executable(_: &Path) {}
 
-fn text(o: &Output) -> String {
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),
@@ -235,7 +253,7 @@ fn creates(calls: &[Vec<String>]) -> Vec<String> {
         .collect()
 }
 
-fn snapshot_calls(name: &str, text: &str) {
+pub(crate) fn snapshot_calls(name: &str, text: &str) {
     insta::with_settings!({
         snapshot_path => "../../golden/calls",
         prepend_module_to_snapshot => false,
@@ -247,11 +265,14 @@ fn snapshot_calls(name: &str, text: &str) {
 
 // ---- Offline runs --------------------------------------------------------------------------
 
-/// up.sh, verify.sh and down.sh of every shipped profile against the stubs; every command they
+/// The shipped AKS profiles, whose scripts call `az` (EKS and ACK: tests/it/clouds.rs).
+const AKS: &[&str] = &["single", "team", "kuberay-gpu"];
+
+/// up.sh, verify.sh and down.sh of every shipped AKS profile against the stubs; every command they
 /// would run is in `golden/calls/<profile>-{up,verify,down}.snap`.
 #[test]
 fn offline_runs_record_every_command() {
-    for profile in SHIPPED {
+    for profile in AKS {
         let sb = Sandbox::new(profile);
         let (up, calls) = sb.run("up.sh", &[], &[]);
         assert_eq!(up.status.code(), Some(0), "{profile} up.sh\n{}", text(&up));
@@ -295,7 +316,7 @@ fn offline_runs_record_every_command() {
 
 #[test]
 fn rerunning_up_when_everything_exists_creates_nothing() {
-    for profile in SHIPPED {
+    for profile in AKS {
         let sb = Sandbox::new(profile);
         let (out, calls) = sb.run("up.sh", &[], &[("STUB_EXISTS", "1")]);
         assert_eq!(out.status.code(), Some(0), "{profile}\n{}", text(&out));
@@ -791,7 +812,7 @@ fn verify_smoke_runs_the_smoke_test_only_after_the_checks_pass() {
 
 // ---- Script hygiene ------------------------------------------------------------------------
 
-fn scripts(bundle: &Path) -> Vec<PathBuf> {
+pub(crate) fn scripts(bundle: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = fs::read_dir(bundle.join("infra"))
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -809,7 +830,7 @@ fn shellcheck_available() -> bool {
 }
 
 /// `bash -n` and shellcheck (all checks, minus `excluded`) on every script.
-fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
+pub(crate) fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
     for p in paths {
         let n = Command::new("bash").arg("-n").arg(p).output().unwrap();
         assert!(n.status.success(), "bash -n {}: {}", p.display(), text(&n));

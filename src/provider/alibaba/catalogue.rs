@@ -12,54 +12,38 @@
 //! so [`allocatable`] is the node's capacity — an upper bound. A pod larger than it can never
 //! run; a pod just under it may still not fit.
 
-use crate::provider::Allocatable;
 use crate::profile::Quantity;
+use crate::provider::{Allocatable, InstanceType};
 
-/// One ECS instance type.
+/// One ECS instance type: the seam's facts and the GPU label value ACK gives its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InstanceType {
-    pub name: &'static str,
-    pub vcpus: u32,
-    pub memory_gib: u32,
-    /// NVIDIA GPUs the node advertises as `nvidia.com/gpu` (0 for CPU types).
-    pub gpus: u32,
-    /// GPU model, for messages (`""` for CPU types).
-    pub gpu_model: &'static str,
-    /// The `aliyun.accelerator/nvidia_name` value ACK gives these nodes, where a source shows
-    /// it (`Tesla-T4`, `NVIDIA-A10`: CLOUDS.md §3.3); `None` where it is not known, and then
-    /// only the label's key can be checked.
+pub struct EcsType {
+    pub base: InstanceType,
+    /// The `aliyun.accelerator/nvidia_name` value ACK gives these nodes: the GPU's product
+    /// name as `nvidia-smi` prints it, spaces turned into `-` (`Tesla-T4`, `NVIDIA-A10`;
+    /// CLOUDS.md §3.3, and a node of ecs.gn7i-c8g1.2xlarge labelled `NVIDIA-A10` in ACK's GPU
+    /// docs). `None` where no source shows it (the A100 families: SXM4 or PCIe, 40 or 80 GB);
+    /// a flavor can then match only the GPU count label.
     pub nvidia_name: Option<&'static str>,
 }
 
-const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32) -> InstanceType {
-    InstanceType {
-        name,
-        vcpus,
-        memory_gib,
-        gpus: 0,
-        gpu_model: "",
+const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32) -> EcsType {
+    EcsType {
+        base: crate::provider::cpu(name, vcpus, memory_gib),
         nvidia_name: None,
     }
 }
 
-const fn t4(name: &'static str, vcpus: u32, memory_gib: u32, gpus: u32) -> InstanceType {
-    InstanceType {
-        name,
-        vcpus,
-        memory_gib,
-        gpus,
-        gpu_model: "T4",
+const fn t4(name: &'static str, vcpus: u32, memory_gib: u32, gpus: u32) -> EcsType {
+    EcsType {
+        base: crate::provider::gpu(name, vcpus, memory_gib, gpus, "T4"),
         nvidia_name: Some("Tesla-T4"),
     }
 }
 
-const fn a10(name: &'static str, vcpus: u32, memory_gib: u32, gpus: u32) -> InstanceType {
-    InstanceType {
-        name,
-        vcpus,
-        memory_gib,
-        gpus,
-        gpu_model: "A10",
+const fn a10(name: &'static str, vcpus: u32, memory_gib: u32, gpus: u32) -> EcsType {
+    EcsType {
+        base: crate::provider::gpu(name, vcpus, memory_gib, gpus, "A10"),
         nvidia_name: Some("NVIDIA-A10"),
     }
 }
@@ -70,19 +54,15 @@ const fn a100(
     memory_gib: u32,
     gpus: u32,
     gpu_model: &'static str,
-) -> InstanceType {
-    InstanceType {
-        name,
-        vcpus,
-        memory_gib,
-        gpus,
-        gpu_model,
+) -> EcsType {
+    EcsType {
+        base: crate::provider::gpu(name, vcpus, memory_gib, gpus, gpu_model),
         nvidia_name: None,
     }
 }
 
 /// The catalogue, by family.
-pub const INSTANCE_TYPES: &[InstanceType] = &[
+pub const INSTANCE_TYPES: &[EcsType] = &[
     // g7: general purpose, 4 GiB per vCPU, for CPU pools (not in CLOUDS.md; the figures agree
     // across several public ECS spec tables in the code index, none of them Alibaba's own page).
     cpu("ecs.g7.xlarge", 4, 16),
@@ -121,15 +101,15 @@ pub const INSTANCE_TYPES: &[InstanceType] = &[
 ];
 
 /// The catalogue entry of an instance type (ECS names are lowercase and compared exactly).
-pub fn instance_type(name: &str) -> Option<&'static InstanceType> {
-    INSTANCE_TYPES.iter().find(|t| t.name == name)
+pub fn instance_type(name: &str) -> Option<&'static EcsType> {
+    INSTANCE_TYPES.iter().find(|t| t.base.name == name)
 }
 
 /// The ECS families with NVIDIA GPUs (`ecs.gn…`, `ecs.ebmgn…`, `ecs.sgn…` vGPU excluded): the
 /// definition of "a GPU pool" for a type the catalogue lacks. A catalogued type says so itself.
 pub fn has_nvidia_gpus(name: &str) -> bool {
     if let Some(t) = instance_type(name) {
-        return t.gpus > 0;
+        return t.base.gpus > 0;
     }
     name.strip_prefix("ecs.")
         .is_some_and(|rest| rest.starts_with("gn") || rest.starts_with("ebmgn"))
@@ -150,21 +130,25 @@ mod tests {
 
     #[test]
     fn catalogue_entries_are_unique_and_consistent() {
-        let mut names: Vec<_> = INSTANCE_TYPES.iter().map(|t| t.name).collect();
+        let mut names: Vec<_> = INSTANCE_TYPES.iter().map(|t| t.base.name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), INSTANCE_TYPES.len());
         for t in INSTANCE_TYPES {
-            assert_eq!(t.gpus > 0, has_nvidia_gpus(t.name), "{}", t.name);
-            assert_eq!(t.gpus > 0, !t.gpu_model.is_empty(), "{}", t.name);
-            assert!(t.nvidia_name.is_none() || t.gpus > 0, "{}", t.name);
+            let b = &t.base;
+            assert_eq!(b.gpus > 0, has_nvidia_gpus(b.name), "{}", b.name);
+            assert_eq!(b.gpus > 0, !b.gpu_model.is_empty(), "{}", b.name);
+            assert!(t.nvidia_name.is_none() || b.gpus > 0, "{}", b.name);
         }
     }
 
     #[test]
     fn gpu_families_outside_the_catalogue_are_known_by_prefix() {
         let a10 = instance_type("ecs.gn7i-c8g1.2xlarge").unwrap();
-        assert_eq!((a10.vcpus, a10.memory_gib, a10.gpus), (8, 30, 1));
+        assert_eq!(
+            (a10.base.vcpus, a10.base.memory_gib, a10.base.gpus),
+            (8, 30, 1)
+        );
         assert_eq!(a10.nvidia_name, Some("NVIDIA-A10"));
         assert!(has_nvidia_gpus("ecs.gn8is.2xlarge"));
         assert!(has_nvidia_gpus("ecs.ebmgn7e.32xlarge"));
@@ -174,7 +158,7 @@ mod tests {
 
     #[test]
     fn allocatable_is_the_capacity_bound() {
-        let a = allocatable(instance_type("ecs.gn6i-c4g1.xlarge").unwrap());
+        let a = allocatable(&instance_type("ecs.gn6i-c4g1.xlarge").unwrap().base);
         assert_eq!(a.cpu, Quantity::parse("4").unwrap());
         assert_eq!(a.memory, Quantity::parse("15Gi").unwrap());
         assert_eq!(a.gpus, 1);

@@ -5,7 +5,9 @@
 //! Field names are the profile's camelCase of the API's snake_case (`instance_types` →
 //! `instanceType`), so a reader of the API reference finds the same words.
 
-use crate::profile::{Autoscale, KubernetesVersion, LabelValue, QualifiedName, Taint, name_type};
+use crate::profile::{
+    Autoscale, KubernetesVersion, LabelValue, PoolSize, QualifiedName, Taint, name_type,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -190,6 +192,14 @@ pub struct AckNodePool {
     /// omitted. An unsupported version silently falls back to the default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver_version: Option<DriverVersion>,
+}
+
+impl AckNodePool {
+    /// The pool's size. With neither `count` nor `autoscale` (RK441) it is taken as 0 nodes
+    /// (`given: false`); an autoscaled pool starts at `min`, and ACK moves it from there.
+    pub fn size(&self) -> PoolSize {
+        PoolSize::of(self.autoscale.as_ref(), self.count, 0)
+    }
 }
 
 /// RRSA (RAM Roles for Service Accounts): the cluster's OIDC provider (`enable_rrsa`), the

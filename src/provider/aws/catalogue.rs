@@ -15,30 +15,21 @@
 //! `p5e.48xlarge` is left out: the autoscaler's list does not have it. A type missing here is
 //! not an error: the rules warn and skip their capacity checks for it.
 
-use crate::provider::Allocatable;
 use crate::profile::Quantity;
+use crate::provider::{Allocatable, InstanceType};
 
-/// One EC2 instance type.
+/// One EC2 instance type: the seam's facts (GPU model as eksctl and AWS name it) and the pod
+/// limit the EKS AMIs give the kubelet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InstanceType {
-    pub name: &'static str,
-    pub vcpus: u32,
-    pub memory_gib: u32,
-    /// NVIDIA GPUs the node advertises as `nvidia.com/gpu` (0 for CPU types).
-    pub gpus: u32,
-    /// GPU model as eksctl and AWS name it (`""` for CPU types).
-    pub gpu_model: &'static str,
+pub struct Ec2Type {
+    pub base: InstanceType,
     /// The kubelet's `maxPods` on the EKS AMIs (the VPC CNI's ENI limit).
     pub max_pods: u32,
 }
 
-const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32, max_pods: u32) -> InstanceType {
-    InstanceType {
-        name,
-        vcpus,
-        memory_gib,
-        gpus: 0,
-        gpu_model: "",
+const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32, max_pods: u32) -> Ec2Type {
+    Ec2Type {
+        base: crate::provider::cpu(name, vcpus, memory_gib),
         max_pods,
     }
 }
@@ -50,19 +41,15 @@ const fn gpu(
     gpus: u32,
     gpu_model: &'static str,
     max_pods: u32,
-) -> InstanceType {
-    InstanceType {
-        name,
-        vcpus,
-        memory_gib,
-        gpus,
-        gpu_model,
+) -> Ec2Type {
+    Ec2Type {
+        base: crate::provider::gpu(name, vcpus, memory_gib, gpus, gpu_model),
         max_pods,
     }
 }
 
 /// The catalogue, by family.
-pub const INSTANCE_TYPES: &[InstanceType] = &[
+pub const INSTANCE_TYPES: &[Ec2Type] = &[
     // m5: the guide's CPU node group.
     cpu("m5.large", 2, 8, 29),
     cpu("m5.xlarge", 4, 16, 58),
@@ -117,8 +104,8 @@ pub const INSTANCE_TYPES: &[InstanceType] = &[
 ];
 
 /// The catalogue entry of an instance type (EC2 names are lowercase and compared exactly).
-pub fn instance_type(name: &str) -> Option<&'static InstanceType> {
-    INSTANCE_TYPES.iter().find(|t| t.name == name)
+pub fn instance_type(name: &str) -> Option<&'static Ec2Type> {
+    INSTANCE_TYPES.iter().find(|t| t.base.name == name)
 }
 
 /// The EC2 families with NVIDIA GPUs (those of the catalogue, plus `p5e`, whose H200 eksctl
@@ -131,7 +118,7 @@ const NVIDIA_FAMILIES: &[&str] = &[
 /// Whether nodes of this type advertise `nvidia.com/gpu`.
 pub fn has_nvidia_gpus(name: &str) -> bool {
     if let Some(t) = instance_type(name) {
-        return t.gpus > 0;
+        return t.base.gpus > 0;
     }
     name.split_once('.')
         .is_some_and(|(family, _)| NVIDIA_FAMILIES.contains(&family))
@@ -160,7 +147,9 @@ pub fn accelerator_label_value(t: &InstanceType) -> Option<String> {
 /// The memory is the instance's nominal memory; the kernel keeps some of it, and daemon sets
 /// (VPC CNI, kube-proxy, the device plugin) take their share of the rest, so a pod that fits
 /// here by a few hundred MiB may still not fit in practice.
-pub fn allocatable(t: &InstanceType) -> Allocatable {
+pub fn allocatable(t: &Ec2Type) -> Allocatable {
+    let max_pods = t.max_pods;
+    let t = &t.base;
     let milli = i128::from(t.vcpus) * 1000;
     // (range end in millicores, reservation in hundredths of a percent) as nodeadm writes it.
     let bands: [(i128, i128); 4] = [(1000, 600), (2000, 100), (4000, 50), (i128::MAX, 25)];
@@ -174,7 +163,7 @@ pub fn allocatable(t: &InstanceType) -> Allocatable {
     }
     let mib: i128 = 1024 * 1024;
     let memory = i128::from(t.memory_gib) * 1024 * mib;
-    let kube_reserved = (11 * i128::from(t.max_pods) + 255) * mib;
+    let kube_reserved = (11 * i128::from(max_pods) + 255) * mib;
     let eviction = 100 * mib;
     Allocatable {
         cpu: Quantity::from_nanos((milli - reserved_milli).max(0) * 1_000_000),
@@ -190,9 +179,9 @@ mod tests {
     #[test]
     fn the_guides_node_groups_are_in_the_catalogue() {
         // KubeRay's EKS guide: CPU m5.xlarge (4 vCPU, 16 GB), GPU g5.xlarge (1 GPU, 4 vCPU, 16 GB).
-        let m5 = instance_type("m5.xlarge").unwrap();
+        let m5 = &instance_type("m5.xlarge").unwrap().base;
         assert_eq!((m5.vcpus, m5.memory_gib, m5.gpus), (4, 16, 0));
-        let g5 = instance_type("g5.xlarge").unwrap();
+        let g5 = &instance_type("g5.xlarge").unwrap().base;
         assert_eq!(
             (g5.vcpus, g5.memory_gib, g5.gpus, g5.gpu_model),
             (4, 16, 1, "A10G")
@@ -203,13 +192,14 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_gpu_types_name_their_model() {
-        let mut names: Vec<_> = INSTANCE_TYPES.iter().map(|t| t.name).collect();
+        let mut names: Vec<_> = INSTANCE_TYPES.iter().map(|t| t.base.name).collect();
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), INSTANCE_TYPES.len());
         for t in INSTANCE_TYPES {
-            assert_eq!(t.gpus > 0, !t.gpu_model.is_empty(), "{}", t.name);
-            assert!(t.max_pods > 0, "{}", t.name);
+            let b = &t.base;
+            assert_eq!(b.gpus > 0, !b.gpu_model.is_empty(), "{}", b.name);
+            assert!(t.max_pods > 0, "{}", b.name);
         }
     }
 

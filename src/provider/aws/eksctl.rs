@@ -94,8 +94,8 @@ fn node_group(cluster: &str, group: &NodeGroup, autoscaler: bool) -> Value {
         g.insert("volumeSize".into(), json!(size));
     }
     let size = group.size();
-    if let Some(size) = size {
-        g.insert("desiredCapacity".into(), json!(size.desired));
+    if size.given {
+        g.insert("desiredCapacity".into(), json!(size.initial));
         g.insert("minSize".into(), json!(size.min));
         g.insert("maxSize".into(), json!(size.max));
     }
@@ -121,7 +121,7 @@ fn node_group(cluster: &str, group: &NodeGroup, autoscaler: bool) -> Value {
             .collect();
         g.insert("taints".into(), Value::Array(list));
     }
-    if autoscaler && size.is_some_and(|s| s.autoscaled) {
+    if autoscaler && size.autoscaled {
         // Auto-discovery tags, and the labels and taints as ASG tags
         // (`k8s.io/cluster-autoscaler/node-template/...`): scaling up from zero nodes, the
         // autoscaler knows a new node's labels and taints only from these (autoscaler

@@ -6,8 +6,8 @@
 //! reader of eksctl's documentation finds the same words here.
 
 use crate::profile::{
-    Autoscale, ChartRef, ChartVersion, KubernetesVersion, LabelValue, QualifiedName, Taint,
-    name_type,
+    Autoscale, ChartRef, ChartVersion, KubernetesVersion, LabelValue, PoolSize, QualifiedName,
+    Taint, name_type,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -134,36 +134,12 @@ pub struct NodeGroup {
     pub taints: Vec<Taint>,
 }
 
-/// How many nodes a node group has.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct GroupSize {
-    /// `desiredCapacity`: nodes at creation.
-    pub desired: u32,
-    pub min: u32,
-    pub max: u32,
-    pub autoscaled: bool,
-}
-
 impl NodeGroup {
-    /// The group's size, or `None` when the profile gives neither `count` nor `autoscale`
-    /// (then eksctl's defaults would apply, which raykueue does not restate). An autoscaled
-    /// group without `count` starts at `min`.
-    pub fn size(&self) -> Option<GroupSize> {
-        match (&self.autoscale, self.count) {
-            (Some(a), count) => Some(GroupSize {
-                desired: count.unwrap_or(a.min),
-                min: a.min,
-                max: a.max,
-                autoscaled: true,
-            }),
-            (None, Some(c)) => Some(GroupSize {
-                desired: c,
-                min: c,
-                max: c,
-                autoscaled: false,
-            }),
-            (None, None) => None,
-        }
+    /// The group's size. With neither `count` nor `autoscale` (RK431) it is taken as 0 nodes
+    /// (`given: false`): eksctl's own default is not restated here. An autoscaled group
+    /// without `count` starts at `min`.
+    pub fn size(&self) -> PoolSize {
+        PoolSize::of(self.autoscale.as_ref(), self.count, 0)
     }
 }
 
@@ -214,14 +190,10 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(aws.node_groups[0].ami_family, AmiFamily::Bottlerocket);
+        let size = aws.node_groups[0].size();
         assert_eq!(
-            aws.node_groups[0].size(),
-            Some(GroupSize {
-                desired: 0,
-                min: 0,
-                max: 1,
-                autoscaled: true
-            })
+            (size.initial, size.min, size.max, size.autoscaled),
+            (0, 0, 1, true)
         );
         let err = serde_json::from_value::<Aws>(serde_json::json!({
             "region": "us-west-2", "cluster": {"name": "c"}, "nodeGroups": [], "vpc": {}
