@@ -137,7 +137,7 @@ pub(super) fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<S
 impl Aws {
     /// The node groups with what eksctl and raykueue put on their nodes.
     pub(super) fn node_groups(&self) -> Vec<SeamGroup<'_>> {
-        self.node_groups
+        self.node_pools
             .iter()
             .enumerate()
             .map(|(index, g)| {

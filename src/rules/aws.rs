@@ -81,14 +81,14 @@ fn section(ctx: &mut Ctx<'_>, a: &Aws) {
         );
     }
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
-    for (i, g) in a.node_groups.iter().enumerate() {
-        let base = format!("/aws/nodeGroups/{i}");
+    for (i, g) in a.node_pools.iter().enumerate() {
+        let base = format!("/aws/nodePools/{i}");
         if let Some(first) = seen.insert(g.name.as_str(), i) {
             ctx.report(
                 &GROUP_NAME_TWICE,
                 &format!("{base}/name"),
                 format!(
-                    "node group `{}` is defined twice (first at nodeGroups[{first}])",
+                    "node group `{}` is defined twice (first at nodePools[{first}])",
                     g.name
                 ),
                 Some("node group names are unique within a cluster; rename or remove one".into()),

@@ -3,7 +3,7 @@
 //! and through `../shared/tools/cloud-argcheck`), the ACK bodies against raykueue's schemas.
 
 use crate::common::{repo, shared, skip};
-use crate::infra::{Sandbox, assert_clean_bash, scripts, snapshot_calls, text};
+use crate::infra::{EVIL, Sandbox, assert_clean_bash, scripts, snapshot_calls, text};
 use raykueue::provider::alibaba::{self, bodies};
 use raykueue::provider::aws::{self, eksctl};
 use serde_json::{Value, json};
@@ -15,7 +15,7 @@ fn guide_section() -> aws::Aws {
     serde_json::from_value(json!({
         "region": "us-west-2",
         "cluster": {"name": "kuberay-gpu-cluster", "kubernetesVersion": "1.34"},
-        "nodeGroups": [
+        "nodePools": [
             {"name": "cpu-node-group", "instanceType": "m5.xlarge", "volumeSize": 256,
              "count": 1, "autoscale": {"min": 0, "max": 1}},
             {"name": "gpu-node-group", "instanceType": "g5.xlarge", "volumeSize": 1024,
@@ -142,7 +142,7 @@ fn the_guides_gpu_taint_is_reported_as_blocking_the_device_plugin() {
     // The guide's `ray.io/node-type` taint on an AmazonLinux2023 GPU group keeps eksctl's device
     // plugin off the node; raykueue's own `nvidia.com/gpu` taint does not.
     let section = guide_section();
-    let blocking = aws::taints_blocking_device_plugin(&section.node_groups[1]);
+    let blocking = aws::taints_blocking_device_plugin(&section.node_pools[1]);
     assert_eq!(blocking.len(), 1);
     assert_eq!(blocking[0].key.as_str(), "ray.io/node-type");
     let config = guide_config();
@@ -453,4 +453,212 @@ fn eks_bundle_passes_cloud_argcheck() {
     assert!(last.contains(" 0 failed"), "{t}");
     // sts, describe-cluster, update-kubeconfig, list-pod-identity-associations, the file.
     assert!(passed >= 5, "{t}");
+}
+
+// ---- Injection -----------------------------------------------------------------------------
+
+/// The shipped profile as JSON, with `extra` merged into its provider section.
+fn shipped_json(profile: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join(format!("profiles/{profile}.yaml"))).unwrap();
+    serde_saphyr::from_str(&text).unwrap()
+}
+
+/// Every field of the `aws:` and `alibaba:` sections that reaches a script or a file the
+/// cloud's tools read, as a JSON pointer into the shipped profile (with the labels, taints and
+/// driver pin added by [`injection_base`]).
+const EKS_FIELDS: &[&str] = &[
+    "/aws/region",
+    "/aws/cluster/name",
+    "/aws/cluster/kubernetesVersion",
+    "/aws/nodePools/0/name",
+    "/aws/nodePools/0/instanceType",
+    "/aws/nodePools/1/name",
+    "/aws/nodePools/1/instanceType",
+    "/aws/nodePools/1/labels/team",
+    "/aws/nodePools/1/taints/0/key",
+    "/aws/nodePools/1/taints/0/value",
+    "/aws/autoscaler/repo",
+    "/aws/autoscaler/chart",
+    "/aws/autoscaler/version",
+    "/aws/identity/permissionPolicyArns/0",
+];
+const ACK_FIELDS: &[&str] = &[
+    "/alibaba/region",
+    "/alibaba/zone",
+    "/alibaba/vpc/name",
+    "/alibaba/vpc/cidr",
+    "/alibaba/vpc/vswitchName",
+    "/alibaba/vpc/vswitchCidr",
+    "/alibaba/cluster/name",
+    "/alibaba/cluster/kubernetesVersion",
+    "/alibaba/cluster/containerCidr",
+    "/alibaba/cluster/serviceCidr",
+    "/alibaba/nodePools/0/name",
+    "/alibaba/nodePools/0/instanceType",
+    "/alibaba/nodePools/1/name",
+    "/alibaba/nodePools/1/instanceType",
+    "/alibaba/nodePools/1/labels/team",
+    "/alibaba/nodePools/1/taints/0/key",
+    "/alibaba/nodePools/1/taints/0/value",
+    "/alibaba/nodePools/1/driverVersion",
+    "/alibaba/identity/roleName",
+];
+
+fn injection_base(profile: &str) -> Value {
+    let mut p = shipped_json(profile);
+    let section = if profile.ends_with("eks") {
+        "aws"
+    } else {
+        "alibaba"
+    };
+    let pool = &mut p[section]["nodePools"][1];
+    pool["labels"] = json!({"team": "ray"});
+    pool["taints"] = json!([{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}]);
+    if section == "aws" {
+        p[section]["autoscaler"]["repo"] = json!("https://kubernetes.github.io/autoscaler");
+        p[section]["autoscaler"]["chart"] = json!("cluster-autoscaler");
+    } else {
+        p[section]["vpc"]["cidr"] = json!("192.168.0.0/16");
+        p[section]["vpc"]["vswitchCidr"] = json!("192.168.0.0/20");
+        p[section]["cluster"]["containerCidr"] = json!("172.20.0.0/16");
+        p[section]["cluster"]["serviceCidr"] = json!("172.21.0.0/20");
+        p[section]["nodePools"][1]["driverVersion"] = json!("550.144.03");
+    }
+    p
+}
+
+#[test]
+fn the_schema_refuses_shell_syntax_in_every_eks_and_ack_field_that_reaches_a_script() {
+    let dir = tempfile::tempdir().unwrap();
+    for (profile, fields) in [
+        ("kuberay-gpu-eks", EKS_FIELDS),
+        ("kuberay-gpu-ack", ACK_FIELDS),
+    ] {
+        let base = injection_base(profile);
+        let path = dir.path().join("profile.yaml");
+        std::fs::write(&path, serde_json::to_string(&base).unwrap()).unwrap();
+        let ok = crate::common::raykueue(&["check", "--profile", path.to_str().unwrap()]);
+        assert_eq!(
+            ok.status.code(),
+            Some(0),
+            "{profile}: the base passes\n{}",
+            text(&ok)
+        );
+        for pointer in fields {
+            for evil in EVIL {
+                let mut p = base.clone();
+                *p.pointer_mut(pointer)
+                    .unwrap_or_else(|| panic!("{pointer} is in the base profile")) = json!(evil);
+                std::fs::write(&path, serde_json::to_string(&p).unwrap()).unwrap();
+                let out = crate::common::raykueue(&["check", "--profile", path.to_str().unwrap()]);
+                assert_eq!(out.status.code(), Some(1), "{pointer} = {evil:?} accepted");
+                assert!(
+                    crate::common::stderr(&out).contains("profile.yaml:"),
+                    "{pointer}: located diagnostic"
+                );
+            }
+        }
+    }
+}
+
+/// Past the schema (a typed profile built directly), the EKS and ACK scripts still treat every
+/// value as one inert word: nothing runs, and the values reach the commands, files and messages
+/// intact.
+#[test]
+fn eks_and_ack_values_that_bypass_the_schema_stay_inert() {
+    if !jq_available() {
+        skip("EKS/ACK injection runs", "jq is not installed");
+        return;
+    }
+    for (profile, fields) in [
+        ("kuberay-gpu-eks", EKS_FIELDS),
+        ("kuberay-gpu-ack", ACK_FIELDS),
+    ] {
+        let mut p = injection_base(profile);
+        let mut expected = Vec::new();
+        for (i, pointer) in fields.iter().enumerate() {
+            if pointer.ends_with("/labels/team") {
+                continue;
+            }
+            let evil = format!("{}-{i}", EVIL[i % EVIL.len()]);
+            *p.pointer_mut(pointer).unwrap() = json!(evil);
+            expected.push((*pointer, evil));
+        }
+        let section = if profile.ends_with("eks") {
+            "aws"
+        } else {
+            "alibaba"
+        };
+        p[section]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
+        let typed: raykueue::profile::Profile = serde_json::from_value(p).unwrap();
+        let files = raykueue::model::infra_files(&typed).unwrap();
+        let sb = Sandbox::from_files(&files);
+        for (name, text) in [("aws", AWS), ("eksctl", EKSCTL), ("aliyun", ALIYUN)] {
+            sb.add_stub(name, text);
+        }
+        assert_clean_bash(&scripts(&sb.bundle()), &["SC2016"]);
+        let mut all_words = Vec::new();
+        for (script, args, exists) in [
+            ("up.sh", &[][..], ""),
+            ("up.sh", &[], "1"),
+            ("verify.sh", &[], "1"),
+            ("down.sh", &["--delete-cluster"], "1"),
+        ] {
+            let (out, calls) = sb.run(script, args, &[("STUB_EXISTS", exists)]);
+            // The ACK stub knows only the shipped cluster's name; with an evil one, down.sh
+            // finds nothing to delete, which is fine here.
+            assert!(
+                out.status.code() == Some(0) || script == "verify.sh",
+                "{profile} {script}\n{}",
+                text(&out)
+            );
+            all_words.extend(calls.into_iter().flatten());
+            // Values that are only printed (the RRSA role in up.sh's note) count too.
+            all_words.push(text(&out));
+        }
+        let pwned: Vec<String> = std::fs::read_dir(sb.root())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("pwned"))
+            .collect();
+        assert!(
+            pwned.is_empty(),
+            "{profile}: injected commands ran: {pwned:?}"
+        );
+        // Every value arrives intact in a command argument or in a file the tools read.
+        // The strings of the files the cloud's tools read (eksctl's YAML, ACK's JSON bodies),
+        // parsed back, so quoting and escaping do not matter.
+        let mut in_files = Vec::new();
+        for (name, content) in &files {
+            if std::path::Path::new(name)
+                .extension()
+                .is_some_and(|e| e == "json")
+            {
+                strings(&serde_json::from_str(content).unwrap(), &mut in_files);
+            } else if name.ends_with("eksctl-cluster.yaml") {
+                strings(&serde_saphyr::from_str(content).unwrap(), &mut in_files);
+            }
+        }
+        for (pointer, value) in &expected {
+            let in_call = all_words.iter().any(|w| w.contains(value.as_str()));
+            let in_file = in_files.iter().any(|w| w.contains(value.as_str()));
+            assert!(
+                in_call || in_file,
+                "{profile}: {pointer} = {value:?} reached nothing intact"
+            );
+        }
+    }
+}
+
+/// Every string (and map key) of a JSON value.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(m) => m.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            strings(x, out);
+        }),
+        _ => {}
+    }
 }

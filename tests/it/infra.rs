@@ -100,7 +100,7 @@ impl Sandbox {
     }
 
     /// A bundle from files rendered in-process (for profiles that bypass the schema).
-    fn from_files(files: &[(String, String)]) -> Self {
+    pub(crate) fn from_files(files: &[(String, String)]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         for (name, content) in files {
             let path = dir.path().join("bundle").join(name);
@@ -126,6 +126,11 @@ impl Sandbox {
         let p = self.dir.path().join("bin").join(name);
         fs::write(&p, text).unwrap();
         make_executable(&p);
+    }
+
+    /// The sandbox folder (scripts run here: an injected `touch` would land in it).
+    pub(crate) fn root(&self) -> &Path {
+        self.dir.path()
     }
 
     pub(crate) fn bundle(&self) -> PathBuf {
@@ -891,7 +896,7 @@ fn a_mode_change_alone_is_repaired_by_gen_and_ignored_by_check() {
 
 // ---- Injection -----------------------------------------------------------------------------
 
-const EVIL: &[&str] = &[
+pub(crate) const EVIL: &[&str] = &[
     "x; touch pwned-semicolon",
     "$(touch pwned-subst)",
     "`touch pwned-backtick`",

@@ -76,7 +76,7 @@ pub fn cluster_config(aws: &Aws, ray: Option<RayIdentity<'_>>) -> Value {
 
     let cluster = aws.cluster.name.as_str();
     let groups: Vec<Value> = aws
-        .node_groups
+        .node_pools
         .iter()
         .map(|g| node_group(cluster, g, aws.autoscaler.is_some()))
         .collect();
@@ -146,7 +146,7 @@ mod tests {
         serde_json::from_value(json!({
             "region": "us-west-2",
             "cluster": {"name": "kuberay-gpu-cluster", "kubernetesVersion": "1.34"},
-            "nodeGroups": [
+            "nodePools": [
                 {"name": "cpu-node-group", "instanceType": "m5.xlarge", "volumeSize": 256,
                  "count": 1, "autoscale": {"min": 0, "max": 1}},
                 {"name": "gpu-node-group", "instanceType": "g5.xlarge", "volumeSize": 1024,
@@ -232,8 +232,8 @@ mod tests {
     #[test]
     fn a_fixed_group_gets_no_autoscaler_tags() {
         let mut aws = guide();
-        aws.node_groups[1].autoscale = None;
-        aws.node_groups[1].count = Some(2);
+        aws.node_pools[1].autoscale = None;
+        aws.node_pools[1].count = Some(2);
         let c = cluster_config(&aws, None);
         let gpu = &c["managedNodeGroups"][1];
         assert_eq!(

@@ -64,9 +64,10 @@ pub struct Aws {
     /// AWS region, e.g. `us-west-2`.
     pub region: AwsRegion,
     pub cluster: EksCluster,
-    /// Managed node groups, created with the cluster.
+    /// eksctl managed node groups, created with the cluster (`nodePools` as in every provider
+    /// section).
     #[schemars(length(min = 1, max = 100))]
-    pub node_groups: Vec<NodeGroup>,
+    pub node_pools: Vec<NodeGroup>,
     /// The Cluster Autoscaler, installed with Helm. EKS runs no node autoscaler by default:
     /// without one, a node group with `autoscale.min: 0` never gets a node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -185,18 +186,18 @@ mod tests {
         let aws: Aws = serde_json::from_value(serde_json::json!({
             "region": "us-west-2",
             "cluster": {"name": "kuberay-gpu-cluster"},
-            "nodeGroups": [{"name": "gpu-node-group", "instanceType": "g5.xlarge",
+            "nodePools": [{"name": "gpu-node-group", "instanceType": "g5.xlarge",
                             "amiFamily": "Bottlerocket", "autoscale": {"min": 0, "max": 1}}],
         }))
         .unwrap();
-        assert_eq!(aws.node_groups[0].ami_family, AmiFamily::Bottlerocket);
-        let size = aws.node_groups[0].size();
+        assert_eq!(aws.node_pools[0].ami_family, AmiFamily::Bottlerocket);
+        let size = aws.node_pools[0].size();
         assert_eq!(
             (size.initial, size.min, size.max, size.autoscaled),
             (0, 0, 1, true)
         );
         let err = serde_json::from_value::<Aws>(serde_json::json!({
-            "region": "us-west-2", "cluster": {"name": "c"}, "nodeGroups": [], "vpc": {}
+            "region": "us-west-2", "cluster": {"name": "c"}, "nodePools": [], "vpc": {}
         }))
         .unwrap_err();
         assert!(err.to_string().contains("unknown field `vpc`"), "{err}");
@@ -209,7 +210,7 @@ mod tests {
         let base = |region: &str, cluster: &str, itype: &str| {
             serde_json::json!({
                 "region": region, "cluster": {"name": cluster},
-                "nodeGroups": [{"name": "cpu", "instanceType": itype, "count": 1}],
+                "nodePools": [{"name": "cpu", "instanceType": itype, "count": 1}],
             })
         };
         assert!(validator.is_valid(&base("us-west-2", "kuberay-gpu-cluster", "m5.xlarge")));
