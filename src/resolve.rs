@@ -12,6 +12,10 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("team", include_str!("../profiles/team.yaml")),
     ("kuberay-gpu", include_str!("../profiles/kuberay-gpu.yaml")),
     (
+        "kuberay-gpu-gke",
+        include_str!("../profiles/kuberay-gpu-gke.yaml"),
+    ),
+    (
         "kuberay-gpu-eks",
         include_str!("../profiles/kuberay-gpu-eks.yaml"),
     ),

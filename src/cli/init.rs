@@ -115,6 +115,10 @@ fn readme(from: &str, shipped: &str) -> Result<String, crate::diagnostic::Diagno
         })
     });
     let name = profile.as_ref().map_or(from, |p| p.name.as_str());
+    let words = profile
+        .as_ref()
+        .and_then(crate::profile::Profile::provider)
+        .map(crate::provider::Provider::words);
     crate::render::render_text(
         "init/README.md.j2",
         &serde_json::json!({
@@ -122,6 +126,9 @@ fn readme(from: &str, shipped: &str) -> Result<String, crate::diagnostic::Diagno
             "from": from,
             "workload": workload,
             "queued": profile.as_ref().is_some_and(|p| p.operators.kueue.is_some()),
+            // The provider's words: `AKS` and `az` for the Azure profiles.
+            "service": words.map_or("the cloud", |w| w.service),
+            "cli": words.map_or("kubectl", |w| w.cli),
         }),
     )
 }

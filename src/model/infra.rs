@@ -53,10 +53,13 @@ struct GpuPoolCtx {
 struct WorkloadIdentityCtx {
     namespace: String,
     service_account: String,
-    /// IDs the profile pins (checked against Azure) or `None` (queried and annotated).
+    /// The provider's annotation values in order (Azure: client ID, tenant ID; GCP: the Google
+    /// service account's e-mail): pinned in the profile, or `None` (queried and annotated).
     client_id: Option<String>,
     tenant_id: Option<String>,
     placeholder: &'static str,
+    /// Some annotation is left to `up.sh` (not pinned in the profile).
+    pending: bool,
 }
 
 #[derive(Serialize)]
@@ -137,11 +140,16 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
 
 fn context(p: &Profile) -> Context {
     let provider = p.provider();
-    // Azure's workload identity: up.sh may annotate the client and tenant IDs, verify.sh checks
-    // them. EKS (Pod Identity) and ACK (RRSA, the role name known at gen time) need neither;
-    // their templates handle identity in their own blocks.
+    // Workload identity that up.sh may annotate on the service account and verify.sh checks
+    // (Azure's client/tenant IDs, GKE's Google service account). EKS (Pod Identity) and ACK
+    // (RRSA, the role name known at gen time) need neither; their templates check identity in
+    // their own blocks.
     let workload_identity = match (&p.service_account, provider) {
-        (Some(sa), Some(pr @ Provider::Azure(_))) if sa.workload_identity && pr.has_identity() => {
+        (Some(sa), Some(pr))
+            if sa.workload_identity
+                && pr.has_identity()
+                && !matches!(pr, Provider::Aws(_) | Provider::Alibaba(_)) =>
+        {
             let ids = pr.identity_annotations();
             let id = |i: usize| ids.get(i).and_then(|(_, v)| v.clone());
             Some(WorkloadIdentityCtx {
@@ -150,6 +158,7 @@ fn context(p: &Profile) -> Context {
                 client_id: id(0),
                 tenant_id: id(1),
                 placeholder: IDENTITY_PLACEHOLDER,
+                pending: ids.iter().any(|(_, v)| v.is_none()),
             })
         }
         _ => None,

@@ -15,8 +15,11 @@ pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
 pub use workload::*;
 
 pub use crate::provider::azure::{
-    AZ_DEFAULT_NODE_COUNT, AksCluster, Azure, Identity, NodePool, PoolMode, Storage,
+    AZ_DEFAULT_NODE_COUNT, AksCluster, Azure, AzureIdentityName, AzureLocation, ClusterName,
+    ContainerName, Identity, NodePool, NodePoolName, PoolMode, ResourceGroupName, RoleName,
+    Storage, StorageAccountName, VmSize,
 };
+pub use crate::provider::gcp::Gcp;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -53,6 +56,9 @@ pub struct Profile {
     /// Azure infrastructure provisioned by `infra/up.sh`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub azure: Option<Azure>,
+    /// Google Cloud infrastructure (GKE) provisioned by `infra/up.sh`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gcp: Option<Gcp>,
     /// AWS EKS infrastructure provisioned by `infra/up.sh` (eksctl).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aws: Option<crate::provider::aws::Aws>,

@@ -1,12 +1,15 @@
 //! Name types: each a string with the pattern and length the target system enforces, so that a
 //! bad name is refused by the schema check with its position, before anything is generated.
 
-// The macro names every path in full, so that it expands the same in `crate::provider`.
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
 
 macro_rules! name_type {
     ($(#[$doc:meta])* $name:ident, $pattern:expr, $min:expr, $max:expr, $what:expr) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, ::serde::Serialize, ::serde::Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -18,8 +21,8 @@ macro_rules! name_type {
             }
         }
 
-        impl ::std::fmt::Display for $name {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str(&self.0)
             }
         }
@@ -37,12 +40,12 @@ macro_rules! name_type {
             }
         }
 
-        impl ::schemars::JsonSchema for $name {
-            fn schema_name() -> ::std::borrow::Cow<'static, str> {
+        impl JsonSchema for $name {
+            fn schema_name() -> Cow<'static, str> {
                 stringify!($name).into()
             }
-            fn json_schema(_: &mut ::schemars::SchemaGenerator) -> ::schemars::Schema {
-                ::schemars::json_schema!({
+            fn json_schema(_: &mut SchemaGenerator) -> Schema {
+                json_schema!({
                     "type": "string",
                     "pattern": $pattern,
                     "minLength": $min,
@@ -53,7 +56,6 @@ macro_rules! name_type {
         }
     };
 }
-// Providers (`crate::provider`) declare their own name types with the same macro.
 pub(crate) use name_type;
 
 name_type!(
@@ -79,70 +81,6 @@ name_type!(
     1,
     63,
     "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter and ending with a letter or digit"
-);
-name_type!(
-    /// AKS node pool name (Linux): 1–12 lowercase alphanumerics, starting with a letter.
-    NodePoolName,
-    "^[a-z][a-z0-9]{0,11}$",
-    1,
-    12,
-    "an AKS node pool name: 1 to 12 lowercase letters and digits, starting with a letter"
-);
-name_type!(
-    /// Azure resource group name.
-    ResourceGroupName,
-    "^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$",
-    1,
-    90,
-    "an Azure resource group name: 1 to 90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.'"
-);
-name_type!(
-    /// AKS managed cluster name.
-    ClusterName,
-    "^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$",
-    1,
-    63,
-    "an AKS cluster name: 1 to 63 letters, digits, '_' and '-', starting and ending with a letter or digit"
-);
-name_type!(
-    /// Azure storage account name (globally unique).
-    StorageAccountName,
-    "^[a-z0-9]{3,24}$",
-    3,
-    24,
-    "an Azure storage account name: 3 to 24 lowercase letters and digits, unique across Azure"
-);
-name_type!(
-    /// Blob container name.
-    ContainerName,
-    "^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$",
-    3,
-    63,
-    "a blob container name: 3 to 63 lowercase letters, digits and single '-', starting and ending with a letter or digit"
-);
-name_type!(
-    /// Azure managed identity or federated credential name.
-    AzureIdentityName,
-    "^[A-Za-z0-9][A-Za-z0-9_-]{2,119}$",
-    3,
-    120,
-    "an Azure identity name: 3 to 120 letters, digits, '_' and '-', starting with a letter or digit"
-);
-name_type!(
-    /// Azure region name as the CLI spells it (`eastus2`).
-    AzureLocation,
-    "^[a-z][a-z0-9]*$",
-    2,
-    40,
-    "an Azure region as the CLI spells it, e.g. eastus2"
-);
-name_type!(
-    /// Azure VM size (`Standard_ND96amsr_A100_v4`).
-    VmSize,
-    "^Standard_[A-Za-z0-9_]+$",
-    10,
-    64,
-    "an Azure VM size, e.g. Standard_NC6s_v3"
 );
 name_type!(
     /// Kubernetes label or annotation key, or resource name (`nvidia.com/gpu`).
@@ -207,14 +145,6 @@ name_type!(
     1,
     512,
     "a Helm chart reference: oci://registry/path/chart, https://repo/url or a chart name"
-);
-name_type!(
-    /// Azure role name (`Storage Blob Data Contributor`).
-    RoleName,
-    "^[A-Za-z][A-Za-z0-9 ._-]*$",
-    1,
-    128,
-    "an Azure built-in role name such as \"Storage Blob Data Contributor\""
 );
 name_type!(
     /// Path relative to the profile (a script to pack into a ConfigMap).

@@ -26,6 +26,8 @@ pub(super) const WORDS: Words = Words {
     cli: "aliyun",
     gpu_example: "instanceType ecs.gn7i-c8g1.2xlarge",
     pool_label: POOL_LABEL,
+    // No placement: the charts' defaults (the GPU taint keeps the operators off GPU nodes).
+    operators_pool: "their pool",
 };
 
 /// ACK's GPU count label on GPU nodes (next to `aliyun.accelerator/nvidia_name`; ACK GPU docs).

@@ -25,6 +25,8 @@ pub(super) const WORDS: Words = Words {
     cli: "eksctl",
     gpu_example: "instanceType g5.xlarge",
     pool_label: EKSCTL_NODEGROUP_LABEL,
+    // No placement: the charts' defaults (the GPU taint keeps the operators off GPU nodes).
+    operators_pool: "their node group",
 };
 
 /// The GPU label raykueue puts on GPU node groups (EKS adds none); see

@@ -19,15 +19,17 @@ pub mod catalogue;
 
 use super::{NodeGroup, Words, taint_word};
 use crate::operators::Placement;
+use crate::profile::name_type;
 use crate::profile::{
-    Autoscale, AzureIdentityName, AzureLocation, ClusterName, ContainerName, KubernetesVersion,
-    LabelValue, NodePoolName, PoolSize, Profile, QualifiedName, ResourceGroupName, RoleName,
-    StorageAccountName, Taint, TaintEffect, Uuid, VmSize,
+    Autoscale, KubernetesVersion, LabelValue, PoolSize, Profile, QualifiedName, Taint, TaintEffect,
+    Uuid,
 };
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 pub(super) const WORDS: Words = Words {
     service: "AKS",
@@ -36,6 +38,7 @@ pub(super) const WORDS: Words = Words {
     cli: "az",
     gpu_example: "vmSize Standard_NC24ads_A100_v4",
     pool_label: "kubernetes.azure.com/agentpool",
+    operators_pool: "the System pool",
 };
 
 /// Label AKS puts on every node with the node pool's mode (`system` or `user`).
@@ -57,6 +60,93 @@ pub(super) const IDENTITY_POD_LABELS: &[(&str, &str)] = &[(WORKLOAD_IDENTITY_LAB
 pub const STORAGE_ACCOUNT_ENV: &str = "AZURE_STORAGE_ACCOUNT_NAME";
 /// `azure.storage.containers`, comma-separated, next to the account.
 pub const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
+
+// ---------------------------------------------------------------------------------------------
+// Name rules: each name with the pattern and length Azure enforces.
+
+name_type!(
+    /// AKS node pool name (Linux): 1–12 lowercase alphanumerics, starting with a letter.
+    NodePoolName,
+    "^[a-z][a-z0-9]{0,11}$",
+    1,
+    12,
+    "an AKS node pool name: 1 to 12 lowercase letters and digits, starting with a letter"
+);
+
+name_type!(
+    /// Azure resource group name.
+    ResourceGroupName,
+    "^[A-Za-z0-9_().-]{0,89}[A-Za-z0-9_()-]$",
+    1,
+    90,
+    "an Azure resource group name: 1 to 90 letters, digits, '_', '-', '.', '(' and ')', not ending with '.'"
+);
+
+name_type!(
+    /// AKS managed cluster name.
+    ClusterName,
+    "^[A-Za-z0-9]([A-Za-z0-9_-]{0,61}[A-Za-z0-9])?$",
+    1,
+    63,
+    "an AKS cluster name: 1 to 63 letters, digits, '_' and '-', starting and ending with a letter or digit"
+);
+
+name_type!(
+    /// Azure storage account name (globally unique).
+    StorageAccountName,
+    "^[a-z0-9]{3,24}$",
+    3,
+    24,
+    "an Azure storage account name: 3 to 24 lowercase letters and digits, unique across Azure"
+);
+
+name_type!(
+    /// Blob container name.
+    ContainerName,
+    "^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$",
+    3,
+    63,
+    "a blob container name: 3 to 63 lowercase letters, digits and single '-', starting and ending with a letter or digit"
+);
+
+name_type!(
+    /// Azure managed identity or federated credential name.
+    AzureIdentityName,
+    "^[A-Za-z0-9][A-Za-z0-9_-]{2,119}$",
+    3,
+    120,
+    "an Azure identity name: 3 to 120 letters, digits, '_' and '-', starting with a letter or digit"
+);
+
+name_type!(
+    /// Azure region name as the CLI spells it (`eastus2`).
+    AzureLocation,
+    "^[a-z][a-z0-9]*$",
+    2,
+    40,
+    "an Azure region as the CLI spells it, e.g. eastus2"
+);
+
+name_type!(
+    /// Azure VM size (`Standard_ND96amsr_A100_v4`).
+    VmSize,
+    "^Standard_[A-Za-z0-9_]+$",
+    10,
+    64,
+    "an Azure VM size, e.g. Standard_NC6s_v3"
+);
+
+name_type!(
+    /// Azure role name (`Storage Blob Data Contributor`).
+    RoleName,
+    "^[A-Za-z][A-Za-z0-9 ._-]*$",
+    1,
+    128,
+    "an Azure built-in role name such as \"Storage Blob Data Contributor\""
+);
+
+// ---------------------------------------------------------------------------------------------
+// The `azure:` section
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

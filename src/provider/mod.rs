@@ -19,6 +19,7 @@
 pub mod alibaba;
 pub mod aws;
 pub mod azure;
+pub mod gcp;
 
 use crate::diagnostic::Severity::Error;
 use crate::profile::{PoolSize, Profile, Quantity, Taint};
@@ -27,6 +28,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 pub use azure::Azure;
+pub use gcp::Gcp;
 
 /// The extended resource NVIDIA's device plugin advertises.
 pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
@@ -42,6 +44,7 @@ pub const TWO_PROVIDERS: RuleInfo = RuleInfo {
 #[derive(Clone, Copy, Debug)]
 pub enum Provider<'a> {
     Azure(&'a Azure),
+    Gcp(&'a Gcp),
     Aws(&'a aws::Aws),
     Alibaba(&'a alibaba::Alibaba),
 }
@@ -57,6 +60,9 @@ impl Profile {
         let mut out = Vec::new();
         if let Some(a) = &self.azure {
             out.push(Provider::Azure(a));
+        }
+        if let Some(g) = &self.gcp {
+            out.push(Provider::Gcp(g));
         }
         if let Some(a) = &self.aws {
             out.push(Provider::Aws(a));
@@ -83,6 +89,8 @@ pub struct Words {
     pub gpu_example: &'static str,
     /// The label the cloud puts on every node with its pool's name.
     pub pool_label: &'static str,
+    /// Where the operators run, in prose: `the System pool`.
+    pub operators_pool: &'static str,
 }
 
 /// One instance type: what the hypervisor gives the node.
@@ -181,12 +189,13 @@ impl NodeGroup<'_> {
 
 impl<'a> Provider<'a> {
     /// The profile keys that name a provider, in the order `Profile::providers` reads them.
-    pub const SECTIONS: &'static [&'static str] = &["azure", "aws", "alibaba"];
+    pub const SECTIONS: &'static [&'static str] = &["azure", "gcp", "aws", "alibaba"];
 
     /// The profile key of the section (`azure`), also the template folder's name.
     pub fn section(self) -> &'static str {
         match self {
             Self::Azure(_) => "azure",
+            Self::Gcp(_) => "gcp",
             Self::Aws(_) => "aws",
             Self::Alibaba(_) => "alibaba",
         }
@@ -195,6 +204,7 @@ impl<'a> Provider<'a> {
     pub fn words(self) -> Words {
         match self {
             Self::Azure(_) => azure::WORDS,
+            Self::Gcp(_) => gcp::WORDS,
             Self::Aws(_) => aws::WORDS,
             Self::Alibaba(_) => alibaba::WORDS,
         }
@@ -204,6 +214,7 @@ impl<'a> Provider<'a> {
     pub fn node_groups(self) -> Vec<NodeGroup<'a>> {
         match self {
             Self::Azure(a) => a.node_groups(),
+            Self::Gcp(g) => g.node_groups(),
             Self::Aws(a) => a.node_groups(),
             Self::Alibaba(a) => a.node_groups(),
         }
@@ -213,6 +224,7 @@ impl<'a> Provider<'a> {
     pub fn instance(self, name: &str) -> Option<&'static InstanceType> {
         match self {
             Self::Azure(_) => azure::catalogue::vm_size(name),
+            Self::Gcp(_) => gcp::catalogue::machine_type(name),
             Self::Aws(_) => aws::catalogue::instance_type(name).map(|t| &t.base),
             Self::Alibaba(_) => alibaba::catalogue::instance_type(name).map(|t| &t.base),
         }
@@ -222,6 +234,7 @@ impl<'a> Provider<'a> {
     pub fn allocatable(self, instance: &InstanceType) -> Allocatable {
         match self {
             Self::Azure(_) => azure::catalogue::allocatable(instance),
+            Self::Gcp(_) => gcp::catalogue::allocatable(instance),
             Self::Aws(_) => aws::allocatable(instance),
             Self::Alibaba(_) => alibaba::catalogue::allocatable(instance),
         }
@@ -231,6 +244,7 @@ impl<'a> Provider<'a> {
     pub fn unknown_instance_hint(self, name: &str) -> String {
         match self {
             Self::Azure(_) => azure::unknown_instance_hint(name),
+            Self::Gcp(_) => gcp::unknown_instance_hint(name),
             Self::Aws(_) => aws::unknown_instance_hint(name),
             Self::Alibaba(_) => alibaba::unknown_instance_hint(name),
         }
@@ -241,6 +255,7 @@ impl<'a> Provider<'a> {
     pub fn cloud_label_hint(self, key: &str, value: &str, pools: &str) -> Option<String> {
         match self {
             Self::Azure(_) => azure::cloud_label_hint(key, value, pools),
+            Self::Gcp(_) => gcp::cloud_label_hint(key, value, pools),
             Self::Aws(_) => aws::cloud_label_hint(key, value, pools),
             Self::Alibaba(_) => alibaba::cloud_label_hint(key, value, pools),
         }
@@ -251,6 +266,7 @@ impl<'a> Provider<'a> {
     pub fn operator_placement(self) -> Option<crate::operators::Placement> {
         match self {
             Self::Azure(a) => a.operator_placement(),
+            Self::Gcp(g) => g.operator_placement(),
             // The charts' defaults: the GPU taint keeps the operators off GPU nodes.
             Self::Aws(_) | Self::Alibaba(_) => None,
         }
@@ -261,6 +277,7 @@ impl<'a> Provider<'a> {
     pub fn identity_annotations(self) -> Vec<(&'static str, Option<String>)> {
         match self {
             Self::Azure(a) => a.identity_annotations(),
+            Self::Gcp(g) => g.identity_annotations(),
             // EKS Pod Identity associates the role with the service account itself.
             Self::Aws(_) => Vec::new(),
             Self::Alibaba(a) => a.identity_annotations(),
@@ -271,7 +288,7 @@ impl<'a> Provider<'a> {
     pub fn identity_pod_labels(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Self::Azure(_) => azure::IDENTITY_POD_LABELS,
-            Self::Aws(_) | Self::Alibaba(_) => &[],
+            Self::Gcp(_) | Self::Aws(_) | Self::Alibaba(_) => &[],
         }
     }
 
@@ -279,7 +296,7 @@ impl<'a> Provider<'a> {
     pub fn workload_env(self) -> Vec<(&'static str, String)> {
         match self {
             Self::Azure(a) => a.workload_env(),
-            Self::Aws(_) | Self::Alibaba(_) => Vec::new(),
+            Self::Gcp(_) | Self::Aws(_) | Self::Alibaba(_) => Vec::new(),
         }
     }
 
@@ -287,6 +304,7 @@ impl<'a> Provider<'a> {
     pub fn has_identity(self) -> bool {
         match self {
             Self::Azure(a) => a.identity.is_some(),
+            Self::Gcp(g) => g.identity.is_some(),
             Self::Aws(a) => a.identity.is_some(),
             Self::Alibaba(a) => a.identity.is_some(),
         }
@@ -299,6 +317,7 @@ impl<'a> Provider<'a> {
             Self::Azure(a) => a.script_context(p),
             Self::Aws(a) => a.script_context(p),
             Self::Alibaba(a) => a.script_context(p),
+            Self::Gcp(g) => g.script_context(p),
         }
     }
 
@@ -306,7 +325,7 @@ impl<'a> Provider<'a> {
     /// webhook acts only in labelled namespaces).
     pub fn identity_namespace_labels(self) -> &'static [(&'static str, &'static str)] {
         match self {
-            Self::Azure(_) | Self::Aws(_) => &[],
+            Self::Azure(_) | Self::Gcp(_) | Self::Aws(_) => &[],
             Self::Alibaba(_) => alibaba::IDENTITY_NAMESPACE_LABELS,
         }
     }
@@ -318,7 +337,7 @@ impl<'a> Provider<'a> {
         p: &Profile,
     ) -> Result<Vec<(String, String)>, crate::diagnostic::Diagnostic> {
         match self {
-            Self::Azure(_) => Ok(Vec::new()),
+            Self::Azure(_) | Self::Gcp(_) => Ok(Vec::new()),
             Self::Aws(a) => a.infra_files(p),
             Self::Alibaba(a) => Ok(a.infra_files()),
         }
@@ -336,6 +355,7 @@ impl<'a> Provider<'a> {
                     Self::Azure(_) => {
                         f.insert("mode", g.mode.to_owned());
                     }
+                    Self::Gcp(gcp) => gcp.pool_fields(g.index, &mut f),
                     Self::Aws(_) | Self::Alibaba(_) => {}
                 }
                 if let Some(c) = g.count {

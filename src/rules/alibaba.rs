@@ -25,7 +25,7 @@ pub(super) const COUNT_WITH_AUTOSCALE: RuleInfo = RuleInfo {
 };
 pub(super) const IDENTITY_WITHOUT_SERVICE_ACCOUNT: RuleInfo = RuleInfo {
     code: "RK443",
-    severity: Error,
+    severity: Warning,
     title: "alibaba.identity without a serviceAccount: no service account carries the RAM role",
 };
 pub(super) const VSWITCH_OUTSIDE_VPC: RuleInfo = RuleInfo {
@@ -44,6 +44,12 @@ pub(super) const KUBERNETES_TOO_OLD: RuleInfo = RuleInfo {
     title: "alibaba.cluster.kubernetesVersion older than 1.29, which Kueue needs",
 };
 
+pub(super) const MIN_OVER_MAX: RuleInfo = RuleInfo {
+    code: "RK447",
+    severity: Error,
+    title: "an ACK node pool's autoscale min is larger than its max",
+};
+
 pub(super) const RULES: &[RuleInfo] = &[
     POOL_NAME_TWICE,
     POOL_SIZE,
@@ -52,6 +58,7 @@ pub(super) const RULES: &[RuleInfo] = &[
     VSWITCH_OUTSIDE_VPC,
     CIDR_OVERLAP,
     KUBERNETES_TOO_OLD,
+    MIN_OVER_MAX,
 ];
 
 /// First and last address of a CIDR block (the schema has checked its shape).
@@ -143,6 +150,19 @@ fn section(ctx: &mut Ctx<'_>, a: &Alibaba) {
                     np.name
                 ),
                 Some("pool names are unique within a cluster; rename or remove one".into()),
+            );
+        }
+        if let Some(r) = &np.autoscale
+            && r.min > r.max
+        {
+            ctx.report(
+                &MIN_OVER_MAX,
+                &format!("{base}/autoscale/min"),
+                format!(
+                    "node pool `{}` autoscales from {} to {}: min_instances above max_instances, which CreateClusterNodePool refuses",
+                    np.name, r.min, r.max
+                ),
+                Some("swap them, or lower `min`".into()),
             );
         }
         match (np.count, &np.autoscale) {

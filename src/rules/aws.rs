@@ -20,7 +20,7 @@ pub(super) const GROUP_SIZE: RuleInfo = RuleInfo {
 pub(super) const COUNT_OUTSIDE_RANGE: RuleInfo = RuleInfo {
     code: "RK432",
     severity: Error,
-    title: "an EKS node group's `count` (desiredCapacity) lies outside its autoscale range",
+    title: "an EKS node group's autoscale min is larger than its max, or its `count` (desiredCapacity) lies outside the range",
 };
 pub(super) const NO_AUTOSCALER: RuleInfo = RuleInfo {
     code: "RK433",
@@ -34,7 +34,7 @@ pub(super) const TAINT_BLOCKS_DEVICE_PLUGIN: RuleInfo = RuleInfo {
 };
 pub(super) const IDENTITY_WITHOUT_SERVICE_ACCOUNT: RuleInfo = RuleInfo {
     code: "RK435",
-    severity: Error,
+    severity: Warning,
     title: "aws.identity without a serviceAccount: the Pod Identity association has no service account to name",
 };
 pub(super) const KUBERNETES_TOO_OLD: RuleInfo = RuleInfo {
@@ -94,6 +94,19 @@ fn section(ctx: &mut Ctx<'_>, a: &Aws) {
                 Some("node group names are unique within a cluster; rename or remove one".into()),
             );
         }
+        if let Some(r) = &g.autoscale
+            && r.min > r.max
+        {
+            ctx.report(
+                &COUNT_OUTSIDE_RANGE,
+                &format!("{base}/autoscale/min"),
+                format!(
+                    "node group `{}` autoscales from {} to {}: minSize above maxSize, which eksctl refuses",
+                    g.name, r.min, r.max
+                ),
+                Some("swap them, or lower `min`".into()),
+            );
+        }
         match (g.count, &g.autoscale) {
             (None, None) => ctx.report(
                 &GROUP_SIZE,
@@ -101,7 +114,7 @@ fn section(ctx: &mut Ctx<'_>, a: &Aws) {
                 format!("node group `{}` gives neither `count` nor `autoscale`", g.name),
                 Some("add `count: N`, or `autoscale: {min: A, max: B}`".into()),
             ),
-            (Some(c), Some(r)) if c < r.min || c > r.max => ctx.report(
+            (Some(c), Some(r)) if r.min <= r.max && (c < r.min || c > r.max) => ctx.report(
                 &COUNT_OUTSIDE_RANGE,
                 &format!("{base}/count"),
                 format!(

@@ -1,5 +1,6 @@
 //! Rules for the provisioning scripts (`infra/up.sh`): what the az CLI or AKS would refuse
-//! half-way through a run, and workload-identity settings that could never take effect.
+//! half-way through a run, and workload-identity settings that could never take effect (RK453
+//! and RK454 on every provider).
 //! Codes RK450–RK459.
 
 use super::{Ctx, RuleInfo};
@@ -24,12 +25,12 @@ pub(super) const AUTOSCALE_RANGE: RuleInfo = RuleInfo {
 pub(super) const IDENTITY_WITHOUT_AZURE: RuleInfo = RuleInfo {
     code: "RK453",
     severity: Error,
-    title: "serviceAccount.workloadIdentity needs azure.identity: nothing else sets the client ID",
+    title: "serviceAccount.workloadIdentity needs the provider's identity (azure.identity, gcp.identity): nothing else sets the annotation",
 };
 pub(super) const IDENTITY_WITHOUT_SERVICE_ACCOUNT: RuleInfo = RuleInfo {
     code: "RK454",
     severity: Warning,
-    title: "azure.identity without a serviceAccount: up.sh creates the identity but no federated credential",
+    title: "azure.identity or gcp.identity without a serviceAccount: up.sh creates the identity but nothing uses it",
 };
 
 pub(super) const RULES: &[RuleInfo] = &[
@@ -47,16 +48,54 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             .provider()
             .is_some_and(crate::provider::Provider::has_identity);
         if sa.workload_identity && !has_identity {
+            let (message, hint) = if p.aws.is_some() {
+                (
+                    format!(
+                        "service account `{}` is marked for workload identity, but the profile has no aws.identity: no Pod Identity association gives its pods AWS permissions",
+                        sa.name
+                    ),
+                    "add aws.identity (permissionPolicyArns: the IAM policies eksctl attaches to the role it associates), or set workloadIdentity: false",
+                )
+            } else if p.alibaba.is_some() {
+                (
+                    format!(
+                        "service account `{}` is marked for workload identity, but the profile has no alibaba.identity: no RAM role is named for RRSA",
+                        sa.name
+                    ),
+                    "add alibaba.identity (roleName: the RAM role the pods assume), or set workloadIdentity: false",
+                )
+            } else if p.gcp.is_some() {
+                (
+                    format!(
+                        "service account `{}` is marked for workload identity, but the profile has no gcp.identity: its iam.gke.io/gcp-service-account annotation would stay a placeholder",
+                        sa.name
+                    ),
+                    "add gcp.identity (serviceAccount: the Google service account up.sh creates and binds), or set workloadIdentity: false",
+                )
+            } else {
+                (
+                    format!(
+                        "service account `{}` is marked for workload identity, but the profile has no azure.identity: its client-id annotation would stay a placeholder",
+                        sa.name
+                    ),
+                    "add azure.identity (name, federatedCredential, and clientId/tenantId if the identity exists already), or set workloadIdentity: false",
+                )
+            };
             ctx.report(
                 &IDENTITY_WITHOUT_AZURE,
                 "/serviceAccount/workloadIdentity",
-                format!(
-                    "service account `{}` is marked for workload identity, but the profile has no azure.identity: its client-id annotation would stay a placeholder",
-                    sa.name
-                ),
-                Some("add azure.identity (name, federatedCredential, and clientId/tenantId if the identity exists already), or set workloadIdentity: false".into()),
+                message,
+                Some(hint.into()),
             );
         }
+    }
+    if p.gcp.as_ref().is_some_and(|g| g.identity.is_some()) && p.service_account.is_none() {
+        ctx.report(
+            &IDENTITY_WITHOUT_SERVICE_ACCOUNT,
+            "/gcp/identity",
+            "the Google service account has no Kubernetes service account to bind: up.sh creates it, but no pod can act as it".into(),
+            Some("add serviceAccount: {name: ..., workloadIdentity: true}".into()),
+        );
     }
     let Some(a) = &p.azure else { return };
     if a.identity.is_some() && p.service_account.is_none() {

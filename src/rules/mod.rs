@@ -8,6 +8,7 @@ mod aws;
 mod azure;
 mod cq_limits;
 mod entrypoints;
+mod gcp;
 mod infra;
 mod input;
 pub mod kuberay;
@@ -112,6 +113,7 @@ const CHECKS: &[Check] = &[
     kuberay::check,
     crate::provider::check,
     azure::check,
+    gcp::check,
     aws::check,
     alibaba::check,
     infra::check,
@@ -131,6 +133,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         kuberay::RULES,
         &[crate::provider::TWO_PROVIDERS],
         azure::RULES,
+        gcp::RULES,
         aws::RULES,
         alibaba::RULES,
         infra::RULES,

@@ -503,8 +503,11 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                     cap = cap.minus(taken);
                     let names: Vec<&str> = pods.iter().map(|(n, _, _)| *n).collect();
                     operators_text = format!(
-                        " − {} for the operators on the System pool ({})",
+                        " − {} for the operators on {} ({})",
                         taken.human(),
+                        pools
+                            .first()
+                            .map_or("their pool", |pool| pool.provider.words().operators_pool),
                         names.join(", ")
                     );
                 }

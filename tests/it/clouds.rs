@@ -362,6 +362,12 @@ fn eks_and_ack_scripts_run_offline_and_rerun_without_creating() {
         ));
         snapshot_calls(&format!("{profile}-down"), &transcript);
 
+        // smoke.sh is cloud-neutral (kubectl only): the same run on every cloud.
+        let (smoke, calls) = sb.run("smoke.sh", &[], &[]);
+        assert_eq!(smoke.status.code(), Some(0), "{profile}\n{}", text(&smoke));
+        assert!(calls.iter().all(|c| c[0] == "kubectl"), "{calls:?}");
+        snapshot_calls(&format!("{profile}-smoke"), &sb.transcript(&calls));
+
         let (again, calls) = sb.run("up.sh", &[], &[("STUB_EXISTS", "1")]);
         assert_eq!(again.status.code(), Some(0), "{profile}\n{}", text(&again));
         assert_eq!(cloud_creates(&calls), Vec::<String>::new(), "{profile}");

@@ -7,9 +7,12 @@ pub(crate) const SHIPPED: &[&str] = &[
     "single",
     "team",
     "kuberay-gpu",
+    "kuberay-gpu-gke",
     "kuberay-gpu-eks",
     "kuberay-gpu-ack",
 ];
+/// The shipped profiles on AKS: the `az` scripts' tests run them.
+pub(crate) const SHIPPED_AKS: &[&str] = &["single", "team", "kuberay-gpu"];
 
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -4,7 +4,7 @@
 //! every command that would run. Profile values are shown to be either refused by the schema or
 //! inert in the scripts.
 
-use crate::common::{SHIPPED, raykueue, repo, skip, stderr};
+use crate::common::{SHIPPED_AKS as SHIPPED, raykueue, repo, skip, stderr};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -63,6 +63,10 @@ case $args in
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
     for a in "$@"; do [[ $a == agentpool=* ]] && pool=${a#agentpool=}; done
     printf 'aks-%s-12345678-vmss000000   %s\n' "$pool" "${STUB_GPUS:-8}" ;;
+  *" get nodes -l cloud.google.com/gke-nodepool="*)
+    [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
+    for a in "$@"; do [[ $a == cloud.google.com/gke-nodepool=* ]] && pool=${a#*=}; done
+    printf 'gke-cluster-%s-1234abcd-x0y1   %s\n' "$pool" "${STUB_GPUS:-1}" ;;
   *" get nodes -l "*custom-columns*)
     # Other clouds' pool labels (eksctl's nodegroup-name, raykueue.io/node-pool on ACK).
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
@@ -76,13 +80,30 @@ case $args in
 esac
 "#;
 
+/// Records argv like the az stub; `describe` finds nothing unless `STUB_EXISTS` is set; the
+/// configured project is `$STUB_PROJECT` (default `my-project`, empty with `STUB_NO_PROJECT`).
+const GCLOUD: &str = r#"#!/usr/bin/env bash
+{ printf '%s\x1f' gcloud "$@"; printf '\x1e'; } >>"$STUB_LOG"
+words=()
+for a in "$@"; do [[ $a == -* ]] && break; words+=("$a"); done
+case " ${words[*]} " in
+  " auth print-access-token ") echo fake-token ;;
+  " config get-value project ") [[ -n ${STUB_NO_PROJECT:-} ]] || echo "${STUB_PROJECT:-my-project}" ;;
+  *" describe "*)
+    [[ -n ${STUB_EXISTS:-} ]] && exit 0
+    echo "ERROR: (gcloud) NOT_FOUND: not found" >&2
+    exit 1 ;;
+esac
+exit 0
+"#;
+
 pub(crate) const HELM: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' helm "$@"; printf '\x1e'; } >>"$STUB_LOG"
 "#;
 
 /// A bundle written by `gen --out`, plus a stub bin folder and a call log.
 pub(crate) struct Sandbox {
-    dir: tempfile::TempDir,
+    pub(crate) dir: tempfile::TempDir,
 }
 
 impl Sandbox {
@@ -113,7 +134,12 @@ impl Sandbox {
     fn with_stubs(dir: tempfile::TempDir) -> Self {
         let bin = dir.path().join("bin");
         fs::create_dir_all(&bin).unwrap();
-        for (name, text) in [("az", AZ), ("kubectl", KUBECTL), ("helm", HELM)] {
+        for (name, text) in [
+            ("az", AZ),
+            ("gcloud", GCLOUD),
+            ("kubectl", KUBECTL),
+            ("helm", HELM),
+        ] {
             let p = bin.join(name);
             fs::write(&p, text).unwrap();
             make_executable(&p);
@@ -270,14 +296,11 @@ pub(crate) fn snapshot_calls(name: &str, text: &str) {
 
 // ---- Offline runs --------------------------------------------------------------------------
 
-/// The shipped AKS profiles, whose scripts call `az` (EKS and ACK: tests/it/clouds.rs).
-const AKS: &[&str] = &["single", "team", "kuberay-gpu"];
-
 /// up.sh, verify.sh and down.sh of every shipped AKS profile against the stubs; every command they
 /// would run is in `golden/calls/<profile>-{up,verify,down}.snap`.
 #[test]
 fn offline_runs_record_every_command() {
-    for profile in AKS {
+    for profile in SHIPPED {
         let sb = Sandbox::new(profile);
         let (up, calls) = sb.run("up.sh", &[], &[]);
         assert_eq!(up.status.code(), Some(0), "{profile} up.sh\n{}", text(&up));
@@ -321,7 +344,7 @@ fn offline_runs_record_every_command() {
 
 #[test]
 fn rerunning_up_when_everything_exists_creates_nothing() {
-    for profile in AKS {
+    for profile in SHIPPED {
         let sb = Sandbox::new(profile);
         let (out, calls) = sb.run("up.sh", &[], &[("STUB_EXISTS", "1")]);
         assert_eq!(out.status.code(), Some(0), "{profile}\n{}", text(&out));
@@ -473,12 +496,12 @@ fn verify_fails_while_the_service_account_carries_the_placeholder() {
 
 // ---- Workload identity ---------------------------------------------------------------------
 
-fn shipped(profile: &str) -> Value {
+pub(crate) fn shipped(profile: &str) -> Value {
     let text = fs::read_to_string(repo().join(format!("profiles/{profile}.yaml"))).unwrap();
     serde_saphyr::from_str(&text).unwrap()
 }
 
-fn write_profile(dir: &Path, value: &Value) -> PathBuf {
+pub(crate) fn write_profile(dir: &Path, value: &Value) -> PathBuf {
     let path = dir.join("profile.yaml");
     // JSON is YAML; pretty-printed, every field has its own line.
     fs::write(&path, serde_json::to_string_pretty(value).unwrap()).unwrap();

@@ -16,6 +16,7 @@ mod determinism;
 mod diff;
 mod facts;
 mod gitops;
+mod gke;
 mod golden;
 mod hostile;
 mod infra;

@@ -8,9 +8,11 @@
 use crate::profile::{
     Autoscale, KubernetesVersion, LabelValue, PoolSize, QualifiedName, Taint, name_type,
 };
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 name_type!(
     /// Alibaba Cloud region ID (`cn-hangzhou`, `ap-southeast-1`).

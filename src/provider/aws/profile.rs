@@ -9,9 +9,11 @@ use crate::profile::{
     Autoscale, ChartRef, ChartVersion, KubernetesVersion, LabelValue, PoolSize, QualifiedName,
     Taint, name_type,
 };
-use schemars::JsonSchema;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt;
 
 name_type!(
     /// AWS region (`us-west-2`).
