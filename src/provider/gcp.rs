@@ -17,8 +17,17 @@
 //! own, and a flavor needs none to be backed by the GPU pool.
 //!
 //! The first pool is created with the cluster (`gcloud container clusters create` has no
-//! pool-name flag: GKE calls it `default-pool`, rule RK421); the operators run there, off the
-//! GPU nodes, through a `cloud.google.com/gke-nodepool` node selector.
+//! pool-name flag — gcloud 528's static completion tree — and GKE's "About node pools" page
+//! calls it the default node pool; it is named `default-pool`, rule RK421); the operators run
+//! there, off the GPU nodes, through a `cloud.google.com/gke-nodepool` node selector (the
+//! label GKE records a node's pool in: Apigee hybrid's "Configure dedicated node pools" docs
+//! select pools by it).
+//!
+//! Workload Identity Federation: the Kubernetes service account is annotated
+//! `iam.gke.io/gcp-service-account: GSA@PROJECT.iam.gserviceaccount.com`, and the Google
+//! service account grants `roles/iam.workloadIdentityUser` to
+//! `serviceAccount:PROJECT.svc.id.goog[NS/KSA]` (KEDA's "GCP Workload Identity" docs; CLOUDS.md
+//! §2.5).
 
 pub mod catalogue;
 
@@ -381,10 +390,11 @@ pub(super) fn unknown_instance_hint(name: &str) -> String {
     )
 }
 
-/// GKE labels GPU nodes `cloud.google.com/gke-accelerator=<type>` only.
+/// GKE labels GPU nodes `cloud.google.com/gke-accelerator=<type>`, and only GPU nodes: asked
+/// when no pool carries the label at all.
 pub(super) fn cloud_label_hint(key: &str, value: &str, pools: &str) -> Option<String> {
     (key == ACCELERATOR_LABEL).then(|| format!(
-        "GKE labels GPU nodes `{ACCELERATOR_LABEL}` with their accelerator type; no pool has `{value}` GPUs (pools: {pools}). Match a pool's accelerator type, or add a pool with `accelerator: {{type: {value}}}`"
+        "GKE labels only GPU nodes `{ACCELERATOR_LABEL}`, with their accelerator type, and no pool has GPUs (pools: {pools}); add a pool with `accelerator: {{type: {value}}}` or a machine type that carries it"
     ))
 }
 

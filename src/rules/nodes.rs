@@ -367,10 +367,12 @@ fn flavor_labels(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
                         &pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", "),
                     )
                 });
-                if let Some(hint) = cloud {
-                    hint
-                } else if !values.is_empty() {
+                // The values pools do carry come first: they name the fix. Then what the cloud
+                // says about its own labels (AKS's `accelerator=nvidia`, GKE's accelerator type).
+                if !values.is_empty() {
                     format!("{}; use one of these values", values.join(", "))
+                } else if let Some(hint) = cloud {
+                    hint
                 } else if let Some(s) = did_you_mean(k, keys) {
                     format!("did you mean the label `{s}`?")
                 } else {
