@@ -69,7 +69,48 @@ pub(crate) fn strip_null(v: &mut Value) {
 }
 
 /// Check the loaded document and build the typed profile, or report every problem found.
+///
+/// The typed deserializer refuses everything the schema refuses (name patterns and the
+/// limits in `profile::limits`), so a profile that deserializes is valid and the schema
+/// validator, the costliest thing to build in a run, is compiled only to explain an error.
+/// `null` is the one value serde accepts (as an absent option) and the schema does not;
+/// `load::strict` refuses the other leniency, a struct given as a sequence.
 pub fn check(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
+    if let Some(profile) = typed(&loaded.value) {
+        return Ok(profile);
+    }
+    check_against_schema(loaded)
+}
+
+/// The fast path alone: the typed profile when the value deserializes and holds no `null`.
+pub fn typed(value: &Value) -> Option<Profile> {
+    if has_null(value) {
+        return None;
+    }
+    crate::load::strict::from_value(value).ok()
+}
+
+/// The schema locations (`/$defs/WorkerGroup/properties/numOfHosts/maximum`) that `value`
+/// violates: how the test of the fast path knows which limit a mutation broke.
+pub fn schema_violations(value: &Value) -> Vec<String> {
+    validator()
+        .iter_errors(value)
+        .map(|e| e.schema_path().as_str().to_owned())
+        .collect()
+}
+
+fn has_null(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Array(items) => items.iter().any(has_null),
+        Value::Object(map) => map.values().any(has_null),
+        _ => false,
+    }
+}
+
+/// The slow path alone: every schema error, then the typed value (public for the test that
+/// checks the two paths agree).
+pub fn check_against_schema(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
     check_document(
         loaded,
         &Document {

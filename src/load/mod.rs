@@ -12,6 +12,7 @@ use serde_json::Value;
 mod decode;
 mod parse;
 mod spans;
+pub(crate) mod strict;
 
 pub use decode::{decode, decode_manifest, decode_scenario};
 pub use parse::{Document, Tree, TreeKind, parse, parse_stream, parse_tree};

@@ -5,7 +5,8 @@
 //! `nominalQuota`; AKS's `vmSize`), so that a reader of the seeds or the upstream docs finds
 //! the same words here. Maps are `BTreeMap`: output never depends on input key order.
 
-mod names;
+pub(crate) mod limits;
+pub(crate) mod names;
 mod quantity;
 mod workload;
 
@@ -215,8 +216,10 @@ impl PoolSize {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Autoscale {
     #[schemars(range(min = 0, max = 1000))]
+    #[serde(deserialize_with = "limits::range::<_, u32, 0, 1000>")]
     pub min: u32,
     #[schemars(range(min = 1, max = 1000))]
+    #[serde(deserialize_with = "limits::range::<_, u32, 1, 1000>")]
     pub max: u32,
 }
 
@@ -274,6 +277,7 @@ pub struct KueueOperator {
     pub release: ReleaseName,
     /// `integrations.frameworks` of the Kueue Configuration.
     #[schemars(length(min = 1))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, { usize::MAX }>")]
     pub frameworks: Vec<Framework>,
     /// Feature gates to set (`controllerManager.featureGates`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
@@ -388,14 +392,17 @@ pub struct Flavor {
     /// Labels Kueue adds to the node selector of admitted pods (at most 8).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     #[schemars(extend("maxProperties" = 8))]
+    #[serde(deserialize_with = "limits::entries::<_, _, _, 8>")]
     pub node_labels: BTreeMap<QualifiedName, LabelValue>,
     /// Taints of the flavor's nodes that admitted workloads must tolerate (at most 8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8))]
+    #[serde(deserialize_with = "limits::items::<_, _, 0, 8>")]
     pub node_taints: Vec<Taint>,
     /// Tolerations Kueue adds to admitted pods (at most 8).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[schemars(length(max = 8))]
+    #[serde(deserialize_with = "limits::items::<_, _, 0, 8>")]
     pub tolerations: Vec<Toleration>,
 }
 
@@ -458,8 +465,10 @@ pub enum QueueMode {
 pub struct Queues {
     pub mode: QueueMode,
     #[schemars(length(min = 1, max = 1000))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 1000>")]
     pub cluster_queues: Vec<ClusterQueue>,
     #[schemars(length(min = 1))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, { usize::MAX }>")]
     pub local_queues: Vec<LocalQueue>,
 }
 
@@ -501,6 +510,7 @@ pub struct ClusterQueue {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fair_sharing_weight: Option<Quantity>,
     #[schemars(length(min = 1, max = 16))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 16>")]
     pub resource_groups: Vec<ResourceGroup>,
 }
 
@@ -581,8 +591,10 @@ pub struct FlavorFungibility {
 pub struct ResourceGroup {
     /// Resources this group covers, e.g. `[cpu, memory]`; every flavor lists them in this order.
     #[schemars(length(min = 1, max = 64))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 64>")]
     pub covered_resources: Vec<QualifiedName>,
     #[schemars(length(min = 1, max = 64))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 64>")]
     pub flavors: Vec<FlavorQuota>,
 }
 
@@ -592,6 +604,7 @@ pub struct FlavorQuota {
     /// A ResourceFlavor from `flavors`.
     pub name: Dns1123Subdomain,
     #[schemars(length(min = 1, max = 64))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 64>")]
     pub resources: Vec<ResourceQuota>,
 }
 
@@ -645,6 +658,7 @@ pub struct PriorityClass {
     pub value: i32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(max = 2048))]
+    #[serde(deserialize_with = "limits::opt_text::<_, 2048>")]
     pub description: Option<String>,
 }
 

@@ -1,15 +1,81 @@
 //! Name types: each a string with the pattern and length the target system enforces, so that a
 //! bad name is refused by the schema check with its position, before anything is generated.
 
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::fmt;
+// The `name_type!` macro spells every path out: the provider modules (`crate::provider`)
+// declare their cloud's names with it too.
+use std::cell::Cell;
+
+thread_local! {
+    pub(crate) static UNCHECKED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Deserialize inside `f` without checking names: only for the test that shows the scripts
+/// keep hostile values inert even past every check (`infra::values_that_bypass_the_schema_…`).
+#[doc(hidden)]
+pub fn unchecked<T>(f: impl FnOnce() -> T) -> T {
+    UNCHECKED.set(true);
+    let out = f();
+    UNCHECKED.set(false);
+    out
+}
+
+// The Kubernetes name patterns most names of a profile have. A hand-written check of each is
+// ~100× faster than the regex engine (a 1,000-team profile has tens of thousands of names);
+// `common_pattern` picks it by the pattern's text, so a type whose pattern changes falls back
+// to the regex, and `tests::the_hand_written_checks_match_their_patterns` compares the two
+// on every string of up to five characters from an alphabet that covers every class.
+const LABEL: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+const SUBDOMAIN: &str = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
+const DNS1035: &str = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
+const QUALIFIED: &str = "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$";
+const LABEL_VALUE: &str = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
+
+/// Whether `s` matches `pattern`, when it is one of the common ones above.
+pub(crate) fn common_pattern(pattern: &str, s: &str) -> Option<bool> {
+    Some(match pattern {
+        LABEL => is_label(s, |c| c.is_ascii_lowercase() || c.is_ascii_digit()),
+        SUBDOMAIN => s
+            .split('.')
+            .all(|l| is_label(l, |c| c.is_ascii_lowercase() || c.is_ascii_digit())),
+        DNS1035 => is_label(s, |c| c.is_ascii_lowercase()),
+        QUALIFIED => {
+            let (prefix, name) = s.split_once('/').unwrap_or(("", s));
+            (prefix.is_empty() && !s.starts_with('/')
+                || common_pattern(SUBDOMAIN, prefix) == Some(true))
+                && is_value(name)
+                && !name.is_empty()
+        }
+        LABEL_VALUE => s.is_empty() || is_value(s),
+        _ => return None,
+    })
+}
+
+/// A DNS label: `first` holds for the first character; the rest are lowercase letters,
+/// digits and `-`, the last not `-`.
+fn is_label(s: &str, first: impl Fn(u8) -> bool) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && first(b[0])
+        && b.iter()
+            .all(|&c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-')
+        && b[b.len() - 1] != b'-'
+}
+
+/// A label value or qualified name's name part: letters, digits, `-`, `_` and `.`, starting
+/// and ending with a letter or digit.
+fn is_value(s: &str) -> bool {
+    let b = s.as_bytes();
+    !b.is_empty()
+        && b[0].is_ascii_alphanumeric()
+        && b[b.len() - 1].is_ascii_alphanumeric()
+        && b.iter()
+            .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
+}
 
 macro_rules! name_type {
     ($(#[$doc:meta])* $name:ident, $pattern:expr, $min:expr, $max:expr, $what:expr) => {
         $(#[$doc])*
-        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+        #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
         #[serde(transparent)]
         pub struct $name(pub String);
 
@@ -19,10 +85,32 @@ macro_rules! name_type {
             pub fn as_str(&self) -> &str {
                 &self.0
             }
+            /// What the schema says of this name: its length in characters and its pattern.
+            pub fn is_valid(s: &str) -> bool {
+                static RE: std::sync::OnceLock<regex_lite::Regex> = std::sync::OnceLock::new();
+                ($min..=$max).contains(&s.chars().count())
+                    && $crate::profile::names::common_pattern($pattern, s).unwrap_or_else(|| {
+                        RE.get_or_init(|| regex_lite::Regex::new($pattern).expect("a name pattern compiles"))
+                            .is_match(s)
+                    })
+            }
         }
 
-        impl fmt::Display for $name {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        /// Refuses what the schema refuses, so that a profile that deserializes needs no
+        /// schema validation (`schema_check::check`).
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <String as serde::Deserialize>::deserialize(d)?;
+                if $crate::profile::names::UNCHECKED.get() || Self::is_valid(&s) {
+                    Ok(Self(s))
+                } else {
+                    Err(<D::Error as serde::de::Error>::custom(format!("`{s}` is not {}", $what)))
+                }
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.write_str(&self.0)
             }
         }
@@ -40,12 +128,12 @@ macro_rules! name_type {
             }
         }
 
-        impl JsonSchema for $name {
-            fn schema_name() -> Cow<'static, str> {
+        impl schemars::JsonSchema for $name {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
                 stringify!($name).into()
             }
-            fn json_schema(_: &mut SchemaGenerator) -> Schema {
-                json_schema!({
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
                     "type": "string",
                     "pattern": $pattern,
                     "minLength": $min,
@@ -61,7 +149,7 @@ pub(crate) use name_type;
 name_type!(
     /// Kubernetes DNS-1123 label (namespaces, LocalQueues, ConfigMap keys).
     Dns1123Label,
-    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    LABEL,
     1,
     63,
     "a DNS-1123 label: at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit"
@@ -69,7 +157,7 @@ name_type!(
 name_type!(
     /// Kubernetes DNS-1123 subdomain (ResourceFlavors, ClusterQueues, cohorts, priority classes).
     Dns1123Subdomain,
-    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    SUBDOMAIN,
     1,
     253,
     "a DNS-1123 subdomain: at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit"
@@ -77,7 +165,7 @@ name_type!(
 name_type!(
     /// DNS-1035 label: what KubeRay requires of RayCluster/RayJob/RayService names.
     Dns1035Label,
-    "^[a-z]([-a-z0-9]*[a-z0-9])?$",
+    DNS1035,
     1,
     63,
     "a DNS-1035 label: lowercase letters, digits and '-', starting with a letter and ending with a letter or digit"
@@ -85,7 +173,7 @@ name_type!(
 name_type!(
     /// Kubernetes label or annotation key, or resource name (`nvidia.com/gpu`).
     QualifiedName,
-    "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$",
+    QUALIFIED,
     1,
     316,
     "a Kubernetes qualified name: an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' and '.'"
@@ -93,7 +181,7 @@ name_type!(
 name_type!(
     /// Kubernetes label value (may be empty).
     LabelValue,
-    "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$",
+    LABEL_VALUE,
     0,
     63,
     "a Kubernetes label value: up to 63 letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
@@ -133,7 +221,7 @@ name_type!(
 name_type!(
     /// Helm release name.
     ReleaseName,
-    "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$",
+    LABEL,
     1,
     53,
     "a Helm release name: at most 53 lowercase letters, digits and '-'"
@@ -211,3 +299,40 @@ name_type!(
     1024,
     "a `ray start` option value without $, `, ;, &, |, <, >, (, ), \\ or line breaks (KubeRay puts it into a shell command)"
 );
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every string of up to five characters over an alphabet with one member of each class
+    /// the patterns distinguish.
+    fn strings() -> Vec<String> {
+        let alphabet = ['a', 'Z', '0', '-', '.', '/', '_', ' '];
+        let mut out = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..5 {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            out.extend(last.iter().cloned());
+        }
+        out
+    }
+
+    #[test]
+    fn the_hand_written_checks_match_their_patterns() {
+        let all = strings();
+        for pattern in [LABEL, SUBDOMAIN, DNS1035, QUALIFIED, LABEL_VALUE] {
+            let re = regex_lite::Regex::new(pattern).unwrap();
+            for s in &all {
+                assert_eq!(
+                    common_pattern(pattern, s),
+                    Some(re.is_match(s)),
+                    "{pattern} on {s:?}"
+                );
+            }
+        }
+        assert_eq!(common_pattern("^x$", "x"), None);
+    }
+}

@@ -3,7 +3,7 @@
 
 use super::{
     Dns1035Label, Dns1123Label, Dns1123Subdomain, EnvName, Image, QualifiedName, Quantity,
-    RayParamName, RayParamValue, RayVersion, RelativePath, Toleration,
+    RayParamName, RayParamValue, RayVersion, RelativePath, Toleration, limits,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -137,14 +137,17 @@ pub struct Workload {
     /// RayJob: seconds to keep the finished cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
+    #[serde(deserialize_with = "limits::opt_range::<_, i32, 0, { i32::MAX as i64 }>")]
     pub ttl_seconds_after_finished: Option<i32>,
     /// RayJob: deadline in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
+    #[serde(deserialize_with = "limits::opt_range::<_, i32, 1, { i32::MAX as i64 }>")]
     pub active_deadline_seconds: Option<i32>,
     /// RayJob: retries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
+    #[serde(deserialize_with = "limits::opt_range::<_, i32, 0, { i32::MAX as i64 }>")]
     pub backoff_limit: Option<i32>,
     /// Elastic workload: Ray's in-tree autoscaler scales each worker group between
     /// `minReplicas` and `maxReplicas`. Queued through Kueue it is admitted as workload slices
@@ -194,6 +197,7 @@ pub struct Serve {
     #[serde(default = "default_serve_port")]
     pub port: u16,
     #[schemars(length(min = 1))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, { usize::MAX }>")]
     pub applications: Vec<ServeApplication>,
 }
 
@@ -235,18 +239,22 @@ pub struct WorkerGroup {
     /// `groupName` (not `head`).
     pub name: Dns1123Label,
     #[schemars(range(min = 0, max = 10000))]
+    #[serde(deserialize_with = "limits::range::<_, u32, 0, 10000>")]
     pub replicas: u32,
     /// Defaults to `replicas`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 10000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 10000>")]
     pub min_replicas: Option<u32>,
     /// Defaults to `replicas`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 10000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 10000>")]
     pub max_replicas: Option<u32>,
     /// Pods per replica (multi-host groups).
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 64))]
+    #[serde(deserialize_with = "limits::range::<_, u32, 1, 64>")]
     pub num_of_hosts: u32,
     pub resources: Resources,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]

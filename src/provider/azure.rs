@@ -19,17 +19,16 @@ pub mod catalogue;
 
 use super::{NodeGroup, Words, taint_word};
 use crate::operators::Placement;
+use crate::profile::limits;
 use crate::profile::name_type;
 use crate::profile::{
     Autoscale, KubernetesVersion, LabelValue, PoolSize, Profile, QualifiedName, Taint, TaintEffect,
     Uuid,
 };
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 pub(super) const WORDS: Words = Words {
     service: "AKS",
@@ -160,6 +159,7 @@ pub struct Azure {
     pub cluster: AksCluster,
     /// Node pools; the first `System` pool is created with the cluster, the others are added.
     #[schemars(length(min = 1, max = 100))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 100>")]
     pub node_pools: Vec<NodePool>,
     /// User-assigned managed identity federated with the service account (workload identity).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -201,6 +201,7 @@ pub struct NodePool {
     /// Fixed node count (`--node-count`). Give either `count` or `autoscale`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 1000>")]
     pub count: Option<u32>,
     /// Cluster autoscaler range (`--enable-cluster-autoscaler --min-count --max-count`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

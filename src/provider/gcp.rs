@@ -33,16 +33,15 @@ pub mod catalogue;
 
 use super::{NodeGroup, Words, taint_word};
 use crate::operators::Placement;
+use crate::profile::limits;
 use crate::profile::name_type;
 use crate::profile::{
     Autoscale, KubernetesVersion, LabelValue, PoolSize, Profile, QualifiedName, Taint, TaintEffect,
 };
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 pub(super) const WORDS: Words = Words {
     service: "GKE",
@@ -143,6 +142,7 @@ pub struct Gcp {
     /// Node pools; the first is created with the cluster and must be `default-pool`, the
     /// others are added with `gcloud container node-pools create`.
     #[schemars(length(min = 1, max = 100))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 100>")]
     pub node_pools: Vec<GkeNodePool>,
     /// Workload Identity Federation: a Google service account the Ray service account acts as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -169,6 +169,7 @@ pub struct GkeNodePool {
     /// Nodes at creation (`--num-nodes`, per zone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 1000>")]
     pub count: Option<u32>,
     /// Cluster autoscaler range (`--enable-autoscaling --min-nodes --max-nodes`, per zone).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -194,6 +195,7 @@ pub struct Accelerator {
     /// `count=`: GPUs per node.
     #[serde(default = "one")]
     #[schemars(range(min = 1, max = 16))]
+    #[serde(deserialize_with = "limits::range::<_, u32, 1, 16>")]
     pub count: u32,
     /// `gpu-driver-version=`: `default` lets GKE install the driver.
     #[serde(default)]

@@ -1030,8 +1030,10 @@ fn values_that_bypass_the_schema_stay_inert_in_the_scripts() {
     }
     p["azure"]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
     p["flavors"][1]["nodeLabels"] = json!({"k'x": "v\ntouch pwned-fl"});
-    let profile: raykueue::profile::Profile = serde_json::from_value(p).unwrap();
-    let files = raykueue::model::infra_files(&profile).unwrap();
+    // Names are checked while deserializing; this test is about what happens past that.
+    let profile: raykueue::profile::Profile =
+        raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
+    let files = raykueue::profile::unchecked(|| raykueue::model::infra_files(&profile)).unwrap();
     let sb = Sandbox::from_files(&files);
     // SC2016 ("expressions don't expand in single quotes") is the point here: it is shellcheck
     // noticing that `$(...)` and backticks in the values are inert text.
@@ -1147,4 +1149,29 @@ fn az_commands_pass_az_argcheck() {
             assert!(t.contains(" 0 failed"), "{profile} {script}\n{t}");
         }
     }
+}
+
+/// Without Ray defaults there is no smoke test, and `verify.sh` takes no option: it refuses
+/// any argument and is still shellcheck-clean (it used to keep an unused `SMOKE` and an
+/// unreachable `shift`).
+#[test]
+fn verify_without_a_smoke_test_takes_no_option_and_is_clean() {
+    let mut p = base_profile();
+    p.as_object_mut().unwrap().remove("ray");
+    let profile: raykueue::profile::Profile = serde_json::from_value(p).unwrap();
+    let files = raykueue::model::infra_files(&profile).unwrap();
+    assert!(
+        !files.iter().any(|(f, _)| f.ends_with("smoke.sh")),
+        "no smoke test without Ray defaults"
+    );
+    let sb = Sandbox::from_files(&files);
+    assert_clean_bash(&scripts(&sb.bundle()), &[]);
+    let (out, calls) = sb.run("verify.sh", &["--smoke"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("unknown argument --smoke"),
+        "{}",
+        text(&out)
+    );
+    assert!(calls.is_empty(), "nothing runs: {calls:?}");
 }

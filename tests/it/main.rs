@@ -15,6 +15,7 @@ mod converge;
 mod determinism;
 mod diff;
 mod facts;
+mod fastpath;
 mod gitops;
 mod gke;
 mod golden;
