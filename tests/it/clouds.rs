@@ -596,8 +596,9 @@ fn eks_and_ack_values_that_bypass_the_schema_stay_inert() {
             "alibaba"
         };
         p[section]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
-        let typed: raykueue::profile::Profile = serde_json::from_value(p).unwrap();
-        let files = raykueue::model::infra_files(&typed).unwrap();
+        let typed: raykueue::profile::Profile =
+            raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
+        let files = raykueue::profile::unchecked(|| raykueue::model::infra_files(&typed)).unwrap();
         let sb = Sandbox::from_files(&files);
         for (name, text) in [("aws", AWS), ("eksctl", EKSCTL), ("aliyun", ALIYUN)] {
             sb.add_stub(name, text);

@@ -5,14 +5,13 @@
 //! Field names are the profile's camelCase of the API's snake_case (`instance_types` →
 //! `instanceType`), so a reader of the API reference finds the same words.
 
+use crate::profile::limits;
 use crate::profile::{
     Autoscale, KubernetesVersion, LabelValue, PoolSize, QualifiedName, Taint, name_type,
 };
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 name_type!(
     /// Alibaba Cloud region ID (`cn-hangzhou`, `ap-southeast-1`).
@@ -94,6 +93,7 @@ pub struct Alibaba {
     pub cluster: AckCluster,
     /// Node pools, added after the cluster (`CreateClusterNodePool`).
     #[schemars(length(min = 1, max = 100))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 100>")]
     pub node_pools: Vec<AckNodePool>,
     /// RRSA: the RAM role the Ray service account assumes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -173,10 +173,12 @@ pub struct AckNodePool {
     /// System disk in GiB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 20, max = 2048))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 20, 2048>")]
     pub system_disk_size: Option<u32>,
     /// Fixed node count (`desired_size`). Give either `count` or `autoscale`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 1000>")]
     pub count: Option<u32>,
     /// Node pool auto scaling (`auto_scaling.min_instances`/`max_instances`). It works only once
     /// node scaling is enabled for the cluster, a console step `up.sh` prints.

@@ -5,15 +5,14 @@
 //! Field names follow eksctl's ClusterConfig (`instanceType`, `amiFamily`, `volumeSize`), so a
 //! reader of eksctl's documentation finds the same words here.
 
+use crate::profile::limits;
 use crate::profile::{
     Autoscale, ChartRef, ChartVersion, KubernetesVersion, LabelValue, PoolSize, QualifiedName,
     Taint, name_type,
 };
-use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::BTreeMap;
-use std::fmt;
 
 name_type!(
     /// AWS region (`us-west-2`).
@@ -69,6 +68,7 @@ pub struct Aws {
     /// eksctl managed node groups, created with the cluster (`nodePools` as in every provider
     /// section).
     #[schemars(length(min = 1, max = 100))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 100>")]
     pub node_pools: Vec<NodeGroup>,
     /// The Cluster Autoscaler, installed with Helm. EKS runs no node autoscaler by default:
     /// without one, a node group with `autoscale.min: 0` never gets a node.
@@ -121,10 +121,12 @@ pub struct NodeGroup {
     /// Root volume in GiB (eksctl's default: 80).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 16384))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 1, 16384>")]
     pub volume_size: Option<u32>,
     /// Fixed node count, or the starting count of an autoscaled group (`desiredCapacity`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0, max = 1000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 1000>")]
     pub count: Option<u32>,
     /// Range the Cluster Autoscaler moves the group in (`minSize`, `maxSize`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -176,6 +178,7 @@ fn default_autoscaler_chart() -> ChartRef {
 pub struct PodIdentity {
     /// IAM managed policies the role gets (`permissionPolicyARNs`).
     #[schemars(length(min = 1, max = 20))]
+    #[serde(deserialize_with = "limits::items::<_, _, 1, 20>")]
     pub permission_policy_arns: Vec<IamPolicyArn>,
 }
 
@@ -199,7 +202,7 @@ mod tests {
             (0, 0, 1, true)
         );
         let err = serde_json::from_value::<Aws>(serde_json::json!({
-            "region": "us-west-2", "cluster": {"name": "c"}, "nodePools": [], "vpc": {}
+            "region": "us-west-2", "cluster": {"name": "c"}, "nodePools": [{"name": "g", "instanceType": "m5.xlarge", "count": 1}], "vpc": {}
         }))
         .unwrap_err();
         assert!(err.to_string().contains("unknown field `vpc`"), "{err}");
