@@ -4,6 +4,7 @@
 //! (domain checks) → `model` (the objects) → `render` (templates) → `validate` (output against
 //! the upstream schemas) → `emit` (stream, tree, check).
 
+mod admission;
 pub mod bundle;
 pub mod cli;
 pub mod compile;

@@ -1,7 +1,11 @@
 //! Admission: can Kueue ever admit a workload through its ClusterQueue? (Seed 000's
-//! troubleshooting table: "the workload stays pending".)
+//! troubleshooting table: "the workload stays pending".) The rules ask the simulator: each
+//! queued workload alone on an otherwise empty cluster (the profile's queues), and its
+//! findings (`simulate::never`) are the diagnostics, so `check` and `raykueue simulate`
+//! (`End.neverAdmissible`) never disagree. This module only words them.
 //!
-//! The model, kept simple and on the safe side (it never reports a workload Kueue could admit):
+//! The model behind them (`admission::pods`, `admission::Quotas`, the simulator's flavor
+//! assignment):
 //! - A workload's demand is every pod it creates, as Kueue counts them: the head, each worker
 //!   group at `replicas × numOfHosts`, and in K8sJobMode the submitter pod (KubeRay's default
 //!   500m CPU / 200Mi, or `submitter.resources`); SidecarMode adds the submitter container to
@@ -12,16 +16,18 @@
 //!   `borrowingLimit` (unlimited when unset) and what the other queues of the cohort can lend
 //!   (each one's `lendingLimit`, or its whole `nominalQuota` when unset). Cohort objects with
 //!   quota of their own are not part of a profile.
-//! - Kueue gives each pod set one flavor per resource group. A pod set that fits no single
-//!   flavor of a group is never admitted. For the whole workload, the sum over pod sets must fit
-//!   the sum over the group's flavors; with one flavor per group (the seed's shape) these two
-//!   checks are exact, with several they are necessary conditions only.
+//! - Kueue gives each pod set one flavor per resource group, trying the group's flavors in
+//!   order and skipping those whose taints the pod set does not tolerate or whose node labels
+//!   its node selector contradicts; earlier pod sets' requests count against later ones on the
+//!   same flavor. A pod set that fits no flavor is never admitted.
 
-use super::pods::{PodSet, cluster_queue_of, pod_sets};
 use super::{Ctx, RuleInfo};
+use crate::admission::Quotas;
+use crate::admission::pods::{self, PodSet, pod_sets};
 use crate::diagnostic::Severity::Error;
-use crate::profile::{Quantity, Queues, ResourceGroup, ResourceQuota};
-use std::collections::HashMap;
+use crate::profile::{Quantity, Workload};
+use crate::simulate::model::{Fr, World, flavor_mismatch, profile_world};
+use crate::simulate::never::{Finding, findings};
 
 pub(super) const OVER_QUOTA: RuleInfo = RuleInfo {
     code: "RK140",
@@ -31,248 +37,161 @@ pub(super) const OVER_QUOTA: RuleInfo = RuleInfo {
 pub(super) const NOT_COVERED: RuleInfo = RuleInfo {
     code: "RK141",
     severity: Error,
-    title: "a workload requests a resource its ClusterQueue does not cover: Kueue never admits it",
+    title: "a workload requests a resource its ClusterQueue does not cover (or no flavor of it matches its pods): Kueue never admits it",
 };
 
 pub(super) const RULES: &[RuleInfo] = &[OVER_QUOTA, NOT_COVERED];
 
-/// What one ClusterQueue can ever use of one flavor and resource, and how that comes about.
-pub(super) struct Capacity {
-    pub total: Quantity,
-    pub explain: String,
-}
-
-/// The quotas of all ClusterQueues, indexed once so that each lookup is cheap whatever the
-/// size of the profile.
-pub(crate) struct Quotas<'q> {
-    queues: &'q Queues,
-    own: HashMap<(usize, &'q str, &'q str), &'q ResourceQuota>,
-    /// Per (cohort, flavor, resource): what all its queues together can lend.
-    lendable: HashMap<(&'q str, &'q str, &'q str), Quantity>,
-}
-
-fn lendable(r: &ResourceQuota) -> Quantity {
-    r.lending_limit.unwrap_or(r.nominal_quota)
-}
-
-impl<'q> Quotas<'q> {
-    pub(crate) fn new(queues: &'q Queues) -> Self {
-        let mut own = HashMap::new();
-        let mut lend: HashMap<(&str, &str, &str), Quantity> = HashMap::new();
-        for (c, cq) in queues.cluster_queues.iter().enumerate() {
-            for f in cq.resource_groups.iter().flat_map(|g| &g.flavors) {
-                for r in &f.resources {
-                    // The first entry wins, as in a lookup by scan (duplicates are RK107/RK109).
-                    if own.contains_key(&(c, f.name.as_str(), r.name.as_str())) {
-                        continue;
-                    }
-                    own.insert((c, f.name.as_str(), r.name.as_str()), r);
-                    if let Some(cohort) = &cq.cohort_name {
-                        let e = lend
-                            .entry((cohort.as_str(), f.name.as_str(), r.name.as_str()))
-                            .or_insert_with(Quantity::zero);
-                        *e = e.plus(lendable(r));
-                    }
-                }
-            }
-        }
-        Self {
-            queues,
-            own,
-            lendable: lend,
-        }
-    }
-
-    /// What ClusterQueue `c` can ever use of (`flavor`, `resource`); see the module comment.
-    pub(crate) fn total(&self, c: usize, flavor: &str, resource: &str) -> Quantity {
-        self.parts(c, flavor, resource).0
-    }
-
-    /// (total, nominal, borrow, borrowing limit, what the others lend, cohort).
-    #[allow(clippy::type_complexity)]
-    fn parts(
-        &self,
-        c: usize,
-        flavor: &str,
-        resource: &str,
-    ) -> (
-        Quantity,
-        Quantity,
-        Quantity,
-        Option<Quantity>,
-        Quantity,
-        Option<&'q str>,
-    ) {
-        let own = self.own.get(&(c, flavor, resource)).copied();
-        let nominal = own.map_or_else(Quantity::zero, |r| r.nominal_quota);
-        let cohort = self
-            .queues
-            .cluster_queues
-            .get(c)
-            .and_then(|cq| cq.cohort_name.as_ref());
-        let Some(cohort) = cohort else {
-            return (
-                nominal,
-                nominal,
-                Quantity::zero(),
-                None,
-                Quantity::zero(),
-                None,
-            );
-        };
-        let all = self
-            .lendable
-            .get(&(cohort.as_str(), flavor, resource))
-            .copied()
-            .unwrap_or_else(Quantity::zero);
-        // What the others lend: the cohort's total less this queue's own share.
-        let others =
-            Quantity::from_nanos((all.nanos() - own.map_or(0, |r| lendable(r).nanos())).max(0));
-        let limit = own.and_then(|r| r.borrowing_limit);
-        let borrow = limit.map_or(others, |b| b.min(others));
-        (
-            nominal.plus(borrow),
-            nominal,
-            borrow,
-            limit,
-            others,
-            Some(cohort.as_str()),
-        )
-    }
-
-    /// The total with the words that explain it, for messages.
-    pub(super) fn capacity(&self, c: usize, flavor: &str, resource: &str) -> Capacity {
-        let (total, nominal, borrow, limit, others, cohort) = self.parts(c, flavor, resource);
-        let Some(cohort) = cohort else {
-            return Capacity {
-                total,
-                explain: format!("nominalQuota {nominal}; no cohort to borrow from"),
-            };
-        };
-        let limit_text = limit.map_or_else(
-            || "no borrowingLimit".to_string(),
-            |b| format!("borrowingLimit {b}"),
-        );
-        Capacity {
-            total,
-            explain: format!(
-                "nominalQuota {nominal} + borrowing {borrow}: {limit_text}, the other queues of cohort `{cohort}` lend at most {others}"
-            ),
-        }
-    }
-}
-
 pub(super) fn check(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(queues) = &p.queues else { return };
+    let (world, index) = profile_world(p);
     let quotas = Quotas::new(queues);
-    for (i, w) in p.workloads.iter().enumerate() {
-        let Some((c, cq)) = cluster_queue_of(p, w) else {
+    for (wl, found) in findings(&world, true).into_iter().enumerate() {
+        if found.is_empty() {
             continue;
-        };
-        let sets: Vec<PodSet<'_>> = pod_sets(i, w).into_iter().filter(|s| s.count > 0).collect();
-        let covers_pods = cq
-            .resource_groups
-            .iter()
-            .any(|g| g.covered_resources.iter().any(|r| r.as_str() == "pods"));
-        // Resources no group covers.
-        for s in &sets {
-            for (r, amount) in &s.requests {
-                if amount.is_zero()
-                    || cq
-                        .resource_groups
-                        .iter()
-                        .any(|g| g.covered_resources.iter().any(|c| c.as_str() == r))
-                {
-                    continue;
+        }
+        let i = index[wl];
+        let w = &p.workloads[i];
+        let sets = pod_sets(i, w);
+        let mut together_reported = Vec::new();
+        for f in found {
+            let words = Words {
+                world: &world,
+                quotas: &quotas,
+                wl,
+                w,
+                sets: &sets,
+            };
+            match f {
+                Finding::NotCovered { pod_set, resource } => {
+                    words.not_covered(ctx, pod_set, resource);
                 }
-                ctx.report(
-                    &NOT_COVERED,
-                    &s.resource_pointer(r),
-                    format!(
-                        "{} requests `{r}`, which ClusterQueue `{}` does not cover: Kueue never admits the workload",
-                        s.describe(),
-                        cq.name
-                    ),
-                    Some(format!(
-                        "add `{r}` to a resource group of ClusterQueue `{}` with a quota on a flavor, or remove the request",
-                        cq.name
-                    )),
-                );
+                Finding::NoFlavorMatches { pod_set, resource } => {
+                    words.no_flavor_matches(ctx, pod_set, resource);
+                }
+                Finding::PodSetExceeds { pod_set, fr } => words.pod_set_exceeds(ctx, pod_set, fr),
+                Finding::TogetherExceed { pod_set, group } => {
+                    if !together_reported.contains(&group) {
+                        together_reported.push(group);
+                        words.together_exceed(ctx, pod_set, group);
+                    }
+                }
             }
         }
-        for group in &cq.resource_groups {
-            group_fit(ctx, &quotas, c, group, &sets, covers_pods);
+    }
+}
+
+/// What the messages of one workload's findings are made of.
+struct Words<'a> {
+    world: &'a World,
+    quotas: &'a Quotas<'a>,
+    /// The workload in the simulator's world, and in the profile.
+    wl: usize,
+    w: &'a Workload,
+    sets: &'a [PodSet<'a>],
+}
+
+impl Words<'_> {
+    fn cq(&self) -> usize {
+        self.world.workloads[self.wl].cq
+    }
+
+    fn cq_name(&self) -> &str {
+        &self.world.cqs[self.cq()].name
+    }
+
+    fn covers_pods(&self) -> bool {
+        let cq = &self.world.cqs[self.cq()];
+        cq.group_of
+            .keys()
+            .any(|&r| self.world.resources[r] == "pods")
+    }
+
+    /// What pod set `s` needs in total of `resource` (all its pods).
+    fn demand(&self, s: &PodSet<'_>, resource: &str) -> Quantity {
+        if resource == "pods" && self.covers_pods() {
+            return Quantity::from_units(s.count);
         }
+        s.request(resource).times(s.count)
     }
-}
 
-/// What pod set `s` needs in total of `resource` (all its pods).
-fn demand(s: &PodSet<'_>, resource: &str, covers_pods: bool) -> Quantity {
-    if resource == "pods" && covers_pods {
-        return Quantity::from_units(s.count);
+    fn not_covered(&self, ctx: &mut Ctx<'_>, pod_set: usize, resource: usize) {
+        let Some(s) = self.sets.get(pod_set) else {
+            return;
+        };
+        let r = &self.world.resources[resource];
+        let cq = self.cq_name();
+        ctx.report(
+            &NOT_COVERED,
+            &s.resource_pointer(r),
+            format!(
+                "{} requests `{r}`, which ClusterQueue `{cq}` does not cover: Kueue never admits the workload",
+                s.describe(),
+            ),
+            Some(format!(
+                "add `{r}` to a resource group of ClusterQueue `{cq}` with a quota on a flavor, or remove the request"
+            )),
+        );
     }
-    s.request(resource).times(s.count)
-}
 
-fn group_fit(
-    ctx: &mut Ctx<'_>,
-    quotas: &Quotas<'_>,
-    c: usize,
-    group: &ResourceGroup,
-    sets: &[PodSet<'_>],
-    covers_pods: bool,
-) {
-    let Some(cq) = quotas.queues.cluster_queues.get(c) else {
-        return;
-    };
-    let covered: Vec<&str> = group
-        .covered_resources
-        .iter()
-        .map(crate::profile::QualifiedName::as_str)
-        .collect();
-    let touching: Vec<&PodSet<'_>> = sets
-        .iter()
-        .filter(|s| covered.iter().any(|r| !demand(s, r, covers_pods).is_zero()))
-        .collect();
-    if touching.is_empty() {
-        return;
-    }
-    let mut any_alone_failed = false;
-    for s in &touching {
-        // Only what the pod set asks for can fail: a zero demand always fits.
-        let wanted: Vec<(&str, Quantity)> = covered
+    fn no_flavor_matches(&self, ctx: &mut Ctx<'_>, pod_set: usize, resource: usize) {
+        let Some(s) = self.sets.get(pod_set) else {
+            return;
+        };
+        let r = &self.world.resources[resource];
+        let cq = &self.world.cqs[self.cq()];
+        let spec = &self.world.workloads[self.wl].pod_sets[pod_set];
+        let Some(&g) = cq.group_of.get(&resource) else {
+            return;
+        };
+        // A group without a known flavor is RK102's finding: Kueue admits nothing through a
+        // flavor that does not exist, and the cause is said there.
+        if cq.groups[g].flavors.is_empty() {
+            return;
+        }
+        let why: Vec<String> = cq.groups[g]
+            .flavors
             .iter()
-            .map(|r| (*r, demand(s, r, covers_pods)))
-            .filter(|(_, d)| !d.is_zero())
+            .map(|&f| {
+                let flavor = &self.world.flavors[f];
+                let reason = flavor_mismatch(flavor, spec).unwrap_or_default();
+                format!("flavor `{}`: {reason}", flavor.name)
+            })
             .collect();
-        let fits_some = group.flavors.iter().any(|f| {
-            wanted
-                .iter()
-                .all(|(r, d)| *d <= quotas.total(c, &f.name, r))
-        });
-        if fits_some {
-            continue;
-        }
-        any_alone_failed = true;
-        // Name the first flavor's first shortfall: with one flavor (the usual shape) it is the
-        // whole story.
-        let Some(f) = group.flavors.first() else {
-            continue;
+        let flavors = why.join("; ");
+        ctx.report(
+            &NOT_COVERED,
+            &s.pointer,
+            format!(
+                "{} matches no flavor of ClusterQueue `{}` for `{r}` ({flavors}): Kueue never admits the workload",
+                s.describe(),
+                cq.name,
+            ),
+            Some(
+                "tolerate the flavor's nodeTaints, or drop the nodeSelector entries that contradict its nodeLabels"
+                    .to_owned(),
+            ),
+        );
+    }
+
+    fn pod_set_exceeds(&self, ctx: &mut Ctx<'_>, pod_set: usize, fr: Fr) {
+        let Some(s) = self.sets.get(pod_set) else {
+            return;
         };
-        let Some((r, need, cap)) = covered.iter().find_map(|r| {
-            let need = demand(s, r, covers_pods);
-            let cap = quotas.capacity(c, &f.name, r);
-            (need > cap.total).then_some((*r, need, cap))
-        }) else {
-            continue;
-        };
+        let r = self.world.resources[fr.resource].as_str();
+        let flavor = &self.world.flavors[fr.flavor].name;
+        let c = self.cq();
+        let cq = self.cq_name();
+        let need = self.demand(s, r);
+        let cap = self.quotas.capacity(c, flavor, r);
         let per_pod = if r == "pods" {
             "1 pod".to_string()
         } else {
             format!("{} `{r}`", s.request(r))
         };
-        let others = if group.flavors.len() > 1 {
+        let group = self.world.cqs[c].group_of.get(&fr.resource).copied();
+        let others = if group.is_some_and(|g| self.world.cqs[c].groups[g].flavors.len() > 1) {
             " (and no other flavor of its resource group fits it either)"
         } else {
             ""
@@ -281,85 +200,118 @@ fn group_fit(
             &OVER_QUOTA,
             &s.resource_pointer(r),
             format!(
-                "{} needs {} × {per_pod} = {need}, but ClusterQueue `{}` can never get more than {} of flavor `{}` ({}){others}: the workload stays pending forever",
+                "{} needs {} × {per_pod} = {need}, but ClusterQueue `{cq}` can never get more than {} of flavor `{flavor}` ({}){others}: the workload stays pending forever",
                 s.describe(),
                 s.count,
-                cq.name,
                 cap.total,
-                f.name,
                 cap.explain
             ),
             Some(format!(
-                "raise `{r}` of flavor `{}` in ClusterQueue `{}` (nominalQuota, or borrowingLimit in a cohort) to at least {need}, or request less",
-                f.name, cq.name
+                "raise `{r}` of flavor `{flavor}` in ClusterQueue `{cq}` (nominalQuota, or borrowingLimit in a cohort) to at least {need}, or request less"
             )),
         );
     }
-    if any_alone_failed {
-        return;
-    }
-    // The whole workload against the whole group.
-    let Some(first) = touching.first() else {
-        return;
-    };
-    let w = first.workload;
-    for r in &covered {
-        let total = touching.iter().fold(Quantity::zero(), |acc, s| {
-            acc.plus(demand(s, r, covers_pods))
-        });
-        if total.is_zero() {
-            continue;
+
+    /// The pod sets of one resource group that fit alone but not together: each resource of
+    /// the group whose total over the workload exceeds what the group's flavors can ever give
+    /// together, or, when none does (several flavors), the order Kueue assigns them in.
+    fn together_exceed(&self, ctx: &mut Ctx<'_>, pod_set: usize, group: usize) {
+        let c = self.cq();
+        let cq_name = self.cq_name();
+        let g = &self.world.cqs[c].groups[group];
+        let w = self.w;
+        let pointer = format!(
+            "/workloads/{}/name",
+            self.sets.first().map_or(0, |s| s.index)
+        );
+        let mut reported = false;
+        for &rid in &g.resources {
+            let r = self.world.resources[rid].as_str();
+            let touching: Vec<&PodSet<'_>> = self
+                .sets
+                .iter()
+                .filter(|s| !self.demand(s, r).is_zero())
+                .collect();
+            let total = touching
+                .iter()
+                .fold(Quantity::zero(), |acc, s| acc.plus(self.demand(s, r)));
+            let flavors: Vec<&str> = g
+                .flavors
+                .iter()
+                .map(|&f| self.world.flavors[f].name.as_str())
+                .collect();
+            let cap_total = flavors.iter().fold(Quantity::zero(), |acc, f| {
+                acc.plus(self.quotas.total(c, f, r))
+            });
+            if total.is_zero() || total <= cap_total {
+                continue;
+            }
+            reported = true;
+            let breakdown: Vec<String> = touching
+                .iter()
+                .map(|s| {
+                    let name = pod_set_name(w, s);
+                    if r == "pods" {
+                        format!("{name} {}", s.count)
+                    } else {
+                        format!("{name} {} × {}", s.count, s.request(r))
+                    }
+                })
+                .collect();
+            let explained: Vec<String> = flavors
+                .iter()
+                .map(|f| format!("flavor `{f}`: {}", self.quotas.capacity(c, f, r).explain))
+                .collect();
+            ctx.report(
+                &OVER_QUOTA,
+                &pointer,
+                format!(
+                    "{} `{}` needs {total} `{r}` in total ({}), but ClusterQueue `{cq_name}` can never get more than {cap_total} ({}): the workload stays pending forever",
+                    w.kind.as_str(),
+                    w.name,
+                    breakdown.join(", "),
+                    explained.join("; ")
+                ),
+                Some(format!(
+                    "raise the `{r}` quota of ClusterQueue `{cq_name}` to at least {total}, or make the workload smaller"
+                )),
+            );
         }
-        let cap_total = group.flavors.iter().fold(Quantity::zero(), |acc, f| {
-            acc.plus(quotas.total(c, &f.name, r))
-        });
-        if total <= cap_total {
-            continue;
+        if reported {
+            return;
         }
-        let caps: Vec<(String, Capacity)> = group
+        let Some(s) = self.sets.get(pod_set) else {
+            return;
+        };
+        let flavors: Vec<String> = g
             .flavors
             .iter()
-            .map(|f| (f.name.to_string(), quotas.capacity(c, &f.name, r)))
-            .collect();
-        let breakdown: Vec<String> = touching
-            .iter()
-            .filter(|s| !demand(s, r, covers_pods).is_zero())
-            .map(|s| {
-                let name = match s.role {
-                    super::pods::Role::Head => "head".to_string(),
-                    super::pods::Role::Worker(j) => w
-                        .workers
-                        .get(j)
-                        .map_or("?", |g| g.name.as_str())
-                        .to_string(),
-                    super::pods::Role::Submitter => "submitter".to_string(),
-                };
-                if *r == "pods" {
-                    format!("{name} {}", s.count)
-                } else {
-                    format!("{name} {} × {}", s.count, s.request(r))
-                }
-            })
-            .collect();
-        let flavors: Vec<String> = caps
-            .iter()
-            .map(|(f, cap)| format!("flavor `{f}`: {}", cap.explain))
+            .map(|&f| format!("`{}`", self.world.flavors[f].name))
             .collect();
         ctx.report(
             &OVER_QUOTA,
-            &format!("/workloads/{}/name", first.index),
+            &s.pointer,
             format!(
-                "{} `{}` needs {total} `{r}` in total ({}), but ClusterQueue `{}` can never get more than {cap_total} ({}): the workload stays pending forever",
-                w.kind.as_str(),
-                w.name,
-                breakdown.join(", "),
-                cq.name,
-                flavors.join("; ")
+                "{} fits a flavor of ClusterQueue `{cq_name}` alone, but Kueue gives each pod set one flavor of {} in pod-set order, and after the pod sets before it none has room left for it: the workload stays pending forever",
+                s.describe(),
+                flavors.join(", ")
             ),
             Some(format!(
-                "raise the `{r}` quota of ClusterQueue `{}` to at least {total}, or make the workload smaller",
-                cq.name
+                "raise the quotas of ClusterQueue `{cq_name}`, or make the pod sets smaller"
             )),
         );
+    }
+}
+
+/// The pod set's name as Kueue's RayJob/RayCluster integration gives it.
+fn pod_set_name(w: &Workload, s: &PodSet<'_>) -> String {
+    match s.role {
+        pods::Role::Head => "head".to_string(),
+        pods::Role::Worker(j) => w
+            .workers
+            .get(j)
+            .map_or("?", |g| g.name.as_str())
+            .to_string(),
+        pods::Role::Submitter => "submitter".to_string(),
     }
 }

@@ -10,8 +10,8 @@
 //! `rayX.Y.Z` (`mcr.microsoft.com/aks/ai-runtime/ray:py3.12-ray2.55.1-cuda13.0`). An image
 //! nothing can be read from gets no finding.
 
-use super::pods::{Role, pod_sets};
 use super::{Ctx, RuleInfo};
+use crate::admission::pods::{Role, pod_sets};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::pointer::pointer_push;
 use crate::profile::{Workload, WorkloadKind};

@@ -2,7 +2,7 @@
 //! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
 //! reports at the profile line it is about.
 
-pub(crate) mod admission;
+mod admission;
 mod alibaba;
 mod aws;
 mod azure;
@@ -13,8 +13,6 @@ mod infra;
 mod input;
 pub mod kuberay;
 mod nodes;
-// The simulator counts a workload's pod sets with the same model as the admission rules.
-pub(crate) mod pods;
 mod queues;
 mod reclaim;
 mod workloads;

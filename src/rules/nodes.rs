@@ -16,8 +16,8 @@
 //! Which flavors a pod gets: one per resource group covering what it requests; every choice is
 //! tried and the best one counts (a problem is reported only when no choice avoids it).
 
-use super::pods::{PodSet, Role, cluster_queue_of, pod_sets};
 use super::{Ctx, RuleInfo};
+use crate::admission::pods::{PodSet, Role, cluster_queue_of, pod_sets};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::diagnostic::did_you_mean;
 use crate::operators;

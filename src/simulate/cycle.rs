@@ -17,12 +17,12 @@
 use super::Sim;
 use super::events::Event;
 use super::flavors::{self, Assignment, Mode};
-use super::model::Fr;
+use super::model::FrMap;
 use super::preemption::{self, Target};
 use super::queues::Requeue;
 use super::snapshot::Running;
 use crate::profile::ReclaimWithinCohort;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 struct Entry {
     wl: usize,
@@ -161,7 +161,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
 fn fits(
     snap: &mut super::snapshot::Snapshot<'_>,
     cq: usize,
-    usage: &HashMap<Fr, i128>,
+    usage: &FrMap<i128>,
     preempted: &BTreeSet<usize>,
     targets: &[Target],
 ) -> bool {
@@ -181,11 +181,7 @@ fn fits(
 }
 
 /// `quotaResourcesToReserve` for a head that needs preemption but found no targets.
-fn reservation(
-    snap: &super::snapshot::Snapshot<'_>,
-    cq: usize,
-    a: &Assignment,
-) -> HashMap<Fr, i128> {
+fn reservation(snap: &super::snapshot::Snapshot<'_>, cq: usize, a: &Assignment) -> FrMap<i128> {
     let world = snap.world;
     a.usage
         .iter()
@@ -208,7 +204,7 @@ fn reservation(
 fn borrowed(
     snap: &super::snapshot::Snapshot<'_>,
     cq: usize,
-    usage: &HashMap<Fr, i128>,
+    usage: &FrMap<i128>,
 ) -> BTreeMap<usize, i128> {
     let world = snap.world;
     let mut out: BTreeMap<usize, i128> = BTreeMap::new();

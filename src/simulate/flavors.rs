@@ -9,11 +9,11 @@
 //! keeps the first flavor `flavorFungibility` lets it stop at, else the best one seen. Earlier
 //! pod sets' requests count against later ones on the same flavor.
 
-use super::model::{Fr, flavor_matches};
+use super::model::{Fr, FrMap, flavor_matches};
 use super::preemption;
 use super::snapshot::Snapshot;
-use crate::profile::{FungibilityPolicy, FungibilityPreference};
-use std::collections::{BTreeMap, HashMap};
+use crate::profile::{FungibilityPolicy, FungibilityPreference, WithinClusterQueue};
+use std::collections::BTreeMap;
 
 /// How an assignment can be admitted; ordered worst to best.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -25,7 +25,7 @@ pub(super) enum Mode {
 
 /// Kueue's `preemptionMode`, ordered worst to best.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-enum Possibility {
+pub(super) enum Possibility {
     NoFit,
     NoCandidates,
     Preempt,
@@ -91,7 +91,7 @@ pub(super) struct Assignment {
     /// Per pod set: resource → flavor choice.
     pub pod_sets: Vec<BTreeMap<usize, FlavorChoice>>,
     /// Total requests per flavor/resource.
-    pub usage: HashMap<Fr, i128>,
+    pub usage: FrMap<i128>,
     /// The borrowing level (0: within nominal).
     pub borrowing: u32,
     pub mode: Mode,
@@ -177,7 +177,7 @@ pub(super) fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assign
     let cq = &world.cqs[spec.cq];
     let mut out = Assignment {
         pod_sets: Vec::with_capacity(spec.pod_sets.len()),
-        usage: HashMap::new(),
+        usage: FrMap::default(),
         borrowing: 0,
         mode: Mode::Fit,
         no_fit: None,
@@ -236,13 +236,13 @@ pub(super) fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assign
 }
 
 /// `findFlavorForPodSets` for one pod set and one resource group.
-fn find_flavor(
+pub(super) fn find_flavor(
     snap: &mut Snapshot<'_>,
     wl: usize,
     pod_set: usize,
     flavors: &[usize],
     requests: &[(usize, i128)],
-    assumed: &HashMap<Fr, i128>,
+    assumed: &FrMap<i128>,
     oracle: bool,
 ) -> Result<BTreeMap<usize, FlavorChoice>, NoFitReason> {
     let world = snap.world;
@@ -343,16 +343,38 @@ fn fits_quota(
             Some(NoFitReason::WaitingForQuota),
         );
     }
-    // The oracle: would preempting for this one flavor/resource find targets?
-    let requests = HashMap::from([(fr, val)]);
+    // The oracle: would preempting for this one flavor/resource find targets? The answer
+    // depends only on the admitted workloads (the cycle's snapshot, unchanged while heads are
+    // nominated), the queue, the request and the preemptor's priority (and its creation time
+    // when `withinClusterQueue: LowerOrNewerEqualPriority` compares it), so it is kept until
+    // the admitted workloads change: the heads of later cycles ask the same questions.
+    let w = &world.workloads[wl];
+    let key = OracleKey {
+        cq,
+        fr,
+        val,
+        priority: w.priority,
+        created: (spec.within_cq == WithinClusterQueue::LowerOrNewerEqualPriority)
+            .then_some(w.submit_at),
+    };
+    if let Some(&(p, b)) = snap.oracle.borrow().get(&key) {
+        return (p, b, Some(NoFitReason::WaitingForQuota));
+    }
+    let (p, b) = oracle_answer(snap, wl, fr, val);
+    snap.oracle.borrow_mut().insert(key, (p, b));
+    (p, b, Some(NoFitReason::WaitingForQuota))
+}
+
+/// What preempting for `val` of `fr` alone would give: no candidates, or preemption (in the
+/// queue) or reclamation (from the cohort) with the borrowing level once the targets are gone.
+fn oracle_answer(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> (Possibility, u32) {
+    let world = snap.world;
+    let cq = world.workloads[wl].cq;
+    let requests: FrMap<i128> = std::iter::once((fr, val)).collect();
     let targets = preemption::targets(snap, wl, &[fr], &requests);
     if targets.is_empty() {
         let (b, _) = snap.usage.borrow_level(world, cq, fr, val);
-        return (
-            Possibility::NoCandidates,
-            b,
-            Some(NoFitReason::WaitingForQuota),
-        );
+        return (Possibility::NoCandidates, b);
     }
     for t in &targets {
         snap.remove_usage(t.workload);
@@ -367,8 +389,22 @@ fn fits_quota(
     } else {
         Possibility::Reclaim
     };
-    (p, after, Some(NoFitReason::WaitingForQuota))
+    (p, after)
 }
+
+/// One question to the preemption oracle (see `fits_quota`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) struct OracleKey {
+    cq: usize,
+    fr: Fr,
+    val: i128,
+    priority: i64,
+    created: Option<u64>,
+}
+
+/// The oracle's answers while the admitted workloads stay the same (`State` clears it).
+pub(super) type OracleMemo =
+    std::collections::HashMap<OracleKey, (Possibility, u32), foldhash::fast::FixedState>;
 
 #[cfg(test)]
 mod tests {

@@ -13,6 +13,7 @@ mod cycle;
 pub mod events;
 mod flavors;
 pub mod model;
+pub(crate) mod never;
 mod preemption;
 mod queues;
 mod quota;
@@ -155,21 +156,9 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
 /// assignment fits it: a resource no flavor of its ClusterQueue covers, or more than the
 /// ClusterQueue could ever get (nominal quota, borrowing limit, what the cohort lends).
 fn never_admissible(world: &World) -> Vec<Option<NoFitReason>> {
-    let state = State::new(world);
-    let mut empty = state.snapshot(world);
-    (0..world.workloads.len())
-        .map(|wl| {
-            let a = flavors::assign(&mut empty, wl, false);
-            match a.mode {
-                flavors::Mode::NoFit => {
-                    Some(a.no_fit.unwrap_or(NoFitReason::ExceedsMaxQuota)).map(|r| match r {
-                        NoFitReason::WaitingForQuota => NoFitReason::ExceedsMaxQuota,
-                        other => other,
-                    })
-                }
-                _ => None,
-            }
-        })
+    never::findings(world, false)
+        .into_iter()
+        .map(|f| f.first().map(never::Finding::reason))
         .collect()
 }
 

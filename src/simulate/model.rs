@@ -1,15 +1,15 @@
 //! What the simulator runs on, built once from a checked profile and scenario: ClusterQueues
 //! (resource groups, quotas, policies) and cohorts with names turned into indices, and the
 //! workloads with their pod sets as Kueue counts them. A `from:` workload's pod sets come from
-//! `rules::pods`, the model the admission rules use, so the two never disagree.
+//! `admission::pods`, the model the admission rules use, so the two never disagree.
 
 use super::scenario::{Scenario, ScenarioWorkload};
+use crate::admission::pods;
 use crate::profile::{
     BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference, Profile,
     Quantity, QueueingStrategy, ReclaimWithinCohort, Taint, TaintEffect, Toleration,
-    WithinClusterQueue,
+    WithinClusterQueue, Workload,
 };
-use crate::rules::pods;
 use std::collections::{BTreeMap, HashMap};
 
 /// A (flavor, resource) pair: the unit Kueue keeps quota and usage in.
@@ -18,6 +18,10 @@ pub struct Fr {
     pub flavor: usize,
     pub resource: usize,
 }
+
+/// A map keyed by flavor/resource with a fast hasher: the simulator looks these up on every
+/// flavor and preemption check.
+pub(crate) type FrMap<V> = HashMap<Fr, V, foldhash::fast::FixedState>;
 
 /// One ClusterQueue's quota for one flavor and resource, in nano-units.
 #[derive(Clone, Copy, Debug)]
@@ -48,16 +52,61 @@ pub struct CqSpec {
     pub groups: Vec<Group>,
     /// Resource → index in `groups`.
     pub group_of: HashMap<usize, usize>,
-    pub quotas: HashMap<Fr, QuotaSpec>,
+    pub quotas: FrMap<QuotaSpec>,
+    /// `quotas` as a table, filled by `World::index` once the resources are known: every fit
+    /// and preemption check reads it.
+    pub table: QuotaTable,
+}
+
+/// No quota: what a ClusterQueue has of a flavor/resource it does not list.
+const NO_QUOTA: QuotaSpec = QuotaSpec {
+    nominal: 0,
+    borrowing_limit: None,
+    lending_limit: None,
+};
+
+/// A ClusterQueue's quotas by (flavor, resource): the cell of a pair is flavor × width +
+/// resource.
+#[derive(Clone, Debug, Default)]
+pub struct QuotaTable {
+    width: usize,
+    cells: Vec<QuotaSpec>,
 }
 
 impl CqSpec {
     pub fn quota(&self, fr: Fr) -> QuotaSpec {
-        self.quotas.get(&fr).copied().unwrap_or(QuotaSpec {
-            nominal: 0,
-            borrowing_limit: None,
-            lending_limit: None,
-        })
+        if fr.resource < self.table.width
+            && let Some(q) = self
+                .table
+                .cells
+                .get(fr.flavor * self.table.width + fr.resource)
+        {
+            return *q;
+        }
+        self.quotas.get(&fr).copied().unwrap_or(NO_QUOTA)
+    }
+}
+
+impl World {
+    /// Fill each ClusterQueue's quota table; call once the world's resources are final.
+    pub fn index(&mut self) {
+        let width = self.resources.len();
+        let flavors = self
+            .cqs
+            .iter()
+            .flat_map(|c| c.quotas.keys().map(|fr| fr.flavor + 1))
+            .max()
+            .unwrap_or(0)
+            .max(self.flavors.len());
+        for cq in &mut self.cqs {
+            let mut cells = vec![NO_QUOTA; flavors * width];
+            for (fr, q) in &cq.quotas {
+                if fr.resource < width {
+                    cells[fr.flavor * width + fr.resource] = *q;
+                }
+            }
+            cq.table = QuotaTable { width, cells };
+        }
     }
 }
 
@@ -123,10 +172,10 @@ impl Interner {
     }
 }
 
-/// Build the world. The profile and scenario have passed their checks, so every name
-/// resolves; a name that does not is skipped rather than panicking.
-pub fn build(profile: &Profile, scenario: &Scenario) -> World {
-    let mut resources = Interner::default();
+/// The queues of a profile as the simulator sees them, before any workload: flavors,
+/// ClusterQueues (in profile order, so an index is the profile's) and cohorts, with the
+/// resources they name interned.
+fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
     let flavors: Vec<FlavorSpec> = profile
         .flavors
         .iter()
@@ -152,7 +201,7 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
     for cq in queues.map_or(&[][..], |q| q.cluster_queues.as_slice()) {
         let mut groups = Vec::new();
         let mut group_of = HashMap::new();
-        let mut quotas = HashMap::new();
+        let mut quotas = FrMap::default();
         for g in &cq.resource_groups {
             let res: Vec<usize> = g
                 .covered_resources
@@ -210,9 +259,86 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
             groups,
             group_of,
             quotas,
+            table: QuotaTable::default(),
         });
     }
-    let pods_resource = resources.id("pods");
+    World {
+        flavors,
+        resources: Vec::new(),
+        cqs,
+        cohorts: cohorts.names,
+        workloads: Vec::new(),
+    }
+}
+
+/// Workloads of one world: equivalence classes and the `pods` resource they may count.
+struct Adder {
+    classes: HashMap<String, usize>,
+    pods_resource: usize,
+}
+
+impl Adder {
+    fn new(resources: &mut Interner) -> Self {
+        Self {
+            classes: HashMap::new(),
+            pods_resource: resources.id("pods"),
+        }
+    }
+
+    /// The workload as the simulator keeps it: its pod sets count `pods` when the queue
+    /// covers it, and its class is its priority and shape.
+    fn spec(
+        &mut self,
+        cqs: &[CqSpec],
+        name: String,
+        cq: usize,
+        priority: i64,
+        (submit_at, run_for): (u64, u64),
+        mut pod_sets: Vec<PodSetSpec>,
+    ) -> WorkloadSpec {
+        let pods_resource = self.pods_resource;
+        if cqs[cq].group_of.contains_key(&pods_resource) {
+            for ps in &mut pod_sets {
+                ps.requests
+                    .push((pods_resource, i128::from(ps.count) * 1_000_000_000));
+                ps.spelling
+                    .insert(pods_resource, Quantity::from_units(ps.count));
+            }
+        }
+        let shape = format!(
+            "{priority}|{:?}",
+            pod_sets
+                .iter()
+                .map(|p| (
+                    &p.name,
+                    p.count,
+                    &p.requests,
+                    &p.node_selector,
+                    &p.tolerations
+                ))
+                .collect::<Vec<_>>()
+        );
+        let next = self.classes.len();
+        let class = *self.classes.entry(shape).or_insert(next);
+        WorkloadSpec {
+            name,
+            cq,
+            priority,
+            submit_at,
+            run_for,
+            pod_sets,
+            class,
+        }
+    }
+}
+
+/// Build the world. The profile and scenario have passed their checks, so every name
+/// resolves; a name that does not is skipped rather than panicking.
+pub fn build(profile: &Profile, scenario: &Scenario) -> World {
+    let mut resources = Interner::default();
+    let mut world = queues_world(profile, &mut resources);
+    let mut adder = Adder::new(&mut resources);
+    let queues = profile.queues.as_ref();
     let cq_of_local: HashMap<&str, usize> = queues
         .map(|q| {
             q.local_queues
@@ -228,57 +354,49 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
                 .collect()
         })
         .unwrap_or_default();
-    let mut classes: HashMap<String, usize> = HashMap::new();
-    let mut workloads: Vec<WorkloadSpec> = scenario
-        .workloads
-        .iter()
-        .filter_map(|w| {
-            let cq = *cq_of_local.get(w.queue.as_str())?;
-            let covers_pods = cqs[cq].group_of.contains_key(&pods_resource);
-            let mut pod_sets = pod_sets_of(profile, w, &mut resources);
-            if covers_pods {
-                for ps in &mut pod_sets {
-                    ps.requests
-                        .push((pods_resource, i128::from(ps.count) * 1_000_000_000));
-                    ps.spelling
-                        .insert(pods_resource, Quantity::from_units(ps.count));
-                }
-            }
-            let priority = priority_of(profile, w);
-            let shape = format!(
-                "{priority}|{:?}",
-                pod_sets
-                    .iter()
-                    .map(|p| (
-                        &p.name,
-                        p.count,
-                        &p.requests,
-                        &p.node_selector,
-                        &p.tolerations
-                    ))
-                    .collect::<Vec<_>>()
-            );
-            let next = classes.len();
-            let class = *classes.entry(shape).or_insert(next);
-            Some(WorkloadSpec {
-                name: w.name.clone(),
-                cq,
-                priority,
-                submit_at: w.submit_at,
-                run_for: w.run_for,
-                pod_sets,
-                class,
-            })
-        })
-        .collect();
-    workloads.sort_by(|a, b| a.name.cmp(&b.name));
-    World {
-        flavors,
-        resources: resources.names,
-        cqs,
-        cohorts: cohorts.names,
-        workloads,
+    for w in &scenario.workloads {
+        let Some(&cq) = cq_of_local.get(w.queue.as_str()) else {
+            continue;
+        };
+        let pod_sets = pod_sets_of(profile, w, &mut resources);
+        let priority = priority_of(profile, w);
+        let spec = adder.spec(
+            &world.cqs,
+            w.name.clone(),
+            cq,
+            priority,
+            (w.submit_at, w.run_for),
+            pod_sets,
+        );
+        world.workloads.push(spec);
     }
+    world.workloads.sort_by(|a, b| a.name.cmp(&b.name));
+    world.resources = resources.names;
+    world.index();
+    world
+}
+
+/// The world of the profile's own queued workloads, one per workload Kueue queues as a whole
+/// (`Workload::admission`), on the ClusterQueue its LocalQueue names; with each its index in
+/// the profile's `workloads`. The order is the profile's, not by name: this world is for
+/// asking about workloads one by one (`never::explain`), not for a run.
+pub(crate) fn profile_world(profile: &Profile) -> (World, Vec<usize>) {
+    let mut resources = Interner::default();
+    let mut world = queues_world(profile, &mut resources);
+    let mut adder = Adder::new(&mut resources);
+    let mut index = Vec::new();
+    for (i, pw) in profile.workloads.iter().enumerate() {
+        let Some((cq, _)) = pods::cluster_queue_of(profile, pw) else {
+            continue;
+        };
+        let pod_sets = profile_pod_sets(i, pw, &mut resources);
+        let spec = adder.spec(&world.cqs, pw.name.to_string(), cq, 0, (0, 0), pod_sets);
+        world.workloads.push(spec);
+        index.push(i);
+    }
+    world.resources = resources.names;
+    world.index();
+    (world, index)
 }
 
 /// `priority`, else the value of `priorityClass`, else the priority class of the `from`
@@ -309,20 +427,25 @@ fn priority_of(profile: &Profile, w: &ScenarioWorkload) -> i64 {
         .map_or(0, |p| i64::from(p.value))
 }
 
+/// Per resource, the total of `count` pods (sorted by resource), and its spelling.
+fn totals(
+    res: &mut Interner,
+    count: u64,
+    per_pod: &mut dyn Iterator<Item = (&str, Quantity)>,
+) -> (Vec<(usize, i128)>, HashMap<usize, Quantity>) {
+    let mut requests = Vec::new();
+    let mut spelling = HashMap::new();
+    for (name, q) in per_pod {
+        let id = res.id(name);
+        let total = q.times(count);
+        requests.push((id, total.nanos()));
+        spelling.insert(id, total);
+    }
+    requests.sort_unstable();
+    (requests, spelling)
+}
+
 fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> Vec<PodSetSpec> {
-    let totals =
-        |res: &mut Interner, count: u64, per_pod: &mut dyn Iterator<Item = (&str, Quantity)>| {
-            let mut requests = Vec::new();
-            let mut spelling = HashMap::new();
-            for (name, q) in per_pod {
-                let id = res.id(name);
-                let total = q.times(count);
-                requests.push((id, total.nanos()));
-                spelling.insert(id, total);
-            }
-            requests.sort_unstable();
-            (requests, spelling)
-        };
     if let Some(sets) = &w.pod_sets {
         return sets
             .iter()
@@ -355,6 +478,12 @@ fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> V
     else {
         return Vec::new();
     };
+    profile_pod_sets(index, pw, res)
+}
+
+/// The pod sets Kueue builds for workload `index` of the profile (`admission::pods`), in its
+/// order: head, worker groups, submitter.
+fn profile_pod_sets(index: usize, pw: &Workload, res: &mut Interner) -> Vec<PodSetSpec> {
     pods::pod_sets(index, pw)
         .into_iter()
         .map(|ps| {
@@ -390,18 +519,45 @@ fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> V
 /// restricted to the flavor's label keys, matches the flavor's labels (Kueue's
 /// `checkFlavorForPodSets`, without node affinity terms, which profiles do not have).
 pub fn flavor_matches(flavor: &FlavorSpec, ps: &PodSetSpec) -> bool {
-    let untolerated = flavor.node_taints.iter().any(|t| {
+    untolerated(flavor, ps).is_none() && contradicted(flavor, ps).is_none()
+}
+
+fn untolerated<'f>(flavor: &'f FlavorSpec, ps: &PodSetSpec) -> Option<&'f Taint> {
+    flavor.node_taints.iter().find(|t| {
         matches!(t.effect, TaintEffect::NoSchedule | TaintEffect::NoExecute)
             && !ps
                 .tolerations
                 .iter()
                 .chain(&flavor.tolerations)
                 .any(|tol| tol.tolerates(t))
-    });
-    if untolerated {
-        return false;
+    })
+}
+
+/// The first node selector entry the flavor's labels contradict, with the flavor's value.
+fn contradicted<'a>(
+    flavor: &'a FlavorSpec,
+    ps: &'a PodSetSpec,
+) -> Option<(&'a str, &'a str, &'a str)> {
+    ps.node_selector.iter().find_map(|(k, v)| {
+        let have = flavor.node_labels.get(k)?;
+        (have != v).then_some((k.as_str(), v.as_str(), have.as_str()))
+    })
+}
+
+/// Why a pod set may not use a flavor (`flavor_matches`), in words: the first untolerated
+/// taint, else the first node selector entry the flavor's labels contradict.
+pub fn flavor_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<String> {
+    if let Some(t) = untolerated(flavor, ps) {
+        let value = t
+            .value
+            .as_ref()
+            .map_or_else(String::new, |v| format!("={v}"));
+        return Some(format!(
+            "untolerated taint `{}{value}:{}`",
+            t.key,
+            t.effect.as_str()
+        ));
     }
-    ps.node_selector
-        .iter()
-        .all(|(k, v)| flavor.node_labels.get(k).is_none_or(|have| have == v))
+    contradicted(flavor, ps)
+        .map(|(k, v, have)| format!("nodeSelector `{k}: {v}` against its label `{k}: {have}`"))
 }

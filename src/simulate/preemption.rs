@@ -10,11 +10,10 @@
 //! most recently admitted, and removed one by one until the preemptor fits; then each but the
 //! last is put back, newest first, if the preemptor still fits without it.
 
-use super::model::{Fr, World};
+use super::model::{Fr, FrMap, World};
 use super::snapshot::Snapshot;
 use crate::profile::{ReclaimWithinCohort, WithinClusterQueue};
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 /// Why a workload was preempted, in Kueue's words.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,7 +112,7 @@ pub(super) fn targets(
     snap: &mut Snapshot<'_>,
     preemptor: usize,
     frs: &[Fr],
-    requests: &HashMap<Fr, i128>,
+    requests: &FrMap<i128>,
 ) -> Vec<Target> {
     let world = snap.world;
     let cq = world.workloads[preemptor].cq;
@@ -266,7 +265,7 @@ fn under_nominal(snap: &Snapshot<'_>, cq: usize, frs: &[Fr]) -> bool {
 
 /// `workloadFits`: every request within what is available, and within nominal when the
 /// attempt does not allow borrowing.
-fn fits(snap: &Snapshot<'_>, cq: usize, requests: &HashMap<Fr, i128>, borrowing: bool) -> bool {
+fn fits(snap: &Snapshot<'_>, cq: usize, requests: &FrMap<i128>, borrowing: bool) -> bool {
     requests.iter().all(|(&fr, &v)| {
         (borrowing || !snap.usage.borrowing_with(snap.world, cq, fr, v))
             && v <= snap.usage.available(snap.world, cq, fr)
@@ -278,7 +277,7 @@ fn fits(snap: &Snapshot<'_>, cq: usize, requests: &HashMap<Fr, i128>, borrowing:
 fn fill_back(
     snap: &mut Snapshot<'_>,
     cq: usize,
-    requests: &HashMap<Fr, i128>,
+    requests: &FrMap<i128>,
     borrowing: bool,
     mut chosen: Vec<Target>,
 ) -> Vec<Target> {

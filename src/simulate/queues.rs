@@ -4,8 +4,17 @@
 //! offered to each scheduling cycle, and the parked "inadmissible" workloads that wait until
 //! quota is released in the cohort (`QueueAssociatedInadmissibleWorkloadsAfter`).
 //!
+//! Parked workloads return to the heaps only on an event that may free capacity: a workload
+//! of the cohort finished or was evicted (kubernetes-sigs/kueue@v0.19.2
+//! `pkg/cache/queue/manager.go` `QueueAssociatedInadmissibleWorkloadsAfter` →
+//! `inadmissible_workloads.go` `notifyRetryInadmissibleWithoutLock`, `requeueWorkloadsCohort`,
+//! `queueInadmissibleWorkloads`: every ClusterQueue of the cohort tree, all its parked
+//! workloads, and its bulk-moved equivalence classes forgotten). Kueue batches these requests
+//! (a delaying work queue, `requeueBatchPeriod` 1 s); the simulator requeues in the same second,
+//! as the contract's conventions have it, so several releases in one second are one requeue.
+//!
 //! Whether a workload that was not admitted goes back to the heap at once or is parked is
-//! `RequeueIfNotPresent`: in a `StrictFIFO` queue always back (so a head that does not fit
+//! `requeueIfNotPresent` (`cluster_queue.go`): in a `StrictFIFO` queue always back (so a head that does not fit
 //! blocks the queue); in `BestEffortFIFO` back only after a failure that depended on the cycle
 //! (it no longer fit after another admission) or while its preemptions complete.
 
@@ -20,7 +29,7 @@ type Key = (Reverse<i64>, u64, usize);
 struct CqQueue {
     heap: BTreeSet<Key>,
     /// Unordered: parked workloads go back to the heap, which orders them.
-    inadmissible: HashSet<usize>,
+    inadmissible: HashSet<usize, foldhash::fast::FixedState>,
     /// The workload whose preemptions are under way (Kueue's `preemptorWorkload`). In a
     /// `BestEffortFIFO` queue it stays the head until it is admitted, so that the workloads
     /// skipped while it waited do not take the quota its victims free (Kueue#6929, #7101).

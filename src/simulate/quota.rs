@@ -6,46 +6,67 @@
 //! rest in its cohort; the cohort's quota is what its queues store there, and its usage what
 //! they use beyond what they keep. Amounts are nano-units (`Quantity::nanos`).
 
-use super::model::{Fr, World};
-use std::collections::HashMap;
+use super::model::{Fr, FrMap, World};
 
-/// Usage of every ClusterQueue and cohort: the state a scheduling cycle snapshots.
+/// Usage of every ClusterQueue and cohort: the state a scheduling cycle snapshots. Dense
+/// tables (one row per queue or cohort, one column per flavor/resource): a cycle copies them
+/// and every fit check reads them, so they are plain arrays rather than maps.
 #[derive(Clone, Debug)]
 pub(super) struct Usage {
-    cq: Vec<HashMap<Fr, i128>>,
-    cohort: Vec<HashMap<Fr, i128>>,
+    /// Resources of the world: the column of (flavor, resource) is flavor × this + resource.
+    width: usize,
+    /// Columns per row.
+    columns: usize,
+    cq: Vec<i128>,
+    cohort: Vec<i128>,
     /// Per cohort: the quota its queues store in it.
-    cohort_quota: Vec<HashMap<Fr, i128>>,
+    cohort_quota: Vec<i128>,
 }
 
 impl Usage {
     pub(super) fn new(world: &World) -> Self {
-        let mut cohort_quota = vec![HashMap::new(); world.cohorts.len()];
+        let width = world.resources.len();
+        let flavors = world
+            .cqs
+            .iter()
+            .flat_map(|c| c.quotas.keys().map(|fr| fr.flavor + 1))
+            .max()
+            .unwrap_or(0)
+            .max(world.flavors.len());
+        let columns = flavors * width;
+        let mut cohort_quota = vec![0; world.cohorts.len() * columns];
         for cq in &world.cqs {
             if let Some(c) = cq.cohort {
                 for (fr, q) in &cq.quotas {
                     let local = local_quota(q.nominal, q.lending_limit);
-                    *cohort_quota[c].entry(*fr).or_insert(0) += q.nominal - local;
+                    cohort_quota[c * columns + fr.flavor * width + fr.resource] +=
+                        q.nominal - local;
                 }
             }
         }
         Self {
-            cq: vec![HashMap::new(); world.cqs.len()],
-            cohort: vec![HashMap::new(); world.cohorts.len()],
+            width,
+            columns,
+            cq: vec![0; world.cqs.len() * columns],
+            cohort: vec![0; world.cohorts.len() * columns],
             cohort_quota,
         }
     }
 
+    fn at(&self, row: usize, fr: Fr) -> usize {
+        row * self.columns + fr.flavor * self.width + fr.resource
+    }
+
     pub(super) fn of(&self, cq: usize, fr: Fr) -> i128 {
-        self.cq[cq].get(&fr).copied().unwrap_or(0)
+        self.cq[self.at(cq, fr)]
     }
 
     fn cohort_usage(&self, c: usize, fr: Fr) -> i128 {
-        self.cohort[c].get(&fr).copied().unwrap_or(0)
+        self.cohort[self.at(c, fr)]
     }
 
     fn cohort_quota(&self, c: usize, fr: Fr) -> i128 {
-        self.cohort_quota[c].get(&fr).copied().unwrap_or(0)
+        self.cohort_quota[self.at(c, fr)]
     }
 
     /// What the queue keeps of `fr` and has not used.
@@ -109,12 +130,7 @@ impl Usage {
     /// Whether `requests` fit within the queue's nominal quota on top of its usage
     /// (`QuantitiesFitInQuota` of a ClusterQueue): the preemptor then reclaims with a
     /// "hierarchical advantage", whatever the priorities.
-    pub(super) fn fits_in_nominal(
-        &self,
-        w: &World,
-        cq: usize,
-        requests: &HashMap<Fr, i128>,
-    ) -> bool {
+    pub(super) fn fits_in_nominal(&self, w: &World, cq: usize, requests: &FrMap<i128>) -> bool {
         requests
             .iter()
             .all(|(&fr, &v)| w.cqs[cq].quota(fr).nominal >= self.of(cq, fr) + v)
@@ -122,32 +138,36 @@ impl Usage {
 
     pub(super) fn add(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
         let local_available = self.local_available(w, cq, fr);
-        *self.cq[cq].entry(fr).or_insert(0) += val;
+        let i = self.at(cq, fr);
+        self.cq[i] += val;
         if let Some(c) = w.cqs[cq].cohort
             && val > local_available
         {
-            *self.cohort[c].entry(fr).or_insert(0) += val - local_available;
+            let i = self.at(c, fr);
+            self.cohort[i] += val - local_available;
         }
     }
 
     pub(super) fn remove(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
         let q = w.cqs[cq].quota(fr);
         let stored_in_parent = self.of(cq, fr) - local_quota(q.nominal, q.lending_limit);
-        *self.cq[cq].entry(fr).or_insert(0) -= val;
+        let i = self.at(cq, fr);
+        self.cq[i] -= val;
         if let Some(c) = w.cqs[cq].cohort
             && stored_in_parent > 0
         {
-            *self.cohort[c].entry(fr).or_insert(0) -= val.min(stored_in_parent);
+            let i = self.at(c, fr);
+            self.cohort[i] -= val.min(stored_in_parent);
         }
     }
 
-    pub(super) fn add_all(&mut self, w: &World, cq: usize, usage: &HashMap<Fr, i128>) {
+    pub(super) fn add_all(&mut self, w: &World, cq: usize, usage: &FrMap<i128>) {
         for (&fr, &v) in usage {
             self.add(w, cq, fr, v);
         }
     }
 
-    pub(super) fn remove_all(&mut self, w: &World, cq: usize, usage: &HashMap<Fr, i128>) {
+    pub(super) fn remove_all(&mut self, w: &World, cq: usize, usage: &FrMap<i128>) {
         for (&fr, &v) in usage {
             self.remove(w, cq, fr, v);
         }
@@ -166,6 +186,7 @@ mod tests {
         FungibilityPolicy, QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue,
     };
     use crate::simulate::model::{CqSpec, Group, QuotaSpec};
+    use std::collections::HashMap;
 
     const GPU: Fr = Fr {
         flavor: 0,
@@ -191,23 +212,27 @@ mod tests {
                     flavors: vec![0],
                 }],
                 group_of: HashMap::from([(0, 0)]),
-                quotas: HashMap::from([(
+                quotas: std::iter::once((
                     GPU,
                     QuotaSpec {
                         nominal,
                         borrowing_limit,
                         lending_limit,
                     },
-                )]),
+                ))
+                .collect(),
+                table: crate::simulate::model::QuotaTable::default(),
             })
             .collect();
-        World {
+        let mut world = World {
             flavors: Vec::new(),
             resources: vec!["gpu".into()],
             cqs,
             cohorts: vec!["c".into()],
             workloads: Vec::new(),
-        }
+        };
+        world.index();
+        world
     }
 
     #[test]

@@ -4,16 +4,18 @@
 //! admitted workloads themselves are shared with the state, so a cycle costs the size of the
 //! quota table, not of the scenario.
 
-use super::model::{Fr, World};
+use super::flavors::OracleMemo;
+use super::model::{Fr, FrMap, World};
 use super::quota::Usage;
-use std::collections::{BTreeSet, HashMap};
+use std::cell::RefCell;
+use std::collections::BTreeSet;
 
 /// An admitted workload: when it ends and what it holds.
 #[derive(Clone, Debug)]
 pub(super) struct Running {
     pub admitted_at: u64,
     pub ends: u64,
-    pub usage: HashMap<Fr, i128>,
+    pub usage: FrMap<i128>,
 }
 
 /// The admitted workloads and the usage of every queue and cohort.
@@ -24,6 +26,9 @@ pub(super) struct State {
     pub running: Vec<Option<Running>>,
     /// Admitted workloads per ClusterQueue.
     pub by_cq: Vec<BTreeSet<usize>>,
+    /// The preemption oracle's answers for the admitted workloads as they are; cleared when
+    /// a workload is admitted or released.
+    oracle: RefCell<OracleMemo>,
 }
 
 impl State {
@@ -32,11 +37,13 @@ impl State {
             usage: Usage::new(world),
             running: vec![None; world.workloads.len()],
             by_cq: vec![BTreeSet::new(); world.cqs.len()],
+            oracle: RefCell::default(),
         }
     }
 
     pub(super) fn admit(&mut self, world: &World, wl: usize, running: Running) {
         let cq = world.workloads[wl].cq;
+        self.oracle.get_mut().clear();
         self.usage.add_all(world, cq, &running.usage);
         self.by_cq[cq].insert(wl);
         self.running[wl] = Some(running);
@@ -45,6 +52,7 @@ impl State {
     /// Take an admitted workload out (eviction, end); returns what it held.
     pub(super) fn release(&mut self, world: &World, wl: usize) -> Option<Running> {
         let running = self.running[wl].take()?;
+        self.oracle.get_mut().clear();
         let cq = world.workloads[wl].cq;
         self.usage.remove_all(world, cq, &running.usage);
         self.by_cq[cq].remove(&wl);
@@ -58,7 +66,8 @@ impl State {
             usage: self.usage.clone(),
             running: &self.running,
             by_cq: &self.by_cq,
-            removed: BTreeSet::new(),
+            removed: Vec::new(),
+            oracle: &self.oracle,
         }
     }
 }
@@ -69,8 +78,11 @@ pub(super) struct Snapshot<'a> {
     pub usage: Usage,
     pub running: &'a [Option<Running>],
     by_cq: &'a [BTreeSet<usize>],
-    /// Admitted workloads whose removal is being simulated.
-    removed: BTreeSet<usize>,
+    /// Admitted workloads whose removal is being simulated (a few at a time: a list).
+    removed: Vec<usize>,
+    /// The state's oracle answers: valid for this snapshot as long as its usage is the
+    /// state's (nomination); nothing asks the oracle after usage moves in the cycle.
+    pub oracle: &'a RefCell<OracleMemo>,
 }
 
 impl Snapshot<'_> {
@@ -85,8 +97,9 @@ impl Snapshot<'_> {
     /// Simulate the removal of an admitted workload (undone by `restore`).
     pub(super) fn remove_usage(&mut self, wl: usize) {
         if let Some(r) = &self.running[wl]
-            && self.removed.insert(wl)
+            && !self.removed.contains(&wl)
         {
+            self.removed.push(wl);
             let cq = self.world.workloads[wl].cq;
             self.usage.remove_all(self.world, cq, &r.usage);
         }
@@ -94,8 +107,9 @@ impl Snapshot<'_> {
 
     pub(super) fn restore(&mut self, wl: usize) {
         if let Some(r) = &self.running[wl]
-            && self.removed.remove(&wl)
+            && let Some(i) = self.removed.iter().position(|&w| w == wl)
         {
+            self.removed.swap_remove(i);
             let cq = self.world.workloads[wl].cq;
             self.usage.add_all(self.world, cq, &r.usage);
         }

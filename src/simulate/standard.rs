@@ -15,12 +15,11 @@
 use super::events::Event;
 use super::model::{self, Fr, WorkloadSpec, World};
 use super::scenario::{Scenario, ScenarioKind, ScenarioWorkload};
+use crate::admission::{Quotas, pods};
 use crate::profile::{
     Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Queues, Toleration,
     TolerationOperator,
 };
-use crate::rules::admission::Quotas;
-use crate::rules::pods;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 

@@ -441,3 +441,138 @@ fn every_code_in_the_sources_is_in_the_inventory() {
         "codes emitted but missing from all_rules() and the README: {missing:?}"
     );
 }
+
+/// A profile with `train` (a head, `workers` one-GPU workers) on LocalQueue `queue` of three
+/// team queues in one cohort: `big` (16 GPUs, lends none), `lender` (4 GPUs, lends them all)
+/// and `small` (`small_gpu`: its GPU flavors, or no GPU resource group).
+fn admission_profile(queue: &str, small_gpu: Option<&str>, head_gpu: bool, workers: u32) -> String {
+    let cq = |name: &str, gpu_flavors: Option<&str>| {
+        let gpu = gpu_flavors.map_or_else(String::new, |g| {
+            format!("        - coveredResources: [nvidia.com/gpu]\n          flavors:\n{g}")
+        });
+        format!(
+            "    - name: {name}\n      cohortName: shared\n      resourceGroups:\n        - coveredResources: [cpu, memory]\n          flavors:\n            - name: default\n              resources:\n                - {{name: cpu, nominalQuota: \"64\"}}\n                - {{name: memory, nominalQuota: 512Gi}}\n{gpu}"
+        )
+    };
+    let gpu = |quota: &str, limits: &str| {
+        format!(
+            "            - name: gpu\n              resources:\n                - {{name: nvidia.com/gpu, nominalQuota: \"{quota}\"{limits}}}\n"
+        )
+    };
+    let queues = cq("big-cq", Some(&gpu("16", ", lendingLimit: \"0\"")))
+        + &cq("small-cq", small_gpu)
+        + &cq("lender-cq", Some(&gpu("4", "")));
+    let head_gpu = if head_gpu {
+        ", nvidia.com/gpu: \"1\""
+    } else {
+        ""
+    };
+    format!(
+        r#"apiVersion: raykueue.io/v1alpha1
+kind: Profile
+name: admission
+namespace: ray
+flavors:
+  - name: default
+  - {{name: gpu, nodeLabels: {{accelerator: nvidia}}}}
+  - {{name: gpu-tainted, nodeLabels: {{accelerator: nvidia}}, nodeTaints: [{{key: sku, value: gpu, effect: NoSchedule}}]}}
+queues:
+  mode: team
+  clusterQueues:
+{queues}  localQueues:
+    - {{name: big, clusterQueue: big-cq}}
+    - {{name: small, clusterQueue: small-cq}}
+    - {{name: lender, clusterQueue: lender-cq}}
+ray:
+  image: rayproject/ray:2.57.0-gpu
+workloads:
+  - kind: RayJob
+    name: train
+    queue: {queue}
+    entrypoint: python train.py
+    head:
+      resources: {{cpu: "1", memory: 4Gi{head_gpu}}}
+    workers:
+      - name: gpu-workers
+        replicas: {workers}
+        resources: {{cpu: "1", memory: 4Gi, nvidia.com/gpu: "1"}}
+"#
+    )
+}
+
+/// Small's GPU flavors, a GPU on the head, workers, and `check`'s code with `simulate`'s
+/// reason when the workload is never admissible.
+type AdmissionCase<'a> = (Option<&'a str>, bool, u32, Option<(&'a str, &'a str)>);
+
+/// RK140/RK141 come from the simulator (`simulate::never`): on the same workload and
+/// ClusterQueue, `check` reports the rule exactly when `raykueue simulate` lists the workload
+/// as never admissible, with the matching reason, and both admit it otherwise. `simulate`
+/// refuses a profile with errors, so it runs on the profile with `train` queued on `big` and
+/// submits `from: train` to `small`; `check` runs with `train` queued on `small`.
+#[test]
+fn check_and_simulate_agree_on_never_admissible_workloads() {
+    let gpu = |limit: &str| {
+        format!(
+            "            - name: gpu\n              resources:\n                - {{name: nvidia.com/gpu, nominalQuota: \"4\", borrowingLimit: \"{limit}\"}}\n"
+        )
+    };
+    let (alone, borrows) = (gpu("0"), gpu("4"));
+    let tainted = "            - name: gpu-tainted\n              resources:\n                - {name: nvidia.com/gpu, nominalQuota: \"4\"}\n";
+    // (small's GPU flavors, a GPU on the head, workers, check's code and simulate's reason
+    // when never admissible).
+    let cases: [AdmissionCase<'_>; 7] = [
+        (Some(&alone), false, 4, None),
+        (Some(&alone), false, 5, Some(("RK140", "ExceedsMaxQuota"))),
+        (Some(&alone), true, 4, Some(("RK140", "ExceedsMaxQuota"))),
+        (None, false, 1, Some(("RK141", "NoMatchingFlavor"))),
+        (Some(tainted), false, 1, Some(("RK141", "NoMatchingFlavor"))),
+        // 4 own + 4 borrowed from the lender (big lends none).
+        (Some(&borrows), false, 8, None),
+        (Some(&borrows), false, 9, Some(("RK140", "ExceedsMaxQuota"))),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("s.yaml");
+    std::fs::write(
+        &scenario,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Scenario\nname: alone\nworkloads:\n  - {name: train, queue: small, submitAt: 0, runFor: 60, from: train}\n",
+    )
+    .unwrap();
+    for (i, (gpu, head_gpu, workers, never)) in cases.into_iter().enumerate() {
+        let checked = check_text(&admission_profile("small", gpu, head_gpu, workers));
+        let rules: Vec<&str> = codes(&checked)
+            .into_iter()
+            .filter(|c| *c == "RK140" || *c == "RK141")
+            .collect();
+        let profile = dir.path().join(format!("p{i}.yaml"));
+        std::fs::write(&profile, admission_profile("big", gpu, head_gpu, workers)).unwrap();
+        let out = raykueue(&[
+            "simulate",
+            "--profile",
+            profile.to_str().unwrap(),
+            "--scenario",
+            scenario.to_str().unwrap(),
+            "--output",
+            "json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "case {i}: {}", stderr(&out));
+        let text = stdout(&out);
+        let end: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+        let admitted = text.contains("\"Admitted\"");
+        match never {
+            None => {
+                assert!(rules.is_empty(), "case {i}: {checked:?}");
+                assert!(admitted, "case {i}: {text}");
+                assert_eq!(end["neverAdmissible"], serde_json::json!([]), "case {i}");
+            }
+            Some((code, reason)) => {
+                assert_eq!(rules, [code], "case {i}: {checked:?}");
+                assert!(!admitted, "case {i}: {text}");
+                assert_eq!(
+                    end["neverAdmissible"],
+                    serde_json::json!([{"workload": "train", "reason": reason}]),
+                    "case {i}"
+                );
+            }
+        }
+    }
+}
