@@ -15,6 +15,14 @@ pub const SHIPPED: &[(&str, &str)] = &[
         "kuberay-gpu-gke",
         include_str!("../profiles/kuberay-gpu-gke.yaml"),
     ),
+    (
+        "kuberay-gpu-eks",
+        include_str!("../profiles/kuberay-gpu-eks.yaml"),
+    ),
+    (
+        "kuberay-gpu-ack",
+        include_str!("../profiles/kuberay-gpu-ack.yaml"),
+    ),
 ];
 
 /// The example programs the shipped profiles name in `scripts:` (paths relative to

@@ -123,6 +123,9 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
             render::render_text("infra/smoke.sh.j2", &ctx)?,
         ));
     }
+    if let Some(pr) = provider {
+        out.extend(pr.infra_files(p)?);
+    }
     let yaml_header = crate::yaml::HEADER;
     if let Some(k) = &p.operators.kueue {
         let values = yaml::to_yaml(&kueue_values(p, k)?)?;
@@ -137,8 +140,16 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
 
 fn context(p: &Profile) -> Context {
     let provider = p.provider();
+    // Workload identity that up.sh may annotate on the service account and verify.sh checks
+    // (Azure's client/tenant IDs, GKE's Google service account). EKS (Pod Identity) and ACK
+    // (RRSA, the role name known at gen time) need neither; their templates check identity in
+    // their own blocks.
     let workload_identity = match (&p.service_account, provider) {
-        (Some(sa), Some(pr)) if sa.workload_identity && pr.has_identity() => {
+        (Some(sa), Some(pr))
+            if sa.workload_identity
+                && pr.has_identity()
+                && !matches!(pr, Provider::Aws(_) | Provider::Alibaba(_)) =>
+        {
             let ids = pr.identity_annotations();
             let id = |i: usize| ids.get(i).and_then(|(_, v)| v.clone());
             Some(WorkloadIdentityCtx {

@@ -47,12 +47,23 @@ fn meta<'a>(name: &'a str, namespace: Option<&'a str>) -> Meta<'a> {
 /// All platform objects of a profile, in the order `kubectl apply -f -` needs them.
 pub fn platform_objects(p: &Profile) -> Vec<Object> {
     let ns = p.namespace.as_str();
+    let mut ns_meta = meta(ns, None);
+    // The provider's identity wiring may need the namespace labelled (ACK's RRSA webhook).
+    if let (Some(sa), Some(pr)) = (&p.service_account, p.provider())
+        && sa.workload_identity
+        && pr.has_identity()
+        && let Some(labels) = ns_meta.labels.as_object_mut()
+    {
+        for (k, v) in pr.identity_namespace_labels() {
+            labels.insert((*k).to_owned(), json!(v));
+        }
+    }
     let mut out = vec![Object::data(
         "Namespace",
         ns,
         None,
         FILE_NAMESPACE,
-        json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": meta(ns, None) }),
+        json!({ "apiVersion": "v1", "kind": "Namespace", "metadata": ns_meta }),
     )];
     if let Some(sa) = &p.service_account {
         let mut m = meta(&sa.name, Some(ns));

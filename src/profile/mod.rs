@@ -60,6 +60,12 @@ pub struct Profile {
     /// Google Cloud infrastructure (GKE) provisioned by `infra/up.sh`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gcp: Option<Gcp>,
+    /// AWS EKS infrastructure provisioned by `infra/up.sh` (eksctl).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aws: Option<crate::provider::aws::Aws>,
+    /// Alibaba Cloud ACK infrastructure provisioned by `infra/up.sh` (aliyun).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alibaba: Option<crate::provider::alibaba::Alibaba>,
     /// Operators installed with Helm.
     #[serde(default)]
     pub operators: Operators,

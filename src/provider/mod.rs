@@ -16,6 +16,8 @@
 //! below, and its templates. Rule codes by cloud: Azure RK402–RK410 and RK450–RK454, GCP
 //! RK420–RK429, AWS RK430–RK439, Alibaba RK440–RK449; RK400 is the seam's own.
 
+pub mod alibaba;
+pub mod aws;
 pub mod azure;
 pub mod gcp;
 
@@ -43,6 +45,8 @@ pub const TWO_PROVIDERS: RuleInfo = RuleInfo {
 pub enum Provider<'a> {
     Azure(&'a Azure),
     Gcp(&'a Gcp),
+    Aws(&'a aws::Aws),
+    Alibaba(&'a alibaba::Alibaba),
 }
 
 impl Profile {
@@ -59,6 +63,12 @@ impl Profile {
         }
         if let Some(g) = &self.gcp {
             out.push(Provider::Gcp(g));
+        }
+        if let Some(a) = &self.aws {
+            out.push(Provider::Aws(a));
+        }
+        if let Some(a) = &self.alibaba {
+            out.push(Provider::Alibaba(a));
         }
         out
     }
@@ -179,13 +189,15 @@ impl NodeGroup<'_> {
 
 impl<'a> Provider<'a> {
     /// The profile keys that name a provider, in the order `Profile::providers` reads them.
-    pub const SECTIONS: &'static [&'static str] = &["azure", "gcp"];
+    pub const SECTIONS: &'static [&'static str] = &["azure", "gcp", "aws", "alibaba"];
 
     /// The profile key of the section (`azure`), also the template folder's name.
     pub fn section(self) -> &'static str {
         match self {
             Self::Azure(_) => "azure",
             Self::Gcp(_) => "gcp",
+            Self::Aws(_) => "aws",
+            Self::Alibaba(_) => "alibaba",
         }
     }
 
@@ -193,6 +205,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(_) => azure::WORDS,
             Self::Gcp(_) => gcp::WORDS,
+            Self::Aws(_) => aws::WORDS,
+            Self::Alibaba(_) => alibaba::WORDS,
         }
     }
 
@@ -201,6 +215,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(a) => a.node_groups(),
             Self::Gcp(g) => g.node_groups(),
+            Self::Aws(a) => a.node_groups(),
+            Self::Alibaba(a) => a.node_groups(),
         }
     }
 
@@ -209,6 +225,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(_) => azure::catalogue::vm_size(name),
             Self::Gcp(_) => gcp::catalogue::machine_type(name),
+            Self::Aws(_) => aws::catalogue::instance_type(name).map(|t| &t.base),
+            Self::Alibaba(_) => alibaba::catalogue::instance_type(name).map(|t| &t.base),
         }
     }
 
@@ -217,6 +235,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(_) => azure::catalogue::allocatable(instance),
             Self::Gcp(_) => gcp::catalogue::allocatable(instance),
+            Self::Aws(_) => aws::allocatable(instance),
+            Self::Alibaba(_) => alibaba::catalogue::allocatable(instance),
         }
     }
 
@@ -225,6 +245,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(_) => azure::unknown_instance_hint(name),
             Self::Gcp(_) => gcp::unknown_instance_hint(name),
+            Self::Aws(_) => aws::unknown_instance_hint(name),
+            Self::Alibaba(_) => alibaba::unknown_instance_hint(name),
         }
     }
 
@@ -234,6 +256,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(_) => azure::cloud_label_hint(key, value, pools),
             Self::Gcp(_) => gcp::cloud_label_hint(key, value, pools),
+            Self::Aws(_) => aws::cloud_label_hint(key, value, pools),
+            Self::Alibaba(_) => alibaba::cloud_label_hint(key, value, pools),
         }
     }
 
@@ -243,6 +267,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(a) => a.operator_placement(),
             Self::Gcp(g) => g.operator_placement(),
+            // The charts' defaults: the GPU taint keeps the operators off GPU nodes.
+            Self::Aws(_) | Self::Alibaba(_) => None,
         }
     }
 
@@ -252,6 +278,9 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(a) => a.identity_annotations(),
             Self::Gcp(g) => g.identity_annotations(),
+            // EKS Pod Identity associates the role with the service account itself.
+            Self::Aws(_) => Vec::new(),
+            Self::Alibaba(a) => a.identity_annotations(),
         }
     }
 
@@ -259,7 +288,7 @@ impl<'a> Provider<'a> {
     pub fn identity_pod_labels(self) -> &'static [(&'static str, &'static str)] {
         match self {
             Self::Azure(_) => azure::IDENTITY_POD_LABELS,
-            Self::Gcp(_) => &[],
+            Self::Gcp(_) | Self::Aws(_) | Self::Alibaba(_) => &[],
         }
     }
 
@@ -267,7 +296,7 @@ impl<'a> Provider<'a> {
     pub fn workload_env(self) -> Vec<(&'static str, String)> {
         match self {
             Self::Azure(a) => a.workload_env(),
-            Self::Gcp(_) => Vec::new(),
+            Self::Gcp(_) | Self::Aws(_) | Self::Alibaba(_) => Vec::new(),
         }
     }
 
@@ -276,6 +305,8 @@ impl<'a> Provider<'a> {
         match self {
             Self::Azure(a) => a.identity.is_some(),
             Self::Gcp(g) => g.identity.is_some(),
+            Self::Aws(a) => a.identity.is_some(),
+            Self::Alibaba(a) => a.identity.is_some(),
         }
     }
 
@@ -284,7 +315,31 @@ impl<'a> Provider<'a> {
     pub fn script_context(self, p: &Profile) -> Value {
         match self {
             Self::Azure(a) => a.script_context(p),
+            Self::Aws(a) => a.script_context(p),
+            Self::Alibaba(a) => a.script_context(p),
             Self::Gcp(g) => g.script_context(p),
+        }
+    }
+
+    /// Labels the workloads' namespace needs for the section's identity wiring (ACK's RRSA
+    /// webhook acts only in labelled namespaces).
+    pub fn identity_namespace_labels(self) -> &'static [(&'static str, &'static str)] {
+        match self {
+            Self::Azure(_) | Self::Gcp(_) | Self::Aws(_) => &[],
+            Self::Alibaba(_) => alibaba::IDENTITY_NAMESPACE_LABELS,
+        }
+    }
+
+    /// Files of `infra/` besides the scripts that the cloud's tools read (eksctl's
+    /// ClusterConfig, ACK's request bodies): path → content.
+    pub fn infra_files(
+        self,
+        p: &Profile,
+    ) -> Result<Vec<(String, String)>, crate::diagnostic::Diagnostic> {
+        match self {
+            Self::Azure(_) | Self::Gcp(_) => Ok(Vec::new()),
+            Self::Aws(a) => a.infra_files(p),
+            Self::Alibaba(a) => Ok(a.infra_files()),
         }
     }
 
@@ -301,6 +356,7 @@ impl<'a> Provider<'a> {
                         f.insert("mode", g.mode.to_owned());
                     }
                     Self::Gcp(gcp) => gcp.pool_fields(g.index, &mut f),
+                    Self::Aws(_) | Self::Alibaba(_) => {}
                 }
                 if let Some(c) = g.count {
                     f.insert("count", c.to_string());

@@ -48,7 +48,23 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             .provider()
             .is_some_and(crate::provider::Provider::has_identity);
         if sa.workload_identity && !has_identity {
-            let (message, hint) = if p.gcp.is_some() {
+            let (message, hint) = if p.aws.is_some() {
+                (
+                    format!(
+                        "service account `{}` is marked for workload identity, but the profile has no aws.identity: no Pod Identity association gives its pods AWS permissions",
+                        sa.name
+                    ),
+                    "add aws.identity (permissionPolicyArns: the IAM policies eksctl attaches to the role it associates), or set workloadIdentity: false",
+                )
+            } else if p.alibaba.is_some() {
+                (
+                    format!(
+                        "service account `{}` is marked for workload identity, but the profile has no alibaba.identity: no RAM role is named for RRSA",
+                        sa.name
+                    ),
+                    "add alibaba.identity (roleName: the RAM role the pods assume), or set workloadIdentity: false",
+                )
+            } else if p.gcp.is_some() {
                 (
                     format!(
                         "service account `{}` is marked for workload identity, but the profile has no gcp.identity: its iam.gke.io/gcp-service-account annotation would stay a placeholder",

@@ -3,6 +3,8 @@
 //! reports at the profile line it is about.
 
 mod admission;
+mod alibaba;
+mod aws;
 mod azure;
 mod cq_limits;
 mod entrypoints;
@@ -24,6 +26,11 @@ use crate::load::Loaded;
 use crate::pointer::field_path;
 use crate::profile::Profile;
 use std::path::Path;
+
+/// The minor version of a Kubernetes version string (`"1.34"`, `"1.34.2"` → 34).
+fn kubernetes_minor(v: &str) -> Option<u32> {
+    v.strip_prefix("1.")?.split('.').next()?.parse().ok()
+}
 
 /// One rule's identity, for documentation and `--explain`-style listings.
 #[derive(Debug, Clone, Copy)]
@@ -105,6 +112,8 @@ const CHECKS: &[Check] = &[
     crate::provider::check,
     azure::check,
     gcp::check,
+    aws::check,
+    alibaba::check,
     infra::check,
 ];
 
@@ -123,6 +132,8 @@ pub fn all_rules() -> Vec<RuleInfo> {
         &[crate::provider::TWO_PROVIDERS],
         azure::RULES,
         gcp::RULES,
+        aws::RULES,
+        alibaba::RULES,
         infra::RULES,
         crate::validate::RULES,
         crate::simulate::scenario::RULES,

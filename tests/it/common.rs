@@ -3,7 +3,14 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub(crate) const SHIPPED: &[&str] = &["single", "team", "kuberay-gpu", "kuberay-gpu-gke"];
+pub(crate) const SHIPPED: &[&str] = &[
+    "single",
+    "team",
+    "kuberay-gpu",
+    "kuberay-gpu-gke",
+    "kuberay-gpu-eks",
+    "kuberay-gpu-ack",
+];
 /// The shipped profiles on AKS: the `az` scripts' tests run them.
 pub(crate) const SHIPPED_AKS: &[&str] = &["single", "team", "kuberay-gpu"];
 

@@ -47,10 +47,11 @@ fi
 exit 0
 "#;
 
-/// `get nodes -l agentpool=P` lists one node of P with `$STUB_GPUS` GPUs (default 8; set
-/// `STUB_NO_GPU_NODES` for none); rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
+/// `get nodes -l agentpool=P` (or another pool label, with custom columns) lists one node of P
+/// with `$STUB_GPUS` GPUs (default 8; set `STUB_NO_GPU_NODES` for none); a namespace's label
+/// reads `on`; rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
 /// `jobDeploymentStatus/jobStatus` is `$STUB_RAYJOB_STATE` (default `Complete/SUCCEEDED`).
-const KUBECTL: &str = r#"#!/usr/bin/env bash
+pub(crate) const KUBECTL: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' kubectl "$@"; printf '\x1e'; } >>"$STUB_LOG"
 args=" $* "
 case $args in
@@ -66,7 +67,12 @@ case $args in
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
     for a in "$@"; do [[ $a == cloud.google.com/gke-nodepool=* ]] && pool=${a#*=}; done
     printf 'gke-cluster-%s-1234abcd-x0y1   %s\n' "$pool" "${STUB_GPUS:-1}" ;;
+  *" get nodes -l "*custom-columns*)
+    # Other clouds' pool labels (eksctl's nodegroup-name, raykueue.io/node-pool on ACK).
+    [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
+    printf 'gpu-node-0   %s\n' "${STUB_GPUS:-8}" ;;
   *" get nodes -l "*) [[ -n ${STUB_NO_GPU_NODES:-} ]] || echo node/aks-gpupool-12345678-vmss000000 ;;
+  *" get namespace "*) printf on ;;
   *" get nodes "*) printf 'NAME   GPU\naks-system-0   <none>\n' ;;
   *" rollout status "*) [[ -z ${STUB_ROLLOUT_FAILS:-} ]] ;;
   *" get clusterqueue "*) printf True ;;
@@ -91,7 +97,7 @@ esac
 exit 0
 "#;
 
-const HELM: &str = r#"#!/usr/bin/env bash
+pub(crate) const HELM: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' helm "$@"; printf '\x1e'; } >>"$STUB_LOG"
 "#;
 
@@ -139,6 +145,18 @@ impl Sandbox {
             make_executable(&p);
         }
         Self { dir }
+    }
+
+    /// Put (or replace) a stub command in the sandbox's bin folder.
+    pub(crate) fn add_stub(&self, name: &str, text: &str) {
+        let p = self.dir.path().join("bin").join(name);
+        fs::write(&p, text).unwrap();
+        make_executable(&p);
+    }
+
+    /// The sandbox folder (scripts run here: an injected `touch` would land in it).
+    pub(crate) fn root(&self) -> &Path {
+        self.dir.path()
     }
 
     pub(crate) fn bundle(&self) -> PathBuf {
@@ -278,7 +296,7 @@ pub(crate) fn snapshot_calls(name: &str, text: &str) {
 
 // ---- Offline runs --------------------------------------------------------------------------
 
-/// up.sh, verify.sh and down.sh of every shipped profile against the stubs; every command they
+/// up.sh, verify.sh and down.sh of every shipped AKS profile against the stubs; every command they
 /// would run is in `golden/calls/<profile>-{up,verify,down}.snap`.
 #[test]
 fn offline_runs_record_every_command() {

@@ -9,6 +9,7 @@
 mod bad_inputs;
 mod charts;
 mod cli;
+mod clouds;
 mod common;
 mod converge;
 mod determinism;
