@@ -68,9 +68,11 @@ pub fn accelerator(machine: &str) -> Option<(&'static str, u32)> {
 
 /// What GKE leaves for pods on one node of this machine type (node allocatable).
 ///
-/// GKE's documented reservation for Standard node pools (the "node allocatable resources"
-/// table of the GKE docs; the stored excerpt here does not show the numbers, so this is the
-/// table as remembered and marked approximate in the README):
+/// GKE's documented reservation for Standard node pools (cloud.google.com/kubernetes-engine/
+/// docs/concepts/plan-node-sizes, "Memory and CPU reservations"; the memory steps and the
+/// 100 MiB eviction threshold are confirmed by a stored copy of a calculator built on that
+/// page, github.com/hatemosphere/gke-node-allocatable-memory-calculator; the CPU steps are the
+/// same page's table, not shown in the stored excerpts):
 /// - CPU: 6 % of the first core, 1 % of the second, 0.5 % of cores 3–4, 0.25 % of every
 ///   further core;
 /// - memory: 25 % of the first 4 GiB, 20 % of the next 4 GiB, 10 % of the next 8 GiB, 6 % of
