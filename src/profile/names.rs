@@ -13,10 +13,16 @@ thread_local! {
 /// keep hostile values inert even past every check (`infra::values_that_bypass_the_schema_…`).
 #[doc(hidden)]
 pub fn unchecked<T>(f: impl FnOnce() -> T) -> T {
+    /// Checks resume even if `f` panics.
+    struct Resume;
+    impl Drop for Resume {
+        fn drop(&mut self) {
+            UNCHECKED.set(false);
+        }
+    }
     UNCHECKED.set(true);
-    let out = f();
-    UNCHECKED.set(false);
-    out
+    let _resume = Resume;
+    f()
 }
 
 // The Kubernetes name patterns most names of a profile have. A hand-written check of each is

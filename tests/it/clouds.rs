@@ -420,16 +420,6 @@ fn ack_up_sends_schema_valid_bodies_and_prints_the_manual_step() {
     );
 }
 
-#[test]
-fn eks_and_ack_scripts_pass_bash_n_and_shellcheck() {
-    for profile in ["kuberay-gpu-eks", "kuberay-gpu-ack"] {
-        let sb = Sandbox::new(profile);
-        let paths = scripts(&sb.bundle());
-        assert_eq!(paths.len(), 4, "{profile}: up, verify, down, smoke");
-        assert_clean_bash(&paths, &[]);
-    }
-}
-
 /// Every `aws` command of the EKS scripts and the generated eksctl file, through the real AWS
 /// CLI and eksctl's schema (`../shared/tools/cloud-argcheck`).
 #[test]

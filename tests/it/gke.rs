@@ -203,22 +203,6 @@ fn gke_verify_checks_gpu_nodes_by_their_pool_label() {
     ));
 }
 
-#[test]
-fn gke_scripts_pass_bash_n_and_shellcheck_and_are_executable() {
-    for profile in GKE {
-        let sb = Sandbox::new(profile);
-        let paths = scripts(&sb.bundle());
-        assert_eq!(paths.len(), 4, "{profile}: up, verify, down, smoke");
-        assert_clean_bash(&paths, &[]);
-        #[cfg(unix)]
-        for p in &paths {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = fs::metadata(p).unwrap().permissions().mode();
-            assert_eq!(mode & 0o777, 0o755, "{}", p.display());
-        }
-    }
-}
-
 /// Every gcloud command of both GKE profiles' scripts through the real gcloud, offline
 /// (`../shared/tools/cloud-argcheck`, plain mode: argparse and flag types). Skips visibly when
 /// the tool or gcloud is missing (exit 2) — and fails instead under CI.

@@ -878,9 +878,14 @@ pub(crate) fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
     }
 }
 
+/// Every provider's scripts (each shipped profile, and the GKE example that extends `team`).
 #[test]
 fn scripts_pass_bash_n_and_shellcheck_and_are_executable() {
-    for profile in SHIPPED {
+    let every = crate::common::SHIPPED
+        .iter()
+        .copied()
+        .chain(["profiles/examples/team-gke.yaml"]);
+    for profile in every {
         let sb = Sandbox::new(profile);
         let paths = scripts(&sb.bundle());
         assert_eq!(paths.len(), 4, "{profile}: up, verify, down, smoke");
