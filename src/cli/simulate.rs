@@ -66,7 +66,10 @@ impl SimulateCommand {
             return exit::INVALID;
         }
         let world = model::build(&profile, &scn);
-        let outcome = simulate::run(&world, self.until);
+        let outcome = match self.output {
+            Output::Json => simulate::run(&world, self.until),
+            Output::Human => simulate::run_with_usage(&world, self.until),
+        };
         if let Some(first) = outcome.capped.first() {
             eprintln!(
                 "warning: at {} second(s) (first at t={first}s) preemptions kept chasing each other; \

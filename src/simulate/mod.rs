@@ -56,8 +56,19 @@ pub struct Outcome {
     pub capped: Vec<u64>,
 }
 
-/// Run the scenario's workloads on the world, up to `until` seconds when given.
+/// Run the scenario's workloads on the world, up to `until` seconds when given. The outcome's
+/// `usage` stays empty: only the human table shows it (`run_with_usage`).
 pub fn run(world: &World, until: Option<u64>) -> Outcome {
+    run_recording(world, until, false)
+}
+
+/// `run`, also recording each ClusterQueue's usage after every second with events, for the
+/// human table.
+pub fn run_with_usage(world: &World, until: Option<u64>) -> Outcome {
+    run_recording(world, until, true)
+}
+
+fn run_recording(world: &World, until: Option<u64>, record_usage: bool) -> Outcome {
     let never = never_admissible(world);
     let mut sim = Sim {
         world,
@@ -71,6 +82,11 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
     let mut next = 0;
     let mut submitted = vec![false; world.workloads.len()];
     let mut usage = Vec::new();
+    let spelling = if record_usage {
+        spellings(world)
+    } else {
+        Vec::new()
+    };
     let mut capped = Vec::new();
     loop {
         while let Some(&Reverse((t, wl))) = sim.ends.peek() {
@@ -123,7 +139,9 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
         if (0..cap).all(|_| cycle::run(&mut sim, now)) {
             capped.push(now);
         }
-        usage.push((now, usage_lines(&sim)));
+        if record_usage {
+            usage.push((now, usage_lines(&sim, &spelling)));
+        }
     }
     let time = sim.events.last().map_or(0, Event::time);
     let mut pending = Vec::new();
@@ -162,8 +180,23 @@ fn never_admissible(world: &World) -> Vec<Option<NoFitReason>> {
         .collect()
 }
 
+/// Per resource, a quantity as some workload writes it, so that amounts print in the
+/// scenario's spelling (`64Gi`, not bytes); zero for a resource no workload asks for.
+fn spellings(world: &World) -> Vec<crate::profile::Quantity> {
+    (0..world.resources.len())
+        .map(|r| {
+            world
+                .workloads
+                .iter()
+                .find_map(|w| w.pod_sets.iter().find_map(|p| p.spelling.get(&r)))
+                .copied()
+                .unwrap_or_else(crate::profile::Quantity::zero)
+        })
+        .collect()
+}
+
 /// Each ClusterQueue's usage that is not zero, `resource used/nominal`, per flavor.
-fn usage_lines(sim: &Sim<'_>) -> Vec<(String, String)> {
+fn usage_lines(sim: &Sim<'_>, spelling: &[crate::profile::Quantity]) -> Vec<(String, String)> {
     let world = sim.world;
     let mut out = Vec::new();
     for (i, cq) in world.cqs.iter().enumerate() {
@@ -180,15 +213,7 @@ fn usage_lines(sim: &Sim<'_>) -> Vec<(String, String)> {
                         continue;
                     }
                     let q = cq.quota(fr);
-                    let show = |n: i128| {
-                        let like = world
-                            .workloads
-                            .iter()
-                            .find_map(|w| w.pod_sets.iter().find_map(|p| p.spelling.get(&r)))
-                            .copied()
-                            .unwrap_or_else(crate::profile::Quantity::zero);
-                        like.with_nanos(n).canonical()
-                    };
+                    let show = |n: i128| spelling[r].with_nanos(n).canonical();
                     let mut s = format!(
                         "{} {}/{} on {}",
                         world.resources[r],

@@ -167,12 +167,19 @@ pub(super) fn targets(
     } else {
         collect(snap, cq, false)
     };
+    let forbidden = spec.borrow_within_cohort.is_none();
     let (mut hierarchy, mut by_priority) = (Vec::new(), Vec::new());
     if let Some(cohort) = spec.cohort
         && spec.reclaim != ReclaimWithinCohort::Never
     {
         let advantage = snap.usage.fits_in_nominal(world, cq, requests);
-        for other in 0..world.cqs.len() {
+        // Without the hierarchical advantage and without `borrowWithinCohort`, every
+        // candidate of another queue is `ReclaimWithoutBorrowing`; a queue at or over nominal
+        // gets the single attempt that allows borrowing, where such candidates are invalid.
+        // Skipping them changes nothing but spares a scan of the cohort: this is the common
+        // case of a long backlog (every parked head of a full queue asks it again).
+        let useless = forbidden && !advantage && !under_nominal(snap, cq, frs);
+        for other in (0..world.cqs.len()).filter(|_| !useless) {
             if other == cq
                 || world.cqs[other].cohort != Some(cohort)
                 || !snap.usage.over_nominal(world, other, frs)
@@ -198,7 +205,6 @@ pub(super) fn targets(
     all.extend(by_priority);
     all.extend(same_queue);
 
-    let forbidden = spec.borrow_within_cohort.is_none();
     let attempts: &[bool] = if no_other_queues || (forbidden && !under_nominal(snap, cq, frs)) {
         &[true]
     } else if forbidden && no_hierarchy {
