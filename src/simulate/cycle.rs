@@ -46,7 +46,11 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     let mut entries: Vec<Entry> = heads
         .into_iter()
         .map(|wl| {
-            let assignment = flavors::assign(&mut snap, wl, true);
+            let assignment = if flavors::surely_turned_away(&snap, wl, &sim.demands[wl]) {
+                Assignment::no_fit()
+            } else {
+                flavors::assign(&mut snap, wl, true)
+            };
             let targets = if assignment.mode == Mode::Preempt {
                 let frs = assignment.needs_preemption();
                 preemption::targets(&mut snap, wl, &frs, &assignment.usage)

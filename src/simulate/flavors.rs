@@ -9,10 +9,12 @@
 //! keeps the first flavor `flavorFungibility` lets it stop at, else the best one seen. Earlier
 //! pod sets' requests count against later ones on the same flavor.
 
-use super::model::{Fr, FrMap, flavor_matches};
+use super::model::{Fr, FrMap, World, flavor_matches};
 use super::preemption;
 use super::snapshot::Snapshot;
-use crate::profile::{FungibilityPolicy, FungibilityPreference, WithinClusterQueue};
+use crate::profile::{
+    FungibilityPolicy, FungibilityPreference, ReclaimWithinCohort, WithinClusterQueue,
+};
 use std::collections::BTreeMap;
 
 /// How an assignment can be admitted; ordered worst to best.
@@ -233,6 +235,94 @@ pub(super) fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assign
         out.pod_sets.push(chosen);
     }
     out
+}
+
+impl Assignment {
+    /// The assignment of a workload that `surely_turned_away` turned away: a scheduling cycle
+    /// reads only the mode of a head it parks.
+    pub(super) fn no_fit() -> Self {
+        Self {
+            pod_sets: Vec::new(),
+            usage: FrMap::default(),
+            borrowing: 0,
+            mode: Mode::NoFit,
+            no_fit: Some(NoFitReason::WaitingForQuota),
+        }
+    }
+}
+
+/// One request of a pod set as `surely_turned_away` weighs it: the amount, and the
+/// flavor/resources that could serve it (its resource on each flavor of the covering group
+/// that the pod set may use); none when no group covers a non-zero request.
+#[derive(Clone, Debug)]
+pub(super) struct Demand {
+    amount: i128,
+    frs: Vec<Fr>,
+}
+
+/// Every workload's demands, in workload order: what does not change while it waits, worked
+/// out once per run.
+pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
+    world
+        .workloads
+        .iter()
+        .map(|spec| {
+            let queue = &world.cqs[spec.cq];
+            let mut out = Vec::new();
+            for ps in &spec.pod_sets {
+                for &(resource, amount) in &ps.requests {
+                    let frs = match queue.group_of.get(&resource) {
+                        Some(&g) => queue.groups[g]
+                            .flavors
+                            .iter()
+                            .filter(|&&f| flavor_matches(&world.flavors[f], ps))
+                            .map(|&flavor| Fr { flavor, resource })
+                            .collect(),
+                        // Zero requests of resources the queue does not define are skipped.
+                        None if amount == 0 => continue,
+                        None => Vec::new(),
+                    };
+                    out.push(Demand { amount, frs });
+                }
+            }
+            out
+        })
+        .collect()
+}
+
+/// Whether a scheduling cycle would surely turn workload `wl` away, asked without
+/// allocating: some request is refused by every flavor that could serve it, either outright
+/// (`fits_quota`'s two `NoFit` answers) or because it needs preemption that surely finds no
+/// targets (`preemption::surely_none`). Both only grow with the amount asked, and earlier pod
+/// sets only add to what a flavor must hold, so the request alone decides: `assign` would
+/// give `NoFit`, or `Preempt` for which `targets` finds nothing. The second is used only in
+/// queues that reclaim from `Any`, where a head without candidates reserves nothing for the
+/// rest of the cycle, so either way it is parked and nothing else changes.
+///
+/// This is the common case of a long backlog: every release in a cohort sends all its parked
+/// workloads back, and most are turned away again. A `false` says nothing; `assign` decides.
+pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Demand]) -> bool {
+    let world = snap.world;
+    let usage = &snap.usage;
+    let cq = world.workloads[wl].cq;
+    let queue = &world.cqs[cq];
+    let no_reservation = queue.reclaim == ReclaimWithinCohort::Any;
+    let refused = |fr: Fr, val: i128| {
+        if val > usage.potential(world, cq, fr) {
+            return true;
+        }
+        if val <= usage.available(world, cq, fr) {
+            return false;
+        }
+        let (_, may_reclaim) = usage.borrow_level(world, cq, fr, val);
+        let outright = !(queue.quota(fr).nominal >= val
+            || may_reclaim
+            || queue.borrow_within_cohort.is_some());
+        outright || (no_reservation && preemption::surely_none(snap, wl, fr, val))
+    };
+    demands
+        .iter()
+        .any(|d| d.frs.iter().all(|&fr| refused(fr, d.amount)))
 }
 
 /// `findFlavorForPodSets` for one pod set and one resource group.

@@ -43,6 +43,8 @@ pub(crate) struct Sim<'w> {
     events: Vec<Event>,
     /// (end time, workload), earliest first; stale entries (preempted workloads) are skipped.
     ends: BinaryHeap<Reverse<(u64, usize)>>,
+    /// Per workload, its requests as `flavors::surely_turned_away` weighs them.
+    demands: Vec<Vec<flavors::Demand>>,
 }
 
 /// The outcome of a run: its events (ending with `End`) and, for the human table, each
@@ -76,6 +78,7 @@ fn run_recording(world: &World, until: Option<u64>, record_usage: bool) -> Outco
         queues: Queues::new(world),
         events: Vec::new(),
         ends: BinaryHeap::new(),
+        demands: flavors::demands(world),
     };
     let mut submissions: Vec<usize> = (0..world.workloads.len()).collect();
     submissions.sort_by_key(|&w| (world.workloads[w].submit_at, w));

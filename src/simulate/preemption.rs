@@ -238,6 +238,32 @@ pub(super) fn targets(
     Vec::new()
 }
 
+/// Whether preempting for `val` of `fr` would surely find no targets for `preemptor`, and so
+/// would any preemption it asks for with at least `val` of `fr` among its needs: no admitted
+/// workload of its own queue that uses `fr` is one the queue's policy lets it preempt, and no
+/// workload of another queue can be valid (the queue does not reclaim, has no cohort, or is in
+/// the case `targets` skips: at or over nominal in `fr`, without the hierarchical advantage
+/// and without `borrowWithinCohort`). Removing workloads that do not use `fr` never makes
+/// room in `fr`, so the preemptor cannot fit. A `false` says nothing.
+pub(super) fn surely_none(snap: &Snapshot<'_>, preemptor: usize, fr: Fr, val: i128) -> bool {
+    let world = snap.world;
+    let cq = world.workloads[preemptor].cq;
+    let spec = &world.cqs[cq];
+    let others_out = spec.cohort.is_none()
+        || spec.reclaim == ReclaimWithinCohort::Never
+        || (spec.borrow_within_cohort.is_none()
+            && spec.quota(fr).nominal < snap.usage.of(cq, fr) + val
+            && !under_nominal(snap, cq, &[fr]));
+    if !others_out {
+        return false;
+    }
+    let policy = within_policy(spec.within_cq);
+    spec.within_cq == WithinClusterQueue::Never
+        || !snap
+            .admitted_in(cq)
+            .any(|c| snap.uses_any(c, &[fr]) && satisfies(world, policy, preemptor, c))
+}
+
 /// Kueue's `CandidatesOrdering`: other ClusterQueues first, lower priority first, more
 /// recently admitted first; the UID tie-break is the workload's name here.
 fn candidates_ordering(snap: &Snapshot<'_>, cq: usize, a: usize, b: usize) -> Ordering {
