@@ -43,28 +43,30 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     // snapshot's usage moves (as Kueue's snapshot does).
     let mut admitted: Vec<(usize, Running)> = Vec::new();
     let mut snap = sim.state.snapshot(world);
-    let mut entries: Vec<Entry> = heads
-        .into_iter()
-        .map(|wl| {
-            let assignment = if flavors::surely_turned_away(&snap, wl, &sim.demands[wl]) {
-                Assignment::no_fit()
-            } else {
-                flavors::assign(&mut snap, wl, true)
-            };
-            let targets = if assignment.mode == Mode::Preempt {
-                let frs = assignment.needs_preemption();
-                preemption::targets(&mut snap, wl, &frs, &assignment.usage)
-            } else {
-                Vec::new()
-            };
-            Entry {
-                wl,
-                assignment,
-                targets,
-                requeue: None,
-            }
-        })
-        .collect();
+    let mut changed = false;
+    let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
+    for wl in heads {
+        if flavors::surely_turned_away(&snap, wl, &sim.demands[wl]) {
+            // Parked now rather than after the cycle: it takes nothing from the snapshot,
+            // each queue offers one head, and the cycle's victims come back after every
+            // requeue, so nothing sees the difference; the sort below is spared it.
+            changed |= sim.queues.requeue(world, wl, Requeue::NoFit);
+            continue;
+        }
+        let assignment = flavors::assign(&mut snap, wl, true);
+        let targets = if assignment.mode == Mode::Preempt {
+            let frs = assignment.needs_preemption();
+            preemption::targets(&mut snap, wl, &frs, &assignment.usage)
+        } else {
+            Vec::new()
+        };
+        entries.push(Entry {
+            wl,
+            assignment,
+            targets,
+            requeue: None,
+        });
+    }
     entries.sort_by(|a, b| {
         let (wa, wb) = (&world.workloads[a.wl], &world.workloads[b.wl]);
         a.assignment
@@ -75,7 +77,6 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             .then(a.wl.cmp(&b.wl))
     });
 
-    let mut changed = false;
     let mut preempted: BTreeSet<usize> = BTreeSet::new();
     let mut victims: Vec<usize> = Vec::new();
     for e in &mut entries {
@@ -91,7 +92,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
                 // later heads of the cycle do not take it first.
                 if world.cqs[cq].reclaim != ReclaimWithinCohort::Any {
                     let reserve = reservation(&snap, cq, &e.assignment);
-                    snap.usage.add_all(world, cq, &reserve);
+                    snap.usage.to_mut().add_all(world, cq, &reserve);
                 }
                 continue;
             }
@@ -106,7 +107,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             continue;
         }
         preempted.extend(e.targets.iter().map(|t| t.workload));
-        snap.usage.add_all(world, cq, &e.assignment.usage);
+        snap.usage.to_mut().add_all(world, cq, &e.assignment.usage);
         changed = true;
         if e.assignment.mode == Mode::Preempt {
             for t in &e.targets {

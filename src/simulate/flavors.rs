@@ -11,6 +11,7 @@
 
 use super::model::{Fr, FrMap, World, flavor_matches};
 use super::preemption;
+use super::quota::Usage;
 use super::snapshot::Snapshot;
 use crate::profile::{
     FungibilityPolicy, FungibilityPreference, ReclaimWithinCohort, WithinClusterQueue,
@@ -237,37 +238,27 @@ pub(super) fn assign(snap: &mut Snapshot<'_>, wl: usize, oracle: bool) -> Assign
     out
 }
 
-impl Assignment {
-    /// The assignment of a workload that `surely_turned_away` turned away: a scheduling cycle
-    /// reads only the mode of a head it parks.
-    pub(super) fn no_fit() -> Self {
-        Self {
-            pod_sets: Vec::new(),
-            usage: FrMap::default(),
-            borrowing: 0,
-            mode: Mode::NoFit,
-            no_fit: Some(NoFitReason::WaitingForQuota),
-        }
-    }
-}
-
 /// One request of a pod set as `surely_turned_away` weighs it: the amount, and the
 /// flavor/resources that could serve it (its resource on each flavor of the covering group
-/// that the pod set may use); none when no group covers a non-zero request.
+/// that the pod set may use), each with whether the amount is beyond what the queue could
+/// ever get of it; none when no group covers a non-zero request.
 #[derive(Clone, Debug)]
 pub(super) struct Demand {
     amount: i128,
-    frs: Vec<Fr>,
+    frs: Vec<(Fr, bool)>,
 }
 
-/// Every workload's demands, in workload order: what does not change while it waits, worked
-/// out once per run.
+/// Every workload's demands, in workload order, scarcest first (the request that takes the
+/// largest share of what its queue could ever get), as that is the one most often refused:
+/// what does not change while it waits, worked out once per run.
 pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
+    let usage = Usage::new(world);
     world
         .workloads
         .iter()
         .map(|spec| {
-            let queue = &world.cqs[spec.cq];
+            let cq = spec.cq;
+            let queue = &world.cqs[cq];
             let mut out = Vec::new();
             for ps in &spec.pod_sets {
                 for &(resource, amount) in &ps.requests {
@@ -276,7 +267,10 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
                             .flavors
                             .iter()
                             .filter(|&&f| flavor_matches(&world.flavors[f], ps))
-                            .map(|&flavor| Fr { flavor, resource })
+                            .map(|&flavor| {
+                                let fr = Fr { flavor, resource };
+                                (fr, amount > usage.potential(world, cq, fr))
+                            })
                             .collect(),
                         // Zero requests of resources the queue does not define are skipped.
                         None if amount == 0 => continue,
@@ -285,6 +279,23 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
                     out.push(Demand { amount, frs });
                 }
             }
+            let share = |d: &Demand| {
+                d.frs
+                    .iter()
+                    .map(|&(fr, _)| {
+                        #[allow(clippy::cast_precision_loss)] // an ordering hint only
+                        let most = usage.potential(world, cq, fr) as f64;
+                        #[allow(clippy::cast_precision_loss)]
+                        let amount = d.amount as f64;
+                        if most > 0.0 {
+                            amount / most
+                        } else {
+                            f64::INFINITY
+                        }
+                    })
+                    .fold(f64::INFINITY, f64::min)
+            };
+            out.sort_by(|a, b| share(b).total_cmp(&share(a)));
             out
         })
         .collect()
@@ -307,8 +318,8 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
     let cq = world.workloads[wl].cq;
     let queue = &world.cqs[cq];
     let no_reservation = queue.reclaim == ReclaimWithinCohort::Any;
-    let refused = |fr: Fr, val: i128| {
-        if val > usage.potential(world, cq, fr) {
+    let refused = |fr: Fr, val: i128, beyond: bool| {
+        if beyond {
             return true;
         }
         if val <= usage.available(world, cq, fr) {
@@ -320,9 +331,11 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
             || queue.borrow_within_cohort.is_some());
         outright || (no_reservation && preemption::surely_none(snap, wl, fr, val))
     };
-    demands
-        .iter()
-        .any(|d| d.frs.iter().all(|&fr| refused(fr, d.amount)))
+    demands.iter().any(|d| {
+        d.frs
+            .iter()
+            .all(|&(fr, beyond)| refused(fr, d.amount, beyond))
+    })
 }
 
 /// `findFlavorForPodSets` for one pod set and one resource group.

@@ -21,22 +21,23 @@
 use super::model::World;
 use crate::profile::QueueingStrategy;
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 type Key = (Reverse<i64>, u64, usize);
 
 #[derive(Clone, Debug, Default)]
 struct CqQueue {
     heap: BTreeSet<Key>,
-    /// Unordered: parked workloads go back to the heap, which orders them.
-    inadmissible: HashSet<usize, foldhash::fast::FixedState>,
+    /// Unordered: parked workloads go back to the heap, which orders them. A list, as a
+    /// queue parks a few workloads at a time and takes them all back at once.
+    inadmissible: Vec<usize>,
     /// The workload whose preemptions are under way (Kueue's `preemptorWorkload`). In a
     /// `BestEffortFIFO` queue it stays the head until it is admitted, so that the workloads
     /// skipped while it waited do not take the quota its victims free (Kueue#6929, #7101).
     sticky: Option<usize>,
     /// Equivalence classes parked as a whole (`hashToBulkMoveReason`), until quota is
-    /// released in the cohort.
-    parked_classes: BTreeSet<usize>,
+    /// released in the cohort (a few: a list).
+    parked_classes: Vec<usize>,
 }
 
 /// Why a head was not admitted in a cycle (Kueue's `RequeueReason`s that matter here).
@@ -77,10 +78,12 @@ impl Queues {
         if world.cqs[spec.cq].strategy == QueueingStrategy::BestEffortFIFO
             && q.parked_classes.contains(&spec.class)
         {
-            q.inadmissible.insert(wl);
+            if !q.inadmissible.contains(&wl) {
+                q.inadmissible.push(wl);
+            }
             return;
         }
-        q.inadmissible.remove(&wl);
+        q.inadmissible.retain(|&w| w != wl);
         q.heap.insert(Self::key(world, wl));
     }
 
@@ -128,21 +131,26 @@ impl Queues {
             q.heap.insert(Self::key(world, wl));
             return false;
         }
-        q.inadmissible.insert(wl);
+        q.inadmissible.push(wl);
         // Kueue's SchedulingEquivalenceHashing (on by default since 0.18): the workloads of
         // the same class that wait in the heap would fail the same way; park them too.
         if matches!(why, Requeue::NoFit | Requeue::NoCandidates) {
             let class = world.workloads[wl].class;
-            q.parked_classes.insert(class);
-            let mut same = Vec::new();
-            q.heap.retain(|k| {
-                let keep = world.workloads[k.2].class != class;
-                if !keep {
-                    same.push(k.2);
-                }
-                keep
-            });
-            q.inadmissible.extend(same);
+            if !q.parked_classes.contains(&class) {
+                q.parked_classes.push(class);
+            }
+            let same = |k: &Key| world.workloads[k.2].class == class;
+            // Most heads have no class-mate waiting; look before rebuilding the heap.
+            if q.heap.iter().any(same) {
+                let inadmissible = &mut q.inadmissible;
+                q.heap.retain(|k| {
+                    if same(k) {
+                        inadmissible.push(k.2);
+                        return false;
+                    }
+                    true
+                });
+            }
         }
         true
     }
@@ -156,14 +164,13 @@ impl Queues {
             if !related {
                 continue;
             }
-            self.cqs[i].parked_classes.clear();
-            // One sorted bulk merge: after every release the whole backlog comes back, so
-            // this is the hot path of long scenarios.
-            let parked = std::mem::take(&mut self.cqs[i].inadmissible);
-            let mut keys: Vec<Key> = parked.into_iter().map(|wl| Self::key(world, wl)).collect();
-            keys.sort_unstable();
-            let mut back: BTreeSet<Key> = keys.into_iter().collect();
-            self.cqs[i].heap.append(&mut back);
+            let q = &mut self.cqs[i];
+            q.parked_classes.clear();
+            // After every release the whole backlog comes back: a queue's share of it is
+            // small, so inserting one by one beats building a tree to merge.
+            for wl in q.inadmissible.drain(..) {
+                q.heap.insert(Self::key(world, wl));
+            }
         }
     }
 

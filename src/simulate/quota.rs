@@ -82,14 +82,16 @@ impl Usage {
         let Some(c) = spec.cohort else {
             return (q.nominal - self.of(cq, fr)).max(0);
         };
+        let local = local_quota(q.nominal, q.lending_limit);
+        let used = self.of(cq, fr);
         let mut parent = self.cohort_quota(c, fr) - self.cohort_usage(c, fr);
         if let Some(limit) = q.borrowing_limit {
-            let local = local_quota(q.nominal, q.lending_limit);
             let stored = q.nominal - local;
-            let used_in_parent = (self.of(cq, fr) - local).max(0);
+            let used_in_parent = (used - local).max(0);
             parent = parent.min(stored - used_in_parent + limit);
         }
-        (self.local_available(w, cq, fr) + parent).max(0)
+        // `local_available`, with the quota already at hand.
+        ((local - used).max(0) + parent).max(0)
     }
 
     /// The most the queue could ever use of `fr` (`PotentialAvailable`).

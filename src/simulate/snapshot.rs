@@ -1,12 +1,14 @@
 //! The admitted workloads and the usage they hold (`State`), and what a scheduling cycle sees
 //! of them (`Snapshot`): Kueue's cache snapshot. A snapshot copies only the usage of queues
-//! and cohorts; preemption simulates removals on that copy and puts them back, and the
-//! admitted workloads themselves are shared with the state, so a cycle costs the size of the
-//! quota table, not of the scenario.
+//! and cohorts, and only when it first changes it (preemption simulating removals, the cycle
+//! adding what it admits); the admitted workloads themselves are shared with the state, so a
+//! cycle costs at most the size of the quota table, not of the scenario, and a cycle that only
+//! turns heads away copies nothing.
 
 use super::flavors::OracleMemo;
 use super::model::{Fr, FrMap, World};
 use super::quota::Usage;
+use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeSet;
 
@@ -63,7 +65,7 @@ impl State {
     pub(super) fn snapshot<'a>(&'a self, world: &'a World) -> Snapshot<'a> {
         Snapshot {
             world,
-            usage: self.usage.clone(),
+            usage: Cow::Borrowed(&self.usage),
             running: &self.running,
             by_cq: &self.by_cq,
             removed: Vec::new(),
@@ -75,7 +77,8 @@ impl State {
 #[derive(Clone, Debug)]
 pub(super) struct Snapshot<'a> {
     pub world: &'a World,
-    pub usage: Usage,
+    /// The state's usage until the snapshot first changes it.
+    pub usage: Cow<'a, Usage>,
     pub running: &'a [Option<Running>],
     by_cq: &'a [BTreeSet<usize>],
     /// Admitted workloads whose removal is being simulated (a few at a time: a list).
@@ -101,7 +104,7 @@ impl Snapshot<'_> {
         {
             self.removed.push(wl);
             let cq = self.world.workloads[wl].cq;
-            self.usage.remove_all(self.world, cq, &r.usage);
+            self.usage.to_mut().remove_all(self.world, cq, &r.usage);
         }
     }
 
@@ -111,7 +114,7 @@ impl Snapshot<'_> {
         {
             self.removed.swap_remove(i);
             let cq = self.world.workloads[wl].cq;
-            self.usage.add_all(self.world, cq, &r.usage);
+            self.usage.to_mut().add_all(self.world, cq, &r.usage);
         }
     }
 
