@@ -47,6 +47,11 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
     for wl in heads {
         if flavors::surely_turned_away(&snap, wl, &sim.demands[wl]) {
+            debug_assert!(
+                turned_away_in_full(&mut snap, wl),
+                "the shortcut turned away `{}`, which the full assignment would not",
+                world.workloads[wl].name
+            );
             // Parked now rather than after the cycle: it takes nothing from the snapshot,
             // each queue offers one head, and the cycle's victims come back after every
             // requeue, so nothing sees the difference; the sort below is spared it.
@@ -159,6 +164,27 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         }
     }
     changed
+}
+
+/// What `flavors::surely_turned_away` claims, worked out in full: the head gets no fit, or
+/// needs preemption and finds no targets. Checked on every shortcut in debug builds, so that
+/// every test run of the simulator also tests the shortcut.
+#[cfg(debug_assertions)]
+fn turned_away_in_full(snap: &mut super::snapshot::Snapshot<'_>, wl: usize) -> bool {
+    let assignment = flavors::assign(snap, wl, true);
+    match assignment.mode {
+        Mode::NoFit => true,
+        Mode::Fit => false,
+        Mode::Preempt => {
+            let frs = assignment.needs_preemption();
+            preemption::targets(snap, wl, &frs, &assignment.usage).is_empty()
+        }
+    }
+}
+
+#[cfg(not(debug_assertions))]
+fn turned_away_in_full(_: &mut super::snapshot::Snapshot<'_>, _: usize) -> bool {
+    true
 }
 
 /// `fits`: the assignment's usage fits what is available once the cycle's victims and the

@@ -322,13 +322,14 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
         if beyond {
             return true;
         }
-        if val <= usage.available(world, cq, fr) {
+        let q = queue.quota(fr);
+        let used = usage.of(cq, fr);
+        if val <= usage.available_with(world, cq, fr, &q, used) {
             return false;
         }
-        let (_, may_reclaim) = usage.borrow_level(world, cq, fr, val);
-        let outright = !(queue.quota(fr).nominal >= val
-            || may_reclaim
-            || queue.borrow_within_cohort.is_some());
+        // `fits_quota` past its fit. Its third way on, reclaiming while not borrowing
+        // (`borrow_level`), needs `nominal >= used + val`, which `nominal >= val` covers.
+        let outright = !(q.nominal >= val || queue.borrow_within_cohort.is_some());
         outright || (no_reservation && preemption::surely_none(snap, wl, fr, val))
     };
     demands.iter().any(|d| {

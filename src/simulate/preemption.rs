@@ -239,12 +239,15 @@ pub(super) fn targets(
 }
 
 /// Whether preempting for `val` of `fr` would surely find no targets for `preemptor`, and so
-/// would any preemption it asks for with at least `val` of `fr` among its needs: no admitted
-/// workload of its own queue that uses `fr` is one the queue's policy lets it preempt, and no
-/// workload of another queue can be valid (the queue does not reclaim, has no cohort, or is in
-/// the case `targets` skips: at or over nominal in `fr`, without the hierarchical advantage
-/// and without `borrowWithinCohort`). Removing workloads that do not use `fr` never makes
-/// room in `fr`, so the preemptor cannot fit. A `false` says nothing.
+/// would any preemption it asks for with at least `val` of `fr` among its needs. Two things
+/// must hold. No admitted workload of its own queue that uses `fr` is one the queue's policy
+/// lets it preempt: removing workloads that do not use `fr` never makes room in `fr`. And no
+/// workload of another queue can help: the queue has no cohort or does not reclaim, or it
+/// lacks `borrowWithinCohort` and `val` does not fit its nominal quota on top of its usage.
+/// Then `targets` has no hierarchical candidates (that needs the request to fit nominal), the
+/// attempt that forbids borrowing can never fit (its usage of `fr` does not fall), and the
+/// attempt that allows borrowing takes no candidate of another queue
+/// (`ReclaimWithoutBorrowing`). A `false` says nothing.
 pub(super) fn surely_none(snap: &Snapshot<'_>, preemptor: usize, fr: Fr, val: i128) -> bool {
     let world = snap.world;
     let cq = world.workloads[preemptor].cq;
@@ -252,8 +255,7 @@ pub(super) fn surely_none(snap: &Snapshot<'_>, preemptor: usize, fr: Fr, val: i1
     let others_out = spec.cohort.is_none()
         || spec.reclaim == ReclaimWithinCohort::Never
         || (spec.borrow_within_cohort.is_none()
-            && spec.quota(fr).nominal < snap.usage.of(cq, fr) + val
-            && !under_nominal(snap, cq, &[fr]));
+            && spec.quota(fr).nominal < snap.usage.of(cq, fr) + val);
     if !others_out {
         return false;
     }

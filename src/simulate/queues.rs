@@ -21,13 +21,53 @@
 use super::model::World;
 use crate::profile::QueueingStrategy;
 use std::cmp::Reverse;
-use std::collections::BTreeSet;
+use std::collections::VecDeque;
 
-type Key = (Reverse<i64>, u64, usize);
+/// Queue order: higher priority, then older, then the workload's index (its name's order).
+/// The workload's equivalence class rides along, after the unique index, so that parking a
+/// class does not look up every waiting workload.
+type Key = (Reverse<i64>, u64, usize, usize);
+
+/// A queue's waiting workloads in order, first at the front. A sorted double-ended list
+/// rather than a tree: a queue holds a handful at a time, heads leave from the front and are
+/// put back there, new workloads mostly join at the back, and a whole backlog comes back at
+/// once (`extend`, one sort).
+#[derive(Clone, Debug, Default)]
+struct Ordered(VecDeque<Key>);
+
+impl Ordered {
+    fn insert(&mut self, key: Key) {
+        let at = self.0.partition_point(|k| *k < key);
+        if self.0.get(at) != Some(&key) {
+            self.0.insert(at, key);
+        }
+    }
+
+    fn remove(&mut self, key: &Key) -> bool {
+        match self.0.binary_search(key) {
+            Ok(at) => self.0.remove(at).is_some(),
+            Err(_) => false,
+        }
+    }
+
+    fn contains(&self, key: &Key) -> bool {
+        self.0.binary_search(key).is_ok()
+    }
+
+    fn pop_first(&mut self) -> Option<Key> {
+        self.0.pop_front()
+    }
+
+    /// Add workloads that are not in the list (a workload waits in one place at a time).
+    fn extend(&mut self, keys: impl IntoIterator<Item = Key>) {
+        self.0.extend(keys);
+        self.0.make_contiguous().sort_unstable();
+    }
+}
 
 #[derive(Clone, Debug, Default)]
 struct CqQueue {
-    heap: BTreeSet<Key>,
+    heap: Ordered,
     /// Unordered: parked workloads go back to the heap, which orders them. A list, as a
     /// queue parks a few workloads at a time and takes them all back at once.
     inadmissible: Vec<usize>,
@@ -67,7 +107,7 @@ impl Queues {
 
     fn key(world: &World, wl: usize) -> Key {
         let w = &world.workloads[wl];
-        (Reverse(w.priority), w.submit_at, wl)
+        (Reverse(w.priority), w.submit_at, wl, w.class)
     }
 
     /// A new or evicted workload enters its queue's heap, or is parked at once when its
@@ -98,7 +138,7 @@ impl Queues {
                 {
                     return Some(wl);
                 }
-                q.heap.pop_first().map(|(_, _, wl)| wl)
+                q.heap.pop_first().map(|(_, _, wl, _)| wl)
             })
             .collect()
     }
@@ -139,11 +179,11 @@ impl Queues {
             if !q.parked_classes.contains(&class) {
                 q.parked_classes.push(class);
             }
-            let same = |k: &Key| world.workloads[k.2].class == class;
+            let same = |k: &Key| k.3 == class;
             // Most heads have no class-mate waiting; look before rebuilding the heap.
-            if q.heap.iter().any(same) {
+            if q.heap.0.iter().any(same) {
                 let inadmissible = &mut q.inadmissible;
-                q.heap.retain(|k| {
+                q.heap.0.retain(|k| {
                     if same(k) {
                         inadmissible.push(k.2);
                         return false;
@@ -166,10 +206,10 @@ impl Queues {
             }
             let q = &mut self.cqs[i];
             q.parked_classes.clear();
-            // After every release the whole backlog comes back: a queue's share of it is
-            // small, so inserting one by one beats building a tree to merge.
-            for wl in q.inadmissible.drain(..) {
-                q.heap.insert(Self::key(world, wl));
+            // After every release the whole backlog comes back: one sort per queue.
+            if !q.inadmissible.is_empty() {
+                q.heap
+                    .extend(q.inadmissible.drain(..).map(|wl| Self::key(world, wl)));
             }
         }
     }

@@ -6,7 +6,7 @@
 //! rest in its cohort; the cohort's quota is what its queues store there, and its usage what
 //! they use beyond what they keep. Amounts are nano-units (`Quantity::nanos`).
 
-use super::model::{Fr, FrMap, World};
+use super::model::{Fr, FrMap, QuotaSpec, World};
 
 /// Usage of every ClusterQueue and cohort: the state a scheduling cycle snapshots. Dense
 /// tables (one row per queue or cohort, one column per flavor/resource): a cycle copies them
@@ -77,13 +77,22 @@ impl Usage {
 
     /// What the queue can use of `fr` now, borrowing included (`Available`).
     pub(super) fn available(&self, w: &World, cq: usize, fr: Fr) -> i128 {
-        let spec = &w.cqs[cq];
-        let q = spec.quota(fr);
-        let Some(c) = spec.cohort else {
-            return (q.nominal - self.of(cq, fr)).max(0);
+        self.available_with(w, cq, fr, &w.cqs[cq].quota(fr), self.of(cq, fr))
+    }
+
+    /// `available`, given the queue's quota and usage of `fr` (for callers that need them too).
+    pub(super) fn available_with(
+        &self,
+        w: &World,
+        cq: usize,
+        fr: Fr,
+        q: &QuotaSpec,
+        used: i128,
+    ) -> i128 {
+        let Some(c) = w.cqs[cq].cohort else {
+            return (q.nominal - used).max(0);
         };
         let local = local_quota(q.nominal, q.lending_limit);
-        let used = self.of(cq, fr);
         let mut parent = self.cohort_quota(c, fr) - self.cohort_usage(c, fr);
         if let Some(limit) = q.borrowing_limit {
             let stored = q.nominal - local;

@@ -26,6 +26,7 @@ mod overlay;
 mod properties;
 mod rules;
 mod simulate;
+mod simulate_shortcuts;
 mod tree;
 mod validate;
 mod workloads;

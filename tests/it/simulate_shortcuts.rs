@@ -1,0 +1,192 @@
+//! The simulator turns away heads that surely cannot be admitted without assigning flavors
+//! (`flavors::surely_turned_away`: a request every flavor refuses outright, or one that needs
+//! preemption that surely finds no targets). In debug builds every use of that shortcut is
+//! checked against the full assignment and preemption search (`debug_assert!` in
+//! `simulate/cycle.rs`). This test gives the check many queue set-ups it would not otherwise
+//! meet: random ClusterQueues in one cohort with every preemption policy, borrowing and lending
+//! limits, flavor fungibility, one or two flavors and an optional GPU group, and random
+//! workloads with priorities and one or two pod sets, enough to queue, borrow and preempt.
+
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+
+/// A fixed linear congruential sequence: the same cases on every machine.
+struct Lcg(u64);
+
+impl Lcg {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+
+    fn pick<'a>(&mut self, from: &[&'a str]) -> &'a str {
+        from[usize::try_from(self.below(from.len() as u64)).unwrap_or(0)]
+    }
+}
+
+fn cluster_queue(r: &mut Lcg, i: usize) -> Value {
+    let mut cq = json!({"name": format!("cq{i}"), "cohortName": "all"});
+    if r.chance(30) {
+        cq["queueingStrategy"] = r.pick(&["StrictFIFO", "BestEffortFIFO"]).into();
+    }
+    let mut preemption = json!({});
+    if r.chance(80) {
+        preemption["withinClusterQueue"] = r
+            .pick(&["Never", "LowerPriority", "LowerOrNewerEqualPriority"])
+            .into();
+    }
+    if r.chance(80) {
+        preemption["reclaimWithinCohort"] = r.pick(&["Never", "LowerPriority", "Any"]).into();
+    }
+    let reclaims = preemption
+        .get("reclaimWithinCohort")
+        .is_some_and(|v| v != "Never");
+    if reclaims && r.chance(30) {
+        let mut b = json!({"policy": r.pick(&["Never", "LowerPriority"])});
+        if r.chance(50) {
+            b["maxPriorityThreshold"] = json!(r.below(3) as i64 - 1);
+        }
+        preemption["borrowWithinCohort"] = b;
+    }
+    cq["preemption"] = preemption;
+    if r.chance(30) {
+        let try_next = r.chance(50);
+        let mut ff = json!({
+            "whenCanBorrow": if try_next { "TryNextFlavor" } else { r.pick(&["MayStopSearch", "TryNextFlavor"]) },
+            "whenCanPreempt": if try_next { "TryNextFlavor" } else { "MayStopSearch" },
+        });
+        if try_next && r.chance(50) {
+            ff["preference"] = r
+                .pick(&["BorrowingOverPreemption", "PreemptionOverBorrowing"])
+                .into();
+        }
+        cq["flavorFungibility"] = ff;
+    }
+    let flavors: &[&str] = match r.below(3) {
+        0 => &["f1"],
+        1 => &["f2"],
+        _ => &["f1", "f2"],
+    };
+    let mut group = json!({"coveredResources": ["cpu", "memory"], "flavors": []});
+    for f in flavors {
+        let mut resources = Vec::new();
+        for (name, unit) in [("cpu", ""), ("memory", "Gi")] {
+            let nominal = r.below(9);
+            let mut q = json!({"name": name, "nominalQuota": format!("{nominal}{unit}")});
+            if r.chance(40) {
+                q["borrowingLimit"] = format!("{}{unit}", r.below(7)).into();
+            }
+            if r.chance(30) {
+                q["lendingLimit"] = format!("{}{unit}", r.below(nominal.min(4) + 1)).into();
+            }
+            resources.push(q);
+        }
+        if let Some(list) = group["flavors"].as_array_mut() {
+            list.push(json!({"name": f, "resources": resources}));
+        }
+    }
+    let mut groups = vec![group];
+    if r.chance(50) {
+        let mut gpu = json!({"name": "nvidia.com/gpu", "nominalQuota": r.below(5).to_string()});
+        if r.chance(50) {
+            gpu["borrowingLimit"] = r.below(5).to_string().into();
+        }
+        groups.push(json!({"coveredResources": ["nvidia.com/gpu"],
+            "flavors": [{"name": "gpu", "resources": [gpu]}]}));
+    }
+    cq["resourceGroups"] = groups.into();
+    cq
+}
+
+fn case(seed: u64) -> (String, String) {
+    let mut r = Lcg(seed);
+    let queues: Vec<Value> = (0..2 + r.below(4))
+        .map(|i| cluster_queue(&mut r, usize::try_from(i).unwrap_or(0)))
+        .collect();
+    let mut profile = format!(
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: shortcut-{seed}\nnamespace: ray\n\
+         flavors: [{{name: f1}}, {{name: f2}}, {{name: gpu}}]\nqueues:\n  mode: team\n  clusterQueues:\n"
+    );
+    for q in &queues {
+        let _ = writeln!(profile, "  - {q}");
+    }
+    profile.push_str("  localQueues:\n");
+    for q in &queues {
+        let _ = writeln!(profile, "  - {{name: {0}, clusterQueue: {0}}}", q["name"]);
+    }
+    let mut scenario = format!(
+        "apiVersion: raykueue.io/v1alpha1\nkind: Scenario\nname: shortcut-{seed}\nworkloads:\n"
+    );
+    for w in 0..60 {
+        let q = &queues[usize::try_from(r.below(queues.len() as u64)).unwrap_or(0)];
+        let gpu_group = q["resourceGroups"].as_array().is_some_and(|g| g.len() > 1);
+        let mut wl = json!({"name": format!("w{w:03}"), "queue": q["name"],
+            "submitAt": r.below(30), "runFor": 1 + r.below(40)});
+        if r.chance(60) {
+            wl["priority"] = json!(r.below(4) as i64 - 1);
+        }
+        let pod_sets: Vec<Value> = (0..=r.below(2))
+            .map(|p| {
+                let mut req = json!({"cpu": (1 + r.below(4)).to_string(),
+                    "memory": format!("{}Gi", 1 + r.below(4))});
+                if gpu_group && r.chance(60) {
+                    req["nvidia.com/gpu"] = (1 + r.below(2)).to_string().into();
+                }
+                json!({"name": format!("p{p}"), "count": 1 + r.below(2), "requests": req})
+            })
+            .collect();
+        wl["podSets"] = pod_sets.into();
+        let _ = writeln!(scenario, "  - {wl}");
+    }
+    (profile, scenario)
+}
+
+#[test]
+fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
+    let mut preempted = 0;
+    let mut backlog = 0;
+    for seed in 0..100 {
+        let (profile_text, scenario_text) = case(seed);
+        let source = raykueue::load::decode("random.yaml", profile_text.as_bytes())
+            .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        let (typed, diagnostics) = raykueue::compile::check(&raykueue::resolve::Resolved {
+            source,
+            base_dir: None,
+        });
+        let Some((_, profile)) = typed else {
+            panic!(
+                "seed {seed}: the generator made an invalid profile: {diagnostics:?}\n{profile_text}"
+            );
+        };
+        let source = raykueue::load::decode("scenario.yaml", scenario_text.as_bytes())
+            .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        let (loaded, scenario) = raykueue::simulate::scenario::parse(&source)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
+        let problems = raykueue::simulate::scenario::check(&profile, &loaded, &scenario);
+        assert!(problems.is_empty(), "seed {seed}: {problems:?}");
+        let world = raykueue::simulate::model::build(&profile, &scenario);
+        // The debug assertion fires inside `run` if the shortcut is ever wrong.
+        let outcome = raykueue::simulate::run(&world, None);
+        let json = raykueue::simulate::events::render_json(&world, &outcome.events);
+        preempted += json.matches("\"Preempted\"").count();
+        backlog += usize::from(json.lines().any(|l| {
+            l.contains("\"Admitted\"")
+                && serde_json::from_str::<Value>(l)
+                    .is_ok_and(|v| v["time"].as_u64().unwrap_or(0) > 40)
+        }));
+    }
+    // The cases must exercise what the shortcut decides on: preemption, and workloads that
+    // waited past the last submission for quota to be released.
+    assert!(preempted > 500, "only {preempted} preemptions in 100 cases");
+    assert!(
+        backlog > 60,
+        "only {backlog} cases admitted anything after t=40"
+    );
+}
