@@ -2,14 +2,27 @@
 
 use std::sync::Arc;
 
-/// One loaded source file. Cheap to clone: diagnostics carry a handle to it.
+/// One loaded source file. Cheap to clone (one reference count): diagnostics and every node
+/// of a loaded tree carry a handle to it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Source {
+pub struct Source(Arc<SourceFile>);
+
+/// What a `Source` handle points to (its fields read through the handle: `source.text`).
+#[derive(Debug, PartialEq, Eq)]
+pub struct SourceFile {
     /// What the user named: a path as given, or `profiles/team.yaml` for embedded profiles.
     pub name: Arc<str>,
     pub text: Arc<str>,
     /// Byte offset of every line start, so a position costs a binary search, not a scan.
-    line_starts: Arc<[usize]>,
+    line_starts: Box<[usize]>,
+}
+
+impl std::ops::Deref for Source {
+    type Target = SourceFile;
+
+    fn deref(&self) -> &SourceFile {
+        &self.0
+    }
 }
 
 /// A place in a source: 1-based line and column (in characters) plus the byte range.
@@ -27,11 +40,11 @@ impl Source {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        Self {
+        Self(Arc::new(SourceFile {
             name: name.into(),
             text,
             line_starts,
-        }
+        }))
     }
 
     /// The position of a byte offset (clamped to the text).
