@@ -17,7 +17,7 @@
 //! tried and the best one counts (a problem is reported only when no choice avoids it).
 
 use super::{Ctx, RuleInfo};
-use crate::admission::pods::{PodSet, Role, cluster_queue_of, pod_sets};
+use crate::admission::pods::{PodSet, QueueIndex, Role, pod_sets};
 use crate::diagnostic::Severity::{Error, Warning};
 use crate::diagnostic::did_you_mean;
 use crate::operators;
@@ -304,8 +304,9 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         })
         .map(|f| f.name.as_str())
         .collect();
+    let by_name = QueueIndex::new(p);
     for (i, w) in p.workloads.iter().enumerate() {
-        let cq = cluster_queue_of(p, w);
+        let cq = by_name.cluster_queue_of(w);
         for s in pod_sets(i, w) {
             place(ctx, p, &pools, &unmatched, cq.map(|(_, c)| c), &s);
         }

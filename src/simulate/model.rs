@@ -385,8 +385,9 @@ pub(crate) fn profile_world(profile: &Profile) -> (World, Vec<usize>) {
     let mut world = queues_world(profile, &mut resources);
     let mut adder = Adder::new(&mut resources);
     let mut index = Vec::new();
+    let by_name = pods::QueueIndex::new(profile);
     for (i, pw) in profile.workloads.iter().enumerate() {
-        let Some((cq, _)) = pods::cluster_queue_of(profile, pw) else {
+        let Some((cq, _)) = by_name.cluster_queue_of(pw) else {
             continue;
         };
         let pod_sets = profile_pod_sets(i, pw, &mut resources);

@@ -543,21 +543,26 @@ pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
     base.workloads.clear();
     base.queues = None;
     let mut out = Vec::new();
+    let by_name = pods::QueueIndex::new(profile);
+    // The scenario submits through a LocalQueue of the profile's namespace: per
+    // ClusterQueue, the first such.
+    let mut submit_via = std::collections::HashMap::new();
+    for l in &queues.local_queues {
+        if l.namespace.as_ref().is_none_or(|n| *n == profile.namespace) {
+            submit_via.entry(l.cluster_queue.as_str()).or_insert(l);
+        }
+    }
     for (index, pw) in profile.workloads.iter().enumerate() {
         if !matches!(pw.admission(profile), Admission::Queued { .. }) {
             continue;
         }
-        let Some((c, cq)) = pods::cluster_queue_of(profile, pw) else {
+        let Some((c, cq)) = by_name.cluster_queue_of(pw) else {
             continue;
         };
         let Some(cohort) = &cq.cohort_name else {
             continue;
         };
-        // The scenario submits through a LocalQueue of the profile's namespace.
-        let Some(lq) = queues.local_queues.iter().find(|l| {
-            l.cluster_queue == cq.name
-                && l.namespace.as_ref().is_none_or(|n| *n == profile.namespace)
-        }) else {
+        let Some(&lq) = submit_via.get(cq.name.as_str()) else {
             continue;
         };
         if !may_borrow(profile, index, c) {
