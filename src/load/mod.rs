@@ -1,15 +1,18 @@
 //! Stage 1: bytes → a JSON value plus the source position of every node.
 //!
-//! The profile is parsed with serde-saphyr into a tree whose nodes carry their positions
-//! (`Spanned`), then flattened into a `serde_json::Value` (what the schema check reads) and a
-//! map from JSON pointer to position (how every later diagnostic finds its line). Hostile input
-//! is bounded here: size, depth, node count, alias expansion, duplicate keys, tags.
+//! The profile is parsed into a tree whose nodes carry their positions, then flattened into a
+//! `serde_json::Value` (what the schema check reads) and a map from JSON pointer to position
+//! (how every later diagnostic finds its line). The tree of a plain document is built straight
+//! from the YAML parser's events (`events`); anything else, and every error, goes through
+//! serde-saphyr's `Spanned` nodes (`parse`). Hostile input is bounded here: size, depth, node
+//! count, alias expansion, duplicate keys, tags.
 
 use crate::diagnostic::Diagnostic;
 use crate::source::Source;
 use serde_json::Value;
 
 mod decode;
+mod events;
 mod parse;
 mod spans;
 pub(crate) mod strict;

@@ -11,7 +11,7 @@ use serde_saphyr::Spanned;
 use std::fmt;
 
 /// A YAML node with its place: what overlays merge, before it is flattened into JSON.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Tree {
     pub source: Source,
     /// Position of the mapping key that holds this node, if any.
@@ -20,7 +20,7 @@ pub struct Tree {
     pub kind: TreeKind,
 }
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum TreeKind {
     /// null, boolean, number or string.
     Scalar(Value),
@@ -69,6 +69,14 @@ pub fn parse_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
             return Err(tag_errors);
         }
     }
+    if let Some(tree) = super::events::tree(source) {
+        return Ok(tree);
+    }
+    saphyr_tree(source)
+}
+
+/// `parse_tree` through serde-saphyr: every document, and the one that explains what is wrong.
+pub(super) fn saphyr_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_documents: 1,

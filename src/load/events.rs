@@ -1,0 +1,415 @@
+//! The placed tree built straight from the YAML parser's events, for documents that are plain
+//! data: the fast way to what `parse::parse_tree` builds through serde-saphyr, which hands
+//! every node over as a `Spanned` value through a visitor of its own (at 1,000 teams, a third
+//! of the whole run).
+//!
+//! It declines (`None`, and the caller takes serde-saphyr's path, which then reports
+//! whatever is wrong) on anything it would not read exactly as serde-saphyr does: anchors,
+//! aliases, tags, merge keys, complex keys, duplicate keys, a second document, parse errors,
+//! the depth and node bounds, and plain scalars whose type is not obvious (YAML 1.1 booleans
+//! other than `true`/`false`, floats, radix and signed spellings, leading zeros). What it does
+//! read, it reads as serde-saphyr 2.2 resolves untagged scalars
+//! (`de/deserializer.rs` `deserialize_any`: null, then booleans, then integers, then floats,
+//! else a string): `tests/it/fastpath.rs` compares the two trees, positions included, on
+//! every fixture and mutant.
+
+use super::parse::{Tree, TreeKind};
+use crate::source::{Pos, Source};
+use serde_json::Value;
+use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span};
+
+/// serde-saphyr's budget for a profile (`parse::parse_tree`): past it, its path reports.
+const MAX_DEPTH: usize = 48;
+const MAX_NODES: usize = 600_000;
+
+enum Frame {
+    Seq {
+        key: Option<Pos>,
+        pos: Pos,
+        items: Vec<Tree>,
+    },
+    Map {
+        key: Option<Pos>,
+        pos: Pos,
+        entries: Vec<(String, Tree)>,
+        /// The key read, waiting for its value.
+        pending: Option<(String, Pos)>,
+    },
+}
+
+/// The tree of `source`, or `None` when serde-saphyr must read it.
+pub(super) fn tree(source: &Source) -> Option<Tree> {
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut root = None;
+    let mut nodes = 0usize;
+    let mut documents = 0;
+    for item in Parser::new_from_str(&source.text) {
+        let (event, span) = item.ok()?;
+        let done = match event {
+            Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => None,
+            Event::DocumentStart(..) => {
+                documents += 1;
+                if documents > 1 {
+                    return None;
+                }
+                None
+            }
+            Event::Scalar(text, style, anchor, tag) => {
+                if anchor != 0 || tag.is_some() {
+                    return None;
+                }
+                nodes += 1;
+                let pos = place(source, span);
+                if let Some(Frame::Map { pending, .. }) = stack.last_mut()
+                    && pending.is_none()
+                {
+                    if style == ScalarStyle::Plain && !plain_key(&text) {
+                        return None;
+                    }
+                    *pending = Some((text.into_owned(), pos));
+                    continue;
+                }
+                let value = if style == ScalarStyle::Plain {
+                    plain(&text)?
+                } else {
+                    Value::String(text.into_owned())
+                };
+                Some((pos, TreeKind::Scalar(value)))
+            }
+            Event::SequenceStart(_, anchor, ref tag) | Event::MappingStart(_, anchor, ref tag) => {
+                if anchor != 0 || tag.is_some() || stack.len() >= MAX_DEPTH {
+                    return None;
+                }
+                nodes += 1;
+                let key = match stack.last_mut() {
+                    Some(Frame::Map { pending, .. }) => match pending {
+                        Some((_, k)) => Some(*k),
+                        // A collection as a key.
+                        None => return None,
+                    },
+                    _ => None,
+                };
+                let pos = place(source, span);
+                stack.push(if matches!(event, Event::SequenceStart(..)) {
+                    Frame::Seq {
+                        key,
+                        pos,
+                        items: Vec::new(),
+                    }
+                } else {
+                    Frame::Map {
+                        key,
+                        pos,
+                        entries: Vec::new(),
+                        pending: None,
+                    }
+                });
+                None
+            }
+            Event::SequenceEnd => match stack.pop()? {
+                Frame::Seq { key, pos, items } => {
+                    finish(
+                        &mut stack,
+                        &mut root,
+                        source,
+                        key,
+                        pos,
+                        TreeKind::Seq(items),
+                    )?;
+                    None
+                }
+                Frame::Map { .. } => return None,
+            },
+            Event::MappingEnd => match stack.pop()? {
+                Frame::Map {
+                    key,
+                    pos,
+                    entries,
+                    pending: None,
+                } => {
+                    let mut names: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+                    names.sort_unstable();
+                    if names.windows(2).any(|w| w[0] == w[1]) {
+                        return None;
+                    }
+                    finish(
+                        &mut stack,
+                        &mut root,
+                        source,
+                        key,
+                        pos,
+                        TreeKind::Map(entries),
+                    )?;
+                    None
+                }
+                _ => return None,
+            },
+            _ => return None,
+        };
+        if nodes > MAX_NODES {
+            return None;
+        }
+        if let Some((pos, kind)) = done {
+            let key = match stack.last() {
+                Some(Frame::Map {
+                    pending: Some((_, k)),
+                    ..
+                }) => Some(*k),
+                _ => None,
+            };
+            finish(&mut stack, &mut root, source, key, pos, kind)?;
+        }
+    }
+    if !stack.is_empty() {
+        return None;
+    }
+    root
+}
+
+/// Place a finished node in its parent, or as the root.
+fn finish(
+    stack: &mut [Frame],
+    root: &mut Option<Tree>,
+    source: &Source,
+    key: Option<Pos>,
+    pos: Pos,
+    kind: TreeKind,
+) -> Option<()> {
+    let tree = Tree {
+        source: source.clone(),
+        key,
+        pos,
+        kind,
+    };
+    match stack.last_mut() {
+        None if root.is_none() => *root = Some(tree),
+        None => return None,
+        Some(Frame::Seq { items, .. }) => items.push(tree),
+        Some(Frame::Map {
+            entries, pending, ..
+        }) => {
+            let (name, _) = pending.take()?;
+            entries.push((name, tree));
+        }
+    }
+    Some(())
+}
+
+fn place(source: &Source, span: Span) -> Pos {
+    let start = span.start.byte_offset().unwrap_or(0);
+    let mut pos = source.pos_at(start);
+    pos.len = span
+        .end
+        .byte_offset()
+        .map_or(0, |end| end.saturating_sub(start));
+    pos
+}
+
+/// A plain key read as its text: not a merge key, and not a spelling serde-saphyr would
+/// type differently.
+fn plain_key(text: &str) -> bool {
+    text != "<<" && matches!(plain(text), Some(Value::String(_)))
+}
+
+/// An untagged plain scalar as serde-saphyr resolves it, when the answer is obvious.
+fn plain(t: &str) -> Option<Value> {
+    match t {
+        "" | "~" | "null" | "Null" | "NULL" => return Some(Value::Null),
+        "true" => return Some(Value::Bool(true)),
+        "false" => return Some(Value::Bool(false)),
+        _ => {}
+    }
+    // YAML 1.1 booleans in other spellings, and other null spellings.
+    if ["true", "false", "yes", "no", "y", "n", "on", "off", "null"]
+        .iter()
+        .any(|w| t.eq_ignore_ascii_case(w))
+    {
+        return None;
+    }
+    let bytes = t.as_bytes();
+    let first = bytes[0];
+    if !(first.is_ascii_digit() || matches!(first, b'+' | b'-' | b'.')) {
+        // Only the spellings above, numbers and `.inf`/`.nan` are typed; trimmed text
+        // starting otherwise is a string. Surrounding blanks would be trimmed before typing.
+        return (!has_edge_blank(t)).then(|| Value::String(t.to_owned()));
+    }
+    if first == b'0' && t.len() == 1 {
+        return Some(Value::Number(0u64.into()));
+    }
+    if first != b'0' && bytes.iter().all(u8::is_ascii_digit) {
+        return t.parse::<u64>().ok().map(|v| Value::Number(v.into()));
+    }
+    if let Some(rest) = t.strip_prefix('-')
+        && !rest.is_empty()
+        && !rest.starts_with('0')
+        && rest.bytes().all(|b| b.is_ascii_digit())
+    {
+        return t.parse::<i64>().ok().map(|v| Value::Number(v.into()));
+    }
+    if first.is_ascii_digit() && !has_edge_blank(t) {
+        // No YAML number has a letter outside exponents, radix prefixes and hex digits, nor
+        // more than one dot: `64Gi`, `500m`, `0.19.2` are strings.
+        let letters = bytes
+            .iter()
+            .any(|b| b.is_ascii_alphabetic() && !b"eExXoObBaAcCdDfF".contains(b));
+        let dots = t.matches('.').count();
+        let numeral = bytes.iter().all(|b| b.is_ascii_digit() || *b == b'.');
+        if (letters && !t.contains(':') && !t.contains('_')) || (numeral && dots >= 2) {
+            return Some(Value::String(t.to_owned()));
+        }
+    }
+    None
+}
+
+fn has_edge_blank(t: &str) -> bool {
+    t.starts_with([' ', '\t']) || t.ends_with([' ', '\t'])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::parse::saphyr_tree;
+    use std::path::Path;
+
+    fn yaml_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                yaml_files(&p, out);
+            } else if p.extension().is_some_and(|x| x == "yaml" || x == "yml") {
+                out.push(p);
+            }
+        }
+    }
+
+    /// Where the fast path reads a document, it reads it exactly as serde-saphyr does: the
+    /// same tree, values, keys and positions. Every YAML file of the repository (shipped
+    /// profiles, examples, fixtures of every kind, bad ones included).
+    #[test]
+    fn the_event_tree_is_serde_saphyrs_tree_on_every_repository_file() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in ["profiles", "tests/fixtures", "golden"] {
+            yaml_files(&root.join(dir), &mut files);
+        }
+        assert!(files.len() > 100, "{} files", files.len());
+        let (mut fast, mut shipped_fast) = (0, 0);
+        for f in &files {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            let source = Source::new(f.display().to_string(), text);
+            let Some(tree) = tree(&source) else {
+                continue;
+            };
+            fast += 1;
+            if f.starts_with(root.join("profiles")) {
+                shipped_fast += 1;
+            }
+            let slow = saphyr_tree(&source);
+            assert_eq!(Ok(&tree), slow.as_ref().map_err(|_| ()), "{}", f.display());
+        }
+        assert!(
+            fast * 2 > files.len(),
+            "fast path read only {fast} of {} files",
+            files.len()
+        );
+        assert!(
+            shipped_fast >= 6,
+            "fast path read only {shipped_fast} shipped profiles"
+        );
+    }
+
+    /// Scalars whose type is easy to get wrong: the fast path declines them or agrees, as a
+    /// value, in a list, in a flow map, as a key, quoted and not.
+    #[test]
+    fn tricky_scalars_are_declined_or_read_alike() {
+        let spellings = [
+            "yes",
+            "No",
+            "ON",
+            "y",
+            "n",
+            "True",
+            "FALSE",
+            "true",
+            "false",
+            "null",
+            "Null",
+            "NULL",
+            "~",
+            "",
+            "0",
+            "-0",
+            "+1",
+            "01",
+            "007",
+            "0x1F",
+            "0o17",
+            "0b101",
+            "0X1F",
+            "1_000",
+            "1e3",
+            "1E-3",
+            "1.5",
+            ".5",
+            "5.",
+            "-1.5",
+            ".inf",
+            "-.inf",
+            ".nan",
+            "+.nan",
+            "inf",
+            "nan",
+            "NaN",
+            "infinity",
+            "1:30",
+            "64Gi",
+            "500m",
+            "0.19.2",
+            "2.55.1",
+            "1.35",
+            "1h",
+            "12abc",
+            "1e",
+            "18446744073709551615",
+            "18446744073709551616",
+            "-9223372036854775808",
+            "-9223372036854775809",
+            "abc",
+            "a b",
+            "-",
+            "-x",
+            "--",
+            "<<",
+            "é",
+            "1é",
+            "2024-01-01",
+            "12:00:00",
+            "0.0.0.0",
+            "1.2.3-rc1",
+        ];
+        let mut fast = 0;
+        for s in spellings {
+            for doc in [
+                format!("a: {s}\n"),
+                format!("a: [{s}]\n"),
+                format!("a: {{b: {s}}}\n"),
+                format!("{s}: 1\n"),
+                format!("a:\n  - {s}\n"),
+                format!("a: '{s}'\n"),
+                format!("a: \"{s}\"\n"),
+            ] {
+                let source = Source::new("t.yaml", doc.clone());
+                let Some(tree) = tree(&source) else {
+                    continue;
+                };
+                fast += 1;
+                let slow = saphyr_tree(&source);
+                assert_eq!(Ok(&tree), slow.as_ref().map_err(|_| ()), "{doc:?}");
+            }
+        }
+        assert!(fast > 200, "fast path read only {fast} documents");
+    }
+}
