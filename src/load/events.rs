@@ -74,7 +74,14 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
                 } else {
                     Value::String(text.into_owned())
                 };
-                Some((pos, TreeKind::Scalar(value)))
+                let key = match stack.last() {
+                    Some(Frame::Map {
+                        pending: Some((_, k)),
+                        ..
+                    }) => Some(*k),
+                    _ => None,
+                };
+                Some((key, pos, TreeKind::Scalar(value)))
             }
             Event::SequenceStart(_, anchor, ref tag) | Event::MappingStart(_, anchor, ref tag) => {
                 if anchor != 0 || tag.is_some() || stack.len() >= MAX_DEPTH {
@@ -107,17 +114,7 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
                 None
             }
             Event::SequenceEnd => match stack.pop()? {
-                Frame::Seq { key, pos, items } => {
-                    finish(
-                        &mut stack,
-                        &mut root,
-                        source,
-                        key,
-                        pos,
-                        TreeKind::Seq(items),
-                    )?;
-                    None
-                }
+                Frame::Seq { key, pos, items } => Some((key, pos, TreeKind::Seq(items))),
                 Frame::Map { .. } => return None,
             },
             Event::MappingEnd => match stack.pop()? {
@@ -132,15 +129,7 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
                     if names.windows(2).any(|w| w[0] == w[1]) {
                         return None;
                     }
-                    finish(
-                        &mut stack,
-                        &mut root,
-                        source,
-                        key,
-                        pos,
-                        TreeKind::Map(entries),
-                    )?;
-                    None
+                    Some((key, pos, TreeKind::Map(entries)))
                 }
                 _ => return None,
             },
@@ -149,14 +138,7 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
         if nodes > MAX_NODES {
             return None;
         }
-        if let Some((pos, kind)) = done {
-            let key = match stack.last() {
-                Some(Frame::Map {
-                    pending: Some((_, k)),
-                    ..
-                }) => Some(*k),
-                _ => None,
-            };
+        if let Some((key, pos, kind)) = done {
             finish(&mut stack, &mut root, source, key, pos, kind)?;
         }
     }
