@@ -97,16 +97,6 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
     out
 }
 
-fn taint(t: &Taint) -> Value {
-    let mut m = Map::new();
-    m.insert("key".into(), json!(t.key));
-    if let Some(v) = &t.value {
-        m.insert("value".into(), json!(v));
-    }
-    m.insert("effect".into(), json!(t.effect.as_str()));
-    Value::Object(m)
-}
-
 /// A toleration as Kubernetes writes it (`operator` always explicit).
 pub(super) fn toleration(t: &Toleration) -> Value {
     let mut m = Map::new();
@@ -143,7 +133,7 @@ fn flavor(f: &Flavor) -> Object {
     if !f.node_taints.is_empty() {
         spec.insert(
             "nodeTaints".into(),
-            f.node_taints.iter().map(taint).collect(),
+            f.node_taints.iter().map(Taint::to_json).collect(),
         );
     }
     if !f.tolerations.is_empty() {

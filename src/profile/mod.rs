@@ -251,6 +251,14 @@ pub struct Taint {
     pub effect: TaintEffect,
 }
 
+impl Taint {
+    /// The taint as Kubernetes writes it (`key`, `value` when set, `effect`), which is also
+    /// how eksctl's ClusterConfig and ACK's node pool API take it: its own serialization.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or(serde_json::Value::Null)
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Operators
 

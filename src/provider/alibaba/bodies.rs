@@ -149,15 +149,7 @@ pub fn node_pool_body(pool: &AckNodePool, vswitch_id: &str) -> Value {
     }
     let taints: Vec<Value> = node_taints(pool)
         .iter()
-        .map(|t| {
-            let mut m = Map::new();
-            m.insert("key".into(), json!(t.key.as_str()));
-            if let Some(v) = &t.value {
-                m.insert("value".into(), json!(v.as_str()));
-            }
-            m.insert("effect".into(), json!(t.effect.as_str()));
-            Value::Object(m)
-        })
+        .map(crate::profile::Taint::to_json)
         .collect();
     if !taints.is_empty() {
         k8s.insert("taints".into(), Value::Array(taints));

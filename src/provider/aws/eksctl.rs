@@ -105,20 +105,9 @@ fn node_group(cluster: &str, group: &NodeGroup, autoscaler: bool) -> Value {
     }
     let taints = node_taints(group);
     if !taints.is_empty() {
-        let list: Vec<Value> = taints
-            .iter()
-            .map(|t| {
-                let mut m = Map::new();
-                m.insert("key".into(), json!(t.key.as_str()));
-                if let Some(v) = &t.value {
-                    m.insert("value".into(), json!(v.as_str()));
-                }
-                // eksctl's YAML takes the Kubernetes spelling (`NoSchedule`), not the EKS API's
-                // `NO_SCHEDULE` (CLOUDS.md §1.5).
-                m.insert("effect".into(), json!(t.effect.as_str()));
-                Value::Object(m)
-            })
-            .collect();
+        // eksctl's YAML takes the Kubernetes spelling (`NoSchedule`), not the EKS API's
+        // `NO_SCHEDULE` (CLOUDS.md §1.5).
+        let list: Vec<Value> = taints.iter().map(crate::profile::Taint::to_json).collect();
         g.insert("taints".into(), Value::Array(list));
     }
     if autoscaler && size.autoscaled {
