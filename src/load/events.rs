@@ -10,8 +10,8 @@
 //! other than `true`/`false`, floats, radix and signed spellings, leading zeros). What it does
 //! read, it reads as serde-saphyr 2.2 resolves untagged scalars
 //! (`de/deserializer.rs` `deserialize_any`: null, then booleans, then integers, then floats,
-//! else a string): `tests/it/fastpath.rs` compares the two trees, positions included, on
-//! every fixture and mutant.
+//! else a string). The tests below compare the two trees, positions included, on every YAML
+//! file of the repository and on tricky spellings in every position.
 
 use super::parse::{Tree, TreeKind};
 use crate::source::{Pos, Source};
