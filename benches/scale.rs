@@ -4,6 +4,10 @@
 //! with `envsubst` (the upstream example's method). Prints a Markdown table for the README.
 //! A plain bench binary: medians of repeated runs, no statistics crate needed for these sizes.
 
+// The binary's allocator (see `Cargo.toml`): the bench measures what `raykueue` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};

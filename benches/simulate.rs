@@ -18,6 +18,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+// The binary's allocator (see `Cargo.toml`): the bench measures what `raykueue` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use raykueue::simulate::{self, model, scenario};
 use std::fmt::Write as _;

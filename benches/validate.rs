@@ -6,6 +6,10 @@
 
 #![allow(clippy::unwrap_used)]
 
+// The binary's allocator (see `Cargo.toml`): the bench measures what `raykueue` runs.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 use std::time::Duration;
