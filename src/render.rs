@@ -8,6 +8,16 @@ use minijinja::{AutoEscape, Environment, UndefinedBehavior, Value as JValue};
 use serde_json::Value;
 use std::sync::OnceLock;
 
+/// The embedded templates by name (`build.rs` lists `templates/`).
+const TEMPLATES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/templates.rs"));
+
+fn template_source(name: &str) -> Option<&'static str> {
+    TEMPLATES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
 fn env() -> &'static Environment<'static> {
     static ENV: OnceLock<Environment<'static>> = OnceLock::new();
     ENV.get_or_init(|| {
@@ -30,7 +40,8 @@ fn env() -> &'static Environment<'static> {
         });
         env.add_filter("shell_words", shell_words);
         env.add_filter("md", markdown_cell);
-        minijinja_embed::load_templates!(&mut env);
+        // Compiled on first use: a run needs its provider's scripts, not all four clouds'.
+        env.set_loader(|name| Ok(template_source(name)));
         env
     })
 }
@@ -101,5 +112,19 @@ mod tests {
         assert_eq!(shell_quote("x; rm -rf ~"), "'x; rm -rf ~'");
         assert_eq!(shell_quote("it's"), r"'it'\''s'");
         assert_eq!(shell_quote("$(id)"), "'$(id)'");
+    }
+
+    /// Templates compile when first asked for: this asks for each, so a syntax error in one
+    /// no run of the tests renders still fails here.
+    #[test]
+    fn every_embedded_template_compiles() {
+        assert!(TEMPLATES.len() >= 15, "{}", TEMPLATES.len());
+        assert!(TEMPLATES.iter().any(|(n, _)| *n == "infra/common/up.sh.j2"));
+        for (name, _) in TEMPLATES {
+            if let Err(e) = env().get_template(name) {
+                panic!("{name}: {e:#}");
+            }
+        }
+        assert!(env().get_template("no/such.j2").is_err());
     }
 }
