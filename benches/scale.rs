@@ -1,7 +1,8 @@
 //! Scale benchmark (`cargo bench --bench scale`): time and peak memory of the whole pipeline
 //! (load → schema → rules → render → output) on synthetic profiles of N teams, the whole
 //! `gen --profile team` process, and the same trees built by `kubectl kustomize` and rendered
-//! with `envsubst` (the upstream example's method). Prints a Markdown table for the README.
+//! with `envsubst` (the upstream example's method), and `raykueue check` of 1,000 teams. Prints
+//! a Markdown table for the README. `--write-profile N FILE` writes the synthetic profile.
 //! A plain bench binary: medians of repeated runs, no statistics crate needed for these sizes.
 
 // The binary's allocator (see `Cargo.toml`): the bench measures what `raykueue` runs.
@@ -90,6 +91,13 @@ fn main() {
         println!("{}", peak_rss_mb().unwrap_or(f64::NAN));
         return;
     }
+    // `--write-profile N FILE`: the synthetic profile of N teams, for profiling by hand.
+    if let Some(i) = args.iter().position(|a| a == "--write-profile") {
+        let n: usize = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(1000);
+        let file = args.get(i + 2).map_or("teams.yaml", String::as_str);
+        std::fs::write(file, raykueue::synthetic::teams_profile(n)).expect("write profile");
+        return;
+    }
     if args.iter().any(|a| a == "--list") {
         return; // `cargo bench -- --list` support for harness-less benches
     }
@@ -145,6 +153,7 @@ fn main() {
     println!("|---:|---:|---:|---:|---:|---:|");
     let mut points = Vec::new();
     let mut ratios = String::new();
+    let mut checks = String::new();
     for n in [2usize, 100, 1000] {
         let text = raykueue::synthetic::teams_profile(n);
         let runs = if n >= 1000 { 7 } else { 21 };
@@ -178,6 +187,20 @@ fn main() {
                 ])));
             })
         });
+        if n >= 1000 {
+            // The issue's `check` target: the whole process, diagnostics only.
+            let check = time_runs(runs, || {
+                let out = Command::new(bin)
+                    .args(["check", "--profile", profile.to_str().unwrap_or_default()])
+                    .output()
+                    .expect("raykueue check");
+                assert!(out.status.success());
+            });
+            checks = format!(
+                "`raykueue check` of {n} teams (whole process): {:.1} ms",
+                ms(check)
+            );
+        }
         let env_dir = tmp.path().join(format!("envsubst-{n}"));
         std::fs::create_dir_all(&env_dir).expect("dir");
         let envsubst = envsubst_tree(&env_dir, n);
@@ -213,4 +236,5 @@ fn main() {
         (t2 - t1) / (n2 - n1) as f64
     );
     println!("{ratios}");
+    println!("{checks}");
 }

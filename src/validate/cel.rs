@@ -7,7 +7,10 @@
 //! never passed silently.
 
 use super::schema::{NodeId, Rule, Table};
-use cel::objects::{Key, Map as CelMap};
+use cel::common::types::{
+    CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
+};
+use cel::common::value::Val;
 use cel::{Context, Env, ExecutionError, Program, Value as Cel};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -76,29 +79,58 @@ fn cached(rule: &str) -> Option<Compiled> {
 
 /// Evaluate `rule` with `self` = `value` (defaulted by the schema at `node`).
 pub(super) fn evaluate(table: &Table, rule: &Rule, node: NodeId, value: &Value) -> Outcome {
+    if is_transition(&rule.rule) {
+        return Outcome::Transition;
+    }
     let program = match compile(&rule.rule) {
         Ok(p) => p,
         Err(e) => return Outcome::NotEvaluated(e),
     };
-    if program.references().has_variable("oldSelf") {
-        return Outcome::Transition;
-    }
-    let this = to_cel(table, Some(node), value);
-    let result = {
-        let mut ctx = Context::with_env(env().clone());
-        // CEL values share their contents (Arc): the clone is cheap.
-        ctx.add_variable_from_value("self", this.clone());
-        program.execute(&ctx)
-    };
+    let result = run(&program, to_val(table, Some(node), value));
     match result {
         Ok(Cel::Bool(true)) => Outcome::Pass,
-        Ok(Cel::Bool(false)) => Outcome::Fail(message(rule, this)),
+        Ok(Cel::Bool(false)) => Outcome::Fail(message(table, rule, node, value)),
         Ok(other) => Outcome::NotEvaluated(format!("returned {other:?}, not a bool")),
-        Err(e) if is_data_error(&e) => {
-            Outcome::Fail(format!("{} (evaluation error: {e})", message(rule, this)))
-        }
+        Err(e) if is_data_error(&e) => Outcome::Fail(format!(
+            "{} (evaluation error: {e})",
+            message(table, rule, node, value)
+        )),
         Err(e) => Outcome::NotEvaluated(e.to_string()),
     }
+}
+
+fn run<'a>(program: &Program, this: Box<dyn Val + 'a>) -> Result<Cel, ExecutionError> {
+    let mut ctx = Context::with_env(env().clone());
+    ctx.add_variable_as_val("self", this);
+    program.execute(&ctx)
+}
+
+/// Whether the rule reads `oldSelf`: a transition rule, about updates, skipped on create
+/// without being compiled. A lexical test (the identifier outside string literals, not after
+/// a `.`); `every_embedded_rule_compiles` holds it to the compiled program's references.
+fn is_transition(rule: &str) -> bool {
+    let b = rule.as_bytes();
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        match (quote, c) {
+            (Some(_), b'\\') => i += 1,
+            (Some(q), _) if c == q => quote = None,
+            (None, b'\'' | b'"') => quote = Some(c),
+            (None, _) if b[i..].starts_with(b"oldSelf") => {
+                let before = b[..i].iter().rev().find(|c| !c.is_ascii_whitespace());
+                let ident =
+                    |c: Option<&u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_');
+                if !ident(before) && before != Some(&b'.') && !ident(b.get(i + 7)) {
+                    return true;
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    false
 }
 
 /// Errors that come from the data, as the API server would hit them too (it rejects the
@@ -116,18 +148,12 @@ fn is_data_error(e: &ExecutionError) -> bool {
 
 /// The rule's message: `messageExpression` when it evaluates to a string, else `message`,
 /// else the API server's default wording.
-fn message(rule: &Rule, this: Cel) -> String {
+fn message(table: &Table, rule: &Rule, node: NodeId, value: &Value) -> String {
     if let Some(expr) = &rule.message_expression
         && let Ok(p) = compile(expr)
+        && let Ok(Cel::String(s)) = run(&p, to_val(table, Some(node), value))
     {
-        let out = {
-            let mut ctx = Context::with_env(env().clone());
-            ctx.add_variable_from_value("self", this);
-            p.execute(&ctx)
-        };
-        if let Ok(Cel::String(s)) = out {
-            return s.to_string();
-        }
+        return s.to_string();
     }
     rule.message
         .clone()
@@ -135,51 +161,50 @@ fn message(rule: &Rule, this: Cel) -> String {
 }
 
 /// JSON → CEL, filling in schema defaults for absent fields (the API server defaults before
-/// it validates, and the CRDs' rules are written for defaulted objects).
-fn to_cel(table: &Table, node: Option<NodeId>, value: &Value) -> Cel {
+/// it validates, and the CRDs' rules are written for defaulted objects). The CEL values
+/// borrow every string from the JSON and the schema table: nothing is copied but the shape.
+fn to_val<'a>(table: &'a Table, node: Option<NodeId>, value: &'a Value) -> Box<dyn Val + 'a> {
     let schema = node.map(|n| table.node(n));
     match value {
-        Value::Null => Cel::Null,
-        Value::Bool(b) => Cel::Bool(*b),
-        Value::Number(n) => n
-            .as_i64()
-            .map(Cel::Int)
-            .or_else(|| n.as_u64().map(Cel::UInt))
-            .unwrap_or_else(|| Cel::Float(n.as_f64().unwrap_or_default())),
-        Value::String(s) => Cel::String(Arc::new(s.clone())),
+        Value::Null => Box::new(CelNull),
+        Value::Bool(b) => Box::new(CelBool::from(*b)),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => Box::new(CelInt::from(i)),
+            (None, Some(u)) => Box::new(CelUInt::from(u)),
+            (None, None) => Box::new(CelDouble::from(n.as_f64().unwrap_or_default())),
+        },
+        Value::String(s) => Box::new(CelString::from(s.as_str())),
         Value::Array(items) => {
             let item = schema.and_then(|s| s.items);
-            Cel::List(Arc::new(
-                items.iter().map(|v| to_cel(table, item, v)).collect(),
+            Box::new(CelList::from(
+                items
+                    .iter()
+                    .map(|v| to_val(table, item, v))
+                    .collect::<Vec<_>>(),
             ))
         }
         Value::Object(map) => {
-            let mut out: HashMap<Key, Cel> = HashMap::with_capacity(map.len());
+            let props = schema.and_then(|s| s.properties.as_ref());
+            let mut out: HashMap<CelMapKey<'a>, Box<dyn Val + 'a>> =
+                HashMap::with_capacity(map.len());
             for (k, v) in map {
-                let child = schema.and_then(|s| {
-                    s.properties
-                        .as_ref()
-                        .and_then(|p| p.get(k).copied())
-                        .or(s.values)
-                });
-                out.insert(Key::String(Arc::new(k.clone())), to_cel(table, child, v));
+                let child = schema.and_then(|s| props.and_then(|p| p.get(k).copied()).or(s.values));
+                out.insert(key(k), to_val(table, child, v));
             }
-            if let Some(props) = schema.and_then(|s| s.properties.as_ref()) {
-                for (name, child) in props {
-                    if map.contains_key(name) {
-                        continue;
-                    }
-                    if let Some(d) = &table.node(*child).default {
-                        out.insert(
-                            Key::String(Arc::new(name.clone())),
-                            to_cel(table, Some(*child), d),
-                        );
-                    }
+            for (name, child) in props.into_iter().flatten() {
+                if !map.contains_key(name)
+                    && let Some(d) = &table.node(*child).default
+                {
+                    out.insert(key(name), to_val(table, Some(*child), d));
                 }
             }
-            Cel::Map(CelMap { map: Arc::new(out) })
+            Box::new(CelMap::from(out))
         }
     }
+}
+
+fn key(k: &str) -> CelMapKey<'_> {
+    CelMapKey::String(CelString::from(k))
 }
 
 #[cfg(test)]
@@ -234,15 +259,39 @@ mod tests {
     }
 
     #[test]
+    fn transition_rules_are_told_by_their_text() {
+        for (rule, transition) in [
+            ("self == oldSelf", true),
+            ("oldSelf.x == self.x", true),
+            ("!has(oldSelf.a) || has(self.a)", true),
+            ("self.oldSelf == 1", false),
+            ("self. oldSelf == 1", false),
+            ("'oldSelf' == self.s", false),
+            ("\"it's oldSelf\" == self.s", false),
+            ("'a\\'oldSelf' == self.s", false),
+            ("oldSelfish == 1", false),
+            ("my_oldSelf == 1", false),
+            ("'é' == self.s && oldSelf == self", true),
+        ] {
+            assert_eq!(is_transition(rule), transition, "{rule}");
+        }
+    }
+
+    #[test]
     fn every_embedded_rule_compiles() {
         let t = table().unwrap();
         let mut seen = 0;
+        let mut transitions = 0;
         for id in t.ids() {
             for r in &t.node(id).rules {
-                assert!(compile(&r.rule).is_ok(), "{}", r.rule);
+                let program = compile(&r.rule).unwrap_or_else(|e| panic!("{}: {e}", r.rule));
+                let reads_old = program.references().has_variable("oldSelf");
+                assert_eq!(is_transition(&r.rule), reads_old, "{}", r.rule);
+                transitions += usize::from(reads_old);
                 seen += 1;
             }
         }
         assert!(seen >= 12, "{seen}");
+        assert!(transitions >= 4, "{transitions}");
     }
 }
