@@ -23,15 +23,27 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    /// Write objects as YAML, once each; their files are filled by `add_object_files`.
-    pub fn render_objects(objects: Vec<Object>) -> Result<Vec<Rendered>, Vec<Diagnostic>> {
+    /// Write objects as YAML, once each (on all cores when there are many); their files are filled by
+    /// `add_object_files`. With `validate`, each object is also checked against its schema on
+    /// the way (`validate::passes`): the second value says whether all passed.
+    pub fn render_objects(
+        objects: Vec<Object>,
+        validate: bool,
+    ) -> Result<(Vec<Rendered>, bool), Vec<Diagnostic>> {
+        let wide = objects.len() >= crate::par::MIN_ITEMS;
+        let written = crate::par::map(wide, &objects, |o| {
+            let ok = !validate || crate::validate::passes(o);
+            (crate::yaml::to_yaml(&o.value), ok)
+        });
         let mut out = Vec::with_capacity(objects.len());
         let mut errors = Vec::new();
-        for mut object in objects {
+        let mut all_pass = true;
+        for (mut object, (yaml, ok)) in objects.into_iter().zip(written) {
+            all_pass &= ok;
             // The data moves out of the object: nothing reads it there again, and a large
             // profile has thousands.
             let value = std::mem::take(&mut object.value);
-            match crate::yaml::to_yaml(&value) {
+            match yaml {
                 Ok(yaml) => out.push(Rendered {
                     object,
                     value,
@@ -41,7 +53,7 @@ impl Bundle {
             }
         }
         if errors.is_empty() {
-            Ok(out)
+            Ok((out, all_pass))
         } else {
             Err(errors)
         }
@@ -90,6 +102,41 @@ impl Bundle {
             format!("{header}{text}"),
         );
         Ok(())
+    }
+
+    /// The workloads' objects in `workloads/<name>/` per workload, each folder with a
+    /// kustomization listing its files in apply order (`kubectl apply -k workloads/<name>`
+    /// submits one), and `workloads/kustomization.yaml` listing the folders (`kubectl apply -k
+    /// workloads` submits all). Nothing when there are no workloads.
+    pub fn add_workloads(
+        &mut self,
+        rendered: Vec<Rendered>,
+        header: &str,
+    ) -> Result<(), Vec<Diagnostic>> {
+        if rendered.is_empty() {
+            return Ok(());
+        }
+        let mut folders: Vec<(String, Vec<String>)> = Vec::new();
+        for r in &rendered {
+            let Some((folder, file)) = r.object.file.rsplit_once('/') else {
+                continue;
+            };
+            match folders.last_mut() {
+                Some((f, files)) if f == folder => {
+                    if !files.iter().any(|x| x == file) {
+                        files.push(file.to_owned());
+                    }
+                }
+                _ => folders.push((folder.to_owned(), vec![file.to_owned()])),
+            }
+        }
+        self.add_object_files(rendered, header);
+        let mut names = Vec::new();
+        for (folder, files) in &folders {
+            self.add_kustomization(folder, files, header)?;
+            names.push(folder.trim_start_matches("workloads/").to_owned());
+        }
+        self.add_kustomization("workloads", &names, header)
     }
 
     /// The files directly in `dir` (not in sub-folders), relative to it, sorted.

@@ -4,7 +4,7 @@
 use crate::bundle::Bundle;
 use crate::diagnostic::{self, Diagnostic};
 use crate::load::{self, Loaded};
-use crate::model;
+use crate::model::{self, Object};
 use crate::profile::Profile;
 use crate::resolve::Resolved;
 use crate::{overlay, rules, schema_check};
@@ -54,38 +54,120 @@ pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec
     })
 }
 
+/// Every diagnostic `gen` would report, without writing anything: the profile's (load, schema,
+/// rules) and its objects' (output validation). The text writers (YAML, scripts, the summary)
+/// are skipped: they fail only on a raykueue bug, never on a profile. When an object fails
+/// validation, the bundle is written after all, so the diagnostic names its file and line.
+pub fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> {
+    let (typed, diags) = check(resolved);
+    let blocking = diags.iter().any(|d| d.is_error() || deny_warnings);
+    let Some((_loaded, profile)) = typed else {
+        return diags;
+    };
+    if blocking {
+        return diags;
+    }
+    let base_dir = resolved.base_dir.as_deref();
+    match objects(&profile, base_dir) {
+        Ok(o) => {
+            let all: Vec<&Object> = o.all().collect();
+            let wide = all.len() >= crate::par::MIN_ITEMS;
+            if crate::par::map(wide, &all, |o| crate::validate::passes(o))
+                .into_iter()
+                .all(|ok| ok)
+            {
+                diags
+            } else {
+                build(&profile, base_dir).err().unwrap_or(diags)
+            }
+        }
+        Err(d) => d,
+    }
+}
+
+/// The bundle's objects as data, each part in apply order.
+#[derive(Debug, Default)]
+pub struct Objects {
+    pub platform: Vec<Object>,
+    pub workloads: Vec<Object>,
+    pub smoke: Vec<Object>,
+    pub gitops: Vec<Object>,
+}
+
+impl Objects {
+    fn all(&self) -> impl Iterator<Item = &Object> {
+        [&self.platform, &self.workloads, &self.smoke, &self.gitops]
+            .into_iter()
+            .flatten()
+    }
+}
+
+/// The model stage: every object of the bundle, built as data and not yet written.
+pub fn objects(profile: &Profile, base_dir: Option<&Path>) -> Result<Objects, Vec<Diagnostic>> {
+    Ok(Objects {
+        platform: model::platform_objects(profile),
+        workloads: model::workload_objects(profile, base_dir)?,
+        smoke: model::smoke::smoke_objects(profile).map_err(|d| vec![d])?,
+        gitops: model::gitops_objects(profile).map_err(|d| vec![d])?,
+    })
+}
+
 /// Render the bundle and validate every object in it against its upstream schema: output
 /// that the API server would reject or prune never leaves the tool (RK9xx, a raykueue bug).
 fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagnostic>> {
-    let bundle = render(profile, base_dir)?;
-    let invalid = crate::validate::bundle(&bundle);
-    if invalid.is_empty() {
-        Ok(bundle)
-    } else {
-        Err(invalid)
+    match assemble(profile, base_dir, true)? {
+        (bundle, true) => Ok(bundle),
+        // Some object fails: the written bundle places each finding in its file.
+        (bundle, false) => Err(crate::validate::bundle(&bundle)),
     }
 }
 
 /// The bundle as rendered, before output validation (`build` is the pipeline's way in; this
 /// is public for the benchmark that measures what validation costs).
 pub fn render(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagnostic>> {
+    assemble(profile, base_dir, false).map(|(bundle, _)| bundle)
+}
+
+/// The one place the bundle is assembled: objects written into their files (and, with
+/// `validate`, validated as they are written), kustomizations, summary, scripts. The text
+/// that is not objects (the summary, with its simulated queue behaviour, and the scripts) is
+/// rendered on another core meanwhile, when there are many objects. The second value: whether every object passed.
+fn assemble(
+    profile: &Profile,
+    base_dir: Option<&Path>,
+    validate: bool,
+) -> Result<(Bundle, bool), Vec<Diagnostic>> {
+    let objects = objects(profile, base_dir)?;
+    let write = |objects| Bundle::render_objects(objects, validate);
+    let wide = objects.all().count() >= crate::par::MIN_ITEMS;
+    let (text, written) = crate::par::join(
+        wide,
+        || -> Result<_, Diagnostic> {
+            let summary =
+                crate::render::render_text("SUMMARY.md.j2", &model::summary_context(profile))?;
+            Ok((summary, model::infra_files(profile)?))
+        },
+        || -> Result<_, Vec<Diagnostic>> {
+            Ok([
+                write(objects.platform)?,
+                write(objects.workloads)?,
+                write(objects.smoke)?,
+                write(objects.gitops)?,
+            ])
+        },
+    );
+    let (summary, infra) = text.map_err(|d| vec![d])?;
+    let [(platform, p1), (workloads, p2), (smoke, p3), (gitops, p4)] = written?;
     let mut bundle = Bundle::default();
     let header = crate::yaml::HEADER;
-    let platform = Bundle::render_objects(model::platform_objects(profile))?;
     bundle.add_object_files(platform, header);
     bundle.add_kustomization("platform", &bundle.files_in("platform"), header)?;
-    let summary = crate::render::render_text("SUMMARY.md.j2", &model::summary_context(profile))
-        .map_err(|d| vec![d])?;
     bundle.files.insert("SUMMARY.md".into(), summary);
-    model::workloads::add_to_bundle(&mut bundle, profile, base_dir, header)?;
-    bundle
-        .files
-        .extend(model::infra_files(profile).map_err(|d| vec![d])?);
-    let smoke = model::smoke::smoke_objects(profile).map_err(|d| vec![d])?;
-    bundle.add_object_files(Bundle::render_objects(smoke)?, header);
-    let gitops = model::gitops_objects(profile).map_err(|d| vec![d])?;
+    bundle.add_workloads(workloads, header)?;
+    bundle.files.extend(infra);
+    bundle.add_object_files(smoke, header);
     if !gitops.is_empty() {
-        bundle.add_object_files(Bundle::render_objects(gitops)?, header);
+        bundle.add_object_files(gitops, header);
         for dir in ["gitops/argocd", "gitops/flux", "gitops/flux/operators"] {
             let files = bundle.files_in(dir);
             if !files.is_empty() {
@@ -101,5 +183,5 @@ pub fn render(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<
             bundle.add_kustomization(model::gitops::GITOPS_WORKLOADS, &synced, header)?;
         }
     }
-    Ok(bundle)
+    Ok((bundle, p1 && p2 && p3 && p4))
 }

@@ -15,6 +15,7 @@ pub mod load;
 pub mod model;
 pub mod operators;
 pub mod overlay;
+mod par;
 pub mod pointer;
 pub mod profile;
 pub mod provider;

@@ -23,12 +23,8 @@ impl CheckCommand {
             Ok(r) => r,
             Err(code) => return code,
         };
-        // `compile` also renders and validates the output: a profile that checks clean
-        // generates.
-        let diags = match compile::compile(&resolved, self.deny_warnings) {
-            Ok(c) => c.warnings,
-            Err(d) => d,
-        };
+        // The output is validated too (not written): a profile that checks clean generates.
+        let diags = compile::diagnostics(&resolved, self.deny_warnings);
         print_diagnostics(&diags, self.error_format);
         let failing = diags.iter().any(|d| d.is_error() || self.deny_warnings);
         if failing { exit::INVALID } else { exit::OK }

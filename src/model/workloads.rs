@@ -3,7 +3,6 @@
 //! suspended until admitted, autoscaling only when elastic, every replica count explicit.
 
 use super::{MANAGED_BY, Object};
-use crate::bundle::Bundle;
 use crate::diagnostic::Diagnostic;
 use crate::model::platform::toleration;
 use crate::profile::{
@@ -37,42 +36,6 @@ pub fn object_file_name(kind: WorkloadKind) -> String {
 }
 
 pub const CONFIGMAP_FILE: &str = "configmap.yaml";
-
-/// `workloads/<name>/` per workload, each with a kustomization listing its files in apply order
-/// (`kubectl apply -k workloads/<name>` submits one), and `workloads/kustomization.yaml` listing
-/// the folders (`kubectl apply -k workloads` submits all).
-pub fn add_to_bundle(
-    bundle: &mut Bundle,
-    profile: &Profile,
-    base_dir: Option<&Path>,
-    header: &str,
-) -> Result<(), Vec<Diagnostic>> {
-    if profile.workloads.is_empty() {
-        return Ok(());
-    }
-    let rendered = Bundle::render_objects(workload_objects(profile, base_dir)?)?;
-    let mut folders: Vec<(String, Vec<String>)> = Vec::new();
-    for r in &rendered {
-        let Some((folder, file)) = r.object.file.rsplit_once('/') else {
-            continue;
-        };
-        match folders.last_mut() {
-            Some((f, files)) if f == folder => {
-                if !files.iter().any(|x| x == file) {
-                    files.push(file.to_owned());
-                }
-            }
-            _ => folders.push((folder.to_owned(), vec![file.to_owned()])),
-        }
-    }
-    bundle.add_object_files(rendered, header);
-    let mut names = Vec::new();
-    for (folder, files) in &folders {
-        bundle.add_kustomization(folder, files, header)?;
-        names.push(folder.trim_start_matches("workloads/").to_owned());
-    }
-    bundle.add_kustomization("workloads", &names, header)
-}
 
 /// All workload objects of a profile, in apply order: per workload its ConfigMap, then the Ray
 /// object. Scripts are read from `base_dir` (the rules have already reported unreadable ones).

@@ -141,16 +141,23 @@ pub fn all_rules() -> Vec<RuleInfo> {
     .concat()
 }
 
-/// Run every rule over the profile.
+/// Run every rule over the profile. The groups read the profile and nothing of each other's,
+/// so a large profile's run on all cores; their findings are joined in `CHECKS` order.
 pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec<Diagnostic> {
-    let mut ctx = Ctx {
-        profile,
-        base_dir,
-        loaded,
-        out: Vec::new(),
-    };
-    for c in CHECKS {
+    let items = profile.workloads.len()
+        + profile
+            .queues
+            .as_ref()
+            .map_or(0, |q| q.cluster_queues.len() + q.local_queues.len());
+    crate::par::map(items >= crate::par::MIN_ITEMS, CHECKS, |c| {
+        let mut ctx = Ctx {
+            profile,
+            base_dir,
+            loaded,
+            out: Vec::new(),
+        };
         c(&mut ctx);
-    }
-    ctx.out
+        ctx.out
+    })
+    .concat()
 }

@@ -318,6 +318,15 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
     }
 }
 
+/// Whether an object, not yet written, passes output validation (`raykueue check`): what
+/// `bundle` would report nothing about.
+pub fn passes(object: &crate::model::Object) -> bool {
+    match self::object(&object.value) {
+        Verdict::Checked(v) => v.is_empty(),
+        Verdict::Unknown { .. } => unchecked_group(&object.value),
+    }
+}
+
 /// The compile hook: validate every object of a rendered bundle. Every finding is an error
 /// (RK9xx), placed in the bundle file the object goes to.
 pub fn bundle(bundle: &Bundle) -> Vec<Diagnostic> {

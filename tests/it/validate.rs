@@ -251,6 +251,56 @@ fn gen_refuses_output_kuberay_would_refuse() {
         "{err}"
     );
     assert!(!out_dir.exists(), "nothing is written");
+    // `check` validates the objects without writing them, and when one fails it reports what
+    // `gen` reports: the same finding, located in the file the object would go to.
+    let check = raykueue(&["check", "--profile", profile.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(1));
+    assert_eq!(stderr(&check), err);
+}
+
+/// `raykueue check` skips writing the bundle but reports exactly what `gen` reports, on every
+/// shipped profile and every bad-input fixture, with and without `--deny-warnings`.
+#[test]
+fn check_reports_what_gen_reports() {
+    let mut profiles: Vec<String> = SHIPPED.iter().map(|s| (*s).to_owned()).collect();
+    for dir in ["tests/fixtures/bad", "tests/fixtures/fastpath"] {
+        for e in std::fs::read_dir(repo().join(dir)).unwrap() {
+            let path = e.unwrap().path();
+            let profile = if path.is_dir() {
+                path.join("profile.yaml")
+            } else {
+                path
+            };
+            if profile.extension().is_some_and(|x| x == "yaml") && profile.exists() {
+                profiles.push(profile.to_string_lossy().into_owned());
+            }
+        }
+    }
+    assert!(profiles.len() > 150, "{}", profiles.len());
+    let (mut clean, mut refused) = (0, 0);
+    for p in &profiles {
+        let Ok(resolved) = raykueue::resolve::resolve(p) else {
+            continue;
+        };
+        for deny in [false, true] {
+            let gen_diags = match raykueue::compile::compile(&resolved, deny) {
+                Ok(c) => {
+                    clean += 1;
+                    c.warnings
+                }
+                Err(d) => {
+                    refused += 1;
+                    d
+                }
+            };
+            let check = raykueue::compile::diagnostics(&resolved, deny);
+            assert_eq!(check, gen_diags, "{p} (deny warnings: {deny})");
+        }
+    }
+    assert!(
+        clean > 5 && refused > 150,
+        "{clean} clean, {refused} refused"
+    );
 }
 
 #[test]
