@@ -40,12 +40,15 @@ pub fn check(resolved: &Resolved) -> (Option<(Loaded, Profile)>, Vec<Diagnostic>
 pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec<Diagnostic>> {
     let (typed, diags) = check(resolved);
     let blocking = diags.iter().any(|d| d.is_error() || deny_warnings);
-    let Some((_loaded, profile)) = typed else {
+    let Some((loaded, profile)) = typed else {
         return Err(diags);
     };
     if blocking {
         return Err(diags);
     }
+    // The loaded document and its span map are for diagnostics about the profile, all
+    // reported by now: freed before the bundle is built.
+    drop(loaded);
     let bundle = build(&profile, resolved.base_dir.as_deref())?;
     Ok(Compiled {
         profile,
@@ -61,12 +64,13 @@ pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec
 pub fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> {
     let (typed, diags) = check(resolved);
     let blocking = diags.iter().any(|d| d.is_error() || deny_warnings);
-    let Some((_loaded, profile)) = typed else {
+    let Some((loaded, profile)) = typed else {
         return diags;
     };
     if blocking {
         return diags;
     }
+    drop(loaded); // as in `compile`
     let base_dir = resolved.base_dir.as_deref();
     match objects(&profile, base_dir) {
         Ok(o) => {

@@ -423,14 +423,7 @@ mod tests {
     #[test]
     fn every_shipped_object_is_written_the_same_and_mostly_fast() {
         let (mut objects, mut taken) = (0, 0);
-        for name in [
-            "single",
-            "team",
-            "kuberay-gpu",
-            "kuberay-gpu-gke",
-            "kuberay-gpu-eks",
-            "kuberay-gpu-ack",
-        ] {
+        for (name, _) in crate::resolve::SHIPPED {
             let resolved = crate::resolve::resolve(name).unwrap();
             let bundle = crate::compile::compile(&resolved, false).unwrap().bundle;
             for r in &bundle.objects {
