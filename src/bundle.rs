@@ -23,15 +23,14 @@ pub struct Bundle {
 }
 
 impl Bundle {
-    /// Write objects as YAML, once each (on all cores when there are many); their files are filled by
-    /// `add_object_files`. With `validate`, each object is also checked against its schema on
+    /// Write objects as YAML, once each (on all cores when there are many); their files are
+    /// filled by `add_object_files`. With `validate`, each object is also checked against its schema on
     /// the way (`validate::passes`): the second value says whether all passed.
     pub fn render_objects(
         objects: Vec<Object>,
         validate: bool,
     ) -> Result<(Vec<Rendered>, bool), Vec<Diagnostic>> {
-        let wide = objects.len() >= crate::par::MIN_ITEMS;
-        let written = crate::par::map(wide, &objects, |o| {
+        let written = crate::par::map(crate::par::wide(objects.len()), &objects, |o| {
             let ok = !validate || crate::validate::passes(o);
             (crate::yaml::to_yaml(&o.value), ok)
         });

@@ -38,17 +38,7 @@ pub fn check(resolved: &Resolved) -> (Option<(Loaded, Profile)>, Vec<Diagnostic>
 
 /// The whole pipeline. Errors (and, with `deny_warnings`, warnings) stop it before rendering.
 pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec<Diagnostic>> {
-    let (typed, diags) = check(resolved);
-    let blocking = diags.iter().any(|d| d.is_error() || deny_warnings);
-    let Some((loaded, profile)) = typed else {
-        return Err(diags);
-    };
-    if blocking {
-        return Err(diags);
-    }
-    // The loaded document and its span map are for diagnostics about the profile, all
-    // reported by now: freed before the bundle is built.
-    drop(loaded);
+    let (profile, diags) = admitted(resolved, deny_warnings)?;
     let bundle = build(&profile, resolved.base_dir.as_deref())?;
     Ok(Compiled {
         profile,
@@ -62,30 +52,39 @@ pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec
 /// are skipped: they fail only on a raykueue bug, never on a profile. When an object fails
 /// validation, the bundle is written after all, so the diagnostic names its file and line.
 pub fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> {
+    let (profile, diags) = match admitted(resolved, deny_warnings) {
+        Ok(p) => p,
+        Err(d) => return d,
+    };
+    let base_dir = resolved.base_dir.as_deref();
+    let objects = match objects(&profile, base_dir) {
+        Ok(o) => o,
+        Err(d) => return d,
+    };
+    let all: Vec<&Object> = objects.all().collect();
+    let passed = crate::par::map(crate::par::wide(all.len()), &all, |o| {
+        crate::validate::passes(o)
+    });
+    if passed.into_iter().all(|ok| ok) {
+        diags
+    } else {
+        build(&profile, base_dir).err().unwrap_or(diags)
+    }
+}
+
+/// The profile when nothing the profile's own checks found stops the pipeline (errors, and
+/// with `deny_warnings` warnings), with the warnings; else every diagnostic.
+fn admitted(
+    resolved: &Resolved,
+    deny_warnings: bool,
+) -> Result<(Profile, Vec<Diagnostic>), Vec<Diagnostic>> {
     let (typed, diags) = check(resolved);
     let blocking = diags.iter().any(|d| d.is_error() || deny_warnings);
-    let Some((loaded, profile)) = typed else {
-        return diags;
-    };
-    if blocking {
-        return diags;
-    }
-    drop(loaded); // as in `compile`
-    let base_dir = resolved.base_dir.as_deref();
-    match objects(&profile, base_dir) {
-        Ok(o) => {
-            let all: Vec<&Object> = o.all().collect();
-            let wide = all.len() >= crate::par::MIN_ITEMS;
-            if crate::par::map(wide, &all, |o| crate::validate::passes(o))
-                .into_iter()
-                .all(|ok| ok)
-            {
-                diags
-            } else {
-                build(&profile, base_dir).err().unwrap_or(diags)
-            }
-        }
-        Err(d) => d,
+    match typed {
+        // The loaded document and its span map are for diagnostics about the profile, all
+        // reported by now: dropped here, before the bundle is built.
+        Some((_, profile)) if !blocking => Ok((profile, diags)),
+        _ => Err(diags),
     }
 }
 
@@ -135,7 +134,8 @@ pub fn render(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<
 /// The one place the bundle is assembled: objects written into their files (and, with
 /// `validate`, validated as they are written), kustomizations, summary, scripts. The text
 /// that is not objects (the summary, with its simulated queue behaviour, and the scripts) is
-/// rendered on another core meanwhile, when there are many objects. The second value: whether every object passed.
+/// rendered on another core meanwhile, when there are many objects. The second value: whether
+/// every object passed.
 fn assemble(
     profile: &Profile,
     base_dir: Option<&Path>,
@@ -143,7 +143,7 @@ fn assemble(
 ) -> Result<(Bundle, bool), Vec<Diagnostic>> {
     let objects = objects(profile, base_dir)?;
     let write = |objects| Bundle::render_objects(objects, validate);
-    let wide = objects.all().count() >= crate::par::MIN_ITEMS;
+    let wide = crate::par::wide(objects.all().count());
     let (text, written) = crate::par::join(
         wide,
         || -> Result<_, Diagnostic> {

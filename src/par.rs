@@ -7,7 +7,12 @@ use rayon::prelude::*;
 
 /// Items (objects to write and validate, queues and workloads to check) from which other
 /// threads pay off.
-pub(crate) const MIN_ITEMS: usize = 200;
+const MIN_ITEMS: usize = 200;
+
+/// Whether `items` pieces of work are worth the other cores.
+pub(crate) fn wide(items: usize) -> bool {
+    items >= MIN_ITEMS
+}
 
 /// `f` over `items`, in order; on all cores when `wide`.
 pub(crate) fn map<T: Sync, R: Send>(

@@ -149,7 +149,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec
             .queues
             .as_ref()
             .map_or(0, |q| q.cluster_queues.len() + q.local_queues.len());
-    crate::par::map(items >= crate::par::MIN_ITEMS, CHECKS, |c| {
+    crate::par::map(crate::par::wide(items), CHECKS, |c| {
         let mut ctx = Ctx {
             profile,
             base_dir,
