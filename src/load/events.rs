@@ -37,17 +37,109 @@ enum Frame {
     },
 }
 
+/// Texts from this size on are read in sections, on all cores (`sections`): a 1,000-team
+/// profile is 0.9 MB, and reading it was a third of `check`'s time, on one core.
+const SECTIONS_FROM: usize = 256 * 1024;
+
+/// Where a section of the text starts: its byte offset, and the lines before it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Base {
+    byte: usize,
+    line: u32,
+}
+
 /// The tree of `source`, or `None` when serde-saphyr must read it.
 pub(super) fn tree(source: &Source) -> Option<Tree> {
+    // The parser's markers count lines and characters as `Source` does, but for a `\r` (a
+    // line break of its own to the parser) and a byte-order mark (not a column to it): such a
+    // text is placed through `Source` instead, and read in one piece.
+    let markers = !source.text.contains('\r') && !source.text.starts_with('\u{feff}');
+    if markers
+        && source.text.len() >= SECTIONS_FROM
+        && let Some(tree) = sections(source)
+    {
+        return Some(tree);
+    }
+    read(source, 0..source.text.len(), Base::default(), markers).map(|(tree, _)| tree)
+}
+
+/// The document read as its top-level keys' sections, each on its own, on all cores, then
+/// joined in order: the same tree as one read of the whole (`sections_read_as_the_whole`).
+///
+/// A section starts at a line whose first character could begin a key: a letter, a digit,
+/// `_` or a quote. In a document that is a mapping at its root, such a line starts a
+/// top-level key, or is inside a quoted scalar or a flow collection that the line before
+/// left open (block and plain scalars of a top-level key are indented); a section cut there
+/// is left unterminated and does not read. So every section must read as a mapping, alone;
+/// else, or if two sections have a key in common, the whole is read in one piece.
+fn sections(source: &Source) -> Option<Tree> {
+    let text = &source.text;
+    let mut starts = vec![Base::default()];
+    for (line, (i, _)) in text.match_indices('\n').enumerate() {
+        let next = text.as_bytes().get(i + 1);
+        if next.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'"' | b'\'')) {
+            starts.push(Base {
+                byte: i + 1,
+                line: u32::try_from(line + 1).ok()?,
+            });
+        }
+    }
+    // The text's start is the first section's, with the comments before its first key; the
+    // first key's own line is no cut.
+    if starts.get(1).is_some_and(|b| {
+        text[..b.byte].lines().all(|l| {
+            let l = l.trim_start();
+            l.is_empty() || l.starts_with('#')
+        })
+    }) {
+        starts.remove(1);
+    }
+    if starts.len() < 2 {
+        return None;
+    }
+    let ranges: Vec<(Base, usize)> = starts
+        .iter()
+        .zip(starts.iter().skip(1).map(|b| b.byte).chain([text.len()]))
+        .map(|(b, end)| (*b, end))
+        .collect();
+    let read = crate::par::map(true, &ranges, |(base, end)| {
+        read(source, base.byte..*end, *base, true)
+    });
+    let mut sections = read.into_iter();
+    let (mut root, mut nodes) = sections.next()??;
+    let TreeKind::Map(entries) = &mut root.kind else {
+        return None;
+    };
+    for section in sections {
+        let (tree, n) = section?;
+        let TreeKind::Map(more) = tree.kind else {
+            return None;
+        };
+        // Each section counted a root mapping of its own.
+        nodes += n - 1;
+        entries.extend(more);
+    }
+    let mut names: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+    names.sort_unstable();
+    if nodes > MAX_NODES || names.windows(2).any(|w| w[0] == w[1]) {
+        return None;
+    }
+    Some(root)
+}
+
+/// Read `source.text[range]`, placed at `base`: its tree and its node count.
+fn read(
+    source: &Source,
+    range: std::ops::Range<usize>,
+    base: Base,
+    markers: bool,
+) -> Option<(Tree, usize)> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut root = None;
     let mut nodes = 0usize;
     let mut documents = 0;
-    // The parser's markers count lines and characters as `Source` does, but for a `\r` (a
-    // line break of its own to the parser) and a byte-order mark (not a column to it): such a
-    // text is placed through `Source` instead.
-    let markers = !source.text.contains('\r') && !source.text.starts_with('\u{feff}');
-    for item in Parser::new_from_str(&source.text) {
+    let place = |span| place(source, span, base, markers);
+    for item in Parser::new_from_str(&source.text[range]) {
         let (event, span) = item.ok()?;
         let done = match event {
             Event::StreamStart | Event::StreamEnd | Event::DocumentEnd => None,
@@ -63,7 +155,7 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
                     return None;
                 }
                 nodes += 1;
-                let pos = place(source, span, markers);
+                let pos = place(span);
                 if let Some(Frame::Map { pending, .. }) = stack.last_mut()
                     && pending.is_none()
                 {
@@ -100,7 +192,7 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
                     },
                     _ => None,
                 };
-                let pos = place(source, span, markers);
+                let pos = place(span);
                 stack.push(if matches!(event, Event::SequenceStart(..)) {
                     Frame::Seq {
                         key,
@@ -149,7 +241,7 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
     if !stack.is_empty() {
         return None;
     }
-    root
+    Some((root?, nodes))
 }
 
 /// Place a finished node in its parent, or as the root.
@@ -181,15 +273,15 @@ fn finish(
     Some(())
 }
 
-fn place(source: &Source, span: Span, markers: bool) -> Pos {
-    let start = span.start.byte_offset().unwrap_or(0);
+fn place(source: &Source, span: Span, base: Base, markers: bool) -> Pos {
+    let start = base.byte + span.start.byte_offset().unwrap_or(0);
     let mut pos = match (
         markers,
         u32::try_from(span.start.line()),
         u32::try_from(span.start.col()),
     ) {
         (true, Ok(line), Ok(col)) if line > 0 => Pos {
-            line,
+            line: base.line + line,
             column: col + 1,
             start,
             len: 0,
@@ -199,7 +291,7 @@ fn place(source: &Source, span: Span, markers: bool) -> Pos {
     pos.len = span
         .end
         .byte_offset()
-        .map_or(0, |end| end.saturating_sub(start));
+        .map_or(0, |end| (base.byte + end).saturating_sub(start));
     pos
 }
 
@@ -409,6 +501,67 @@ mod tests {
             }
         }
         assert!(fast > 200, "fast path read only {fast} documents");
+    }
+
+    /// A document read in sections is the document read whole, positions included, or is
+    /// read whole: on every repository file, a 300-team profile, and documents cut inside
+    /// quoted scalars and flow collections, with duplicate keys across sections, a list at
+    /// the root, comments before the first key.
+    #[test]
+    fn sections_read_as_the_whole() {
+        let whole = |s: &Source| read(s, 0..s.text.len(), Base::default(), true).map(|r| r.0);
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut files = Vec::new();
+        for dir in ["profiles", "tests/fixtures", "golden"] {
+            yaml_files(&root.join(dir), &mut files);
+        }
+        let mut docs: Vec<(String, String)> = files
+            .iter()
+            .map(|f| {
+                (
+                    f.display().to_string(),
+                    std::fs::read_to_string(f).unwrap_or_default(),
+                )
+            })
+            .filter(|(_, t)| !t.contains('\r') && !t.starts_with('\u{feff}'))
+            .collect();
+        docs.push(("teams".into(), crate::synthetic::teams_profile(300)));
+        let cut = [
+            "a: \"x\nb: y\"\nc: 1\n",
+            "a: 'x\nb: y'\nc: 1\n",
+            "a: {x: 1,\nb: 2}\nc: 1\n",
+            "a: [1,\nb, 2]\nc: 1\n",
+            "a: 1\nb: 2\na: 3\n",
+            "- a\n- b\n",
+            "# head\n\n# more\nname: x\nteams:\n- a\n- b\nz: 1\n",
+            "a:\n  b: 1\n_c: 2\n\"d e\": 3\n'f': [4]\n9: x\n",
+            "a: |\n  text\n  more\nb: >\n  folded\nc: plain\n  continued\n",
+            "a: 1\nb\n",
+            "a: 1\nb: 2\n...\n",
+        ];
+        docs.extend(cut.iter().map(|d| (format!("{d:?}"), (*d).to_owned())));
+        let (mut split, mut declined) = (0, 0);
+        for (name, text) in docs {
+            let source = Source::new(name.clone(), text);
+            match sections(&source) {
+                Some(tree) => {
+                    split += 1;
+                    assert_eq!(Some(&tree), whole(&source).as_ref(), "{name}");
+                    assert_eq!(
+                        Ok(&tree),
+                        saphyr_tree(&source).as_ref().map_err(|_| ()),
+                        "{name}"
+                    );
+                }
+                None => declined += 1,
+            }
+        }
+        assert!(split > 100, "read in sections: {split}");
+        // The cuts inside scalars and collections, the duplicate, the list, the `b` line.
+        assert!(declined >= 7, "declined: {declined}");
+        // A profile that large is read in sections: the tree `parse_tree` returns.
+        let teams = Source::new("teams", crate::synthetic::teams_profile(300));
+        assert!(teams.text.len() >= SECTIONS_FROM && sections(&teams).is_some());
     }
 
     /// Positions come from the parser's markers unless the text has a `\r`: both ways agree
