@@ -91,8 +91,11 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
     out.extend(p.flavors.iter().map(flavor));
     out.extend(p.priority_classes.iter().map(priority_class));
     if let Some(q) = &p.queues {
-        out.extend(q.cluster_queues.iter().map(cluster_queue));
-        out.extend(q.local_queues.iter().map(|lq| local_queue(lq, ns)));
+        let wide = crate::par::wide(p.items());
+        out.extend(crate::par::map(wide, &q.cluster_queues, cluster_queue));
+        out.extend(crate::par::map(wide, &q.local_queues, |lq| {
+            local_queue(lq, ns)
+        }));
     }
     out
 }

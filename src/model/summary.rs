@@ -2,9 +2,10 @@
 //! node pools and which workloads go to which queue — what a reviewer checks in a pull request
 //! — and the queue behaviour the standard scenarios of `simulate::standard` compute.
 
+use super::moved;
 use crate::profile::{Admission, DEFAULT_LOCAL_QUEUE, Profile, Quantity};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The template context of `SUMMARY.md`.
 pub fn summary_context(p: &Profile) -> Value {
@@ -12,6 +13,14 @@ pub fn summary_context(p: &Profile) -> Value {
     // cohort → resource → (nominal, borrowing limits known?)
     let mut cohorts: BTreeMap<String, BTreeMap<(String, String), Quantity>> = BTreeMap::new();
     if let Some(q) = &p.queues {
+        // Each ClusterQueue's LocalQueues, in profile order: one pass, not one per queue.
+        let mut local: HashMap<&str, Vec<String>> = HashMap::new();
+        for l in &q.local_queues {
+            local
+                .entry(l.cluster_queue.as_str())
+                .or_default()
+                .push(format!("{}/{}", l.namespace_in(p), l.name));
+        }
         for cq in &q.cluster_queues {
             let mut rows = Vec::new();
             for rg in &cq.resource_groups {
@@ -35,23 +44,21 @@ pub fn summary_context(p: &Profile) -> Value {
                     }
                 }
             }
-            let local: Vec<String> = q
-                .local_queues
-                .iter()
-                .filter(|l| l.cluster_queue == cq.name)
-                .map(|l| format!("{}/{}", l.namespace_in(p), l.name))
-                .collect();
-            queues.push(json!({
-                "name": cq.name,
-                "cohort": cq.cohort_name,
-                "strategy": cq.queueing_strategy,
-                "preemption": cq.preemption.as_ref().map(|pr| format!(
-                    "within queue: {:?}, reclaim in cohort: {:?}",
-                    pr.within_cluster_queue, pr.reclaim_within_cohort
-                )),
-                "localQueues": local,
-                "rows": rows,
-            }));
+            let local = local.get(cq.name.as_str()).cloned().unwrap_or_default();
+            queues.push(moved([
+                ("name", json!(cq.name)),
+                ("cohort", json!(cq.cohort_name)),
+                ("strategy", json!(cq.queueing_strategy)),
+                (
+                    "preemption",
+                    json!(cq.preemption.as_ref().map(|pr| format!(
+                        "within queue: {:?}, reclaim in cohort: {:?}",
+                        pr.within_cluster_queue, pr.reclaim_within_cohort
+                    ))),
+                ),
+                ("localQueues", Value::from(local)),
+                ("rows", Value::Array(rows)),
+            ]));
         }
     }
     let cohorts: Vec<Value> = cohorts
@@ -140,16 +147,19 @@ pub fn summary_context(p: &Profile) -> Value {
             })
         })
         .collect();
-    json!({
-        "name": p.name,
-        "description": p.description,
-        "behaviour": behaviour(p),
-        "queues": queues,
-        "cohorts": cohorts,
-        "pools": pools,
-        "machineHeader": provider.map_or("VM size", |pr| pr.words().machine),
-        "workloads": workloads,
-    })
+    moved([
+        ("name", json!(p.name)),
+        ("description", json!(p.description)),
+        ("behaviour", behaviour(p)),
+        ("queues", Value::Array(queues)),
+        ("cohorts", Value::Array(cohorts)),
+        ("pools", Value::Array(pools)),
+        (
+            "machineHeader",
+            json!(provider.map_or("VM size", |pr| pr.words().machine)),
+        ),
+        ("workloads", Value::Array(workloads)),
+    ])
 }
 
 /// The "Queue behaviour" section: per standard scenario its table rows, its Mermaid `gantt`
@@ -192,13 +202,13 @@ fn behaviour(p: &Profile) -> Value {
         .iter()
         .map(crate::simulate::standard::Unreclaimable::message)
         .collect();
-    json!({
-        "runs": runs,
-        "steps": crate::simulate::standard::STEPS,
-        "end": crate::simulate::standard::END,
-        "unreclaimable": unreclaimable,
-        "leftOut": left_out,
-        "maxRuns": crate::simulate::standard::MAX_RUNS,
-        "maxPeers": crate::simulate::standard::MAX_PEERS,
-    })
+    moved([
+        ("runs", Value::Array(runs)),
+        ("steps", json!(crate::simulate::standard::STEPS)),
+        ("end", json!(crate::simulate::standard::END)),
+        ("unreclaimable", Value::from(unreclaimable)),
+        ("leftOut", json!(left_out)),
+        ("maxRuns", json!(crate::simulate::standard::MAX_RUNS)),
+        ("maxPeers", json!(crate::simulate::standard::MAX_PEERS)),
+    ])
 }

@@ -43,10 +43,11 @@ pub fn workload_objects(
     p: &Profile,
     base_dir: Option<&Path>,
 ) -> Result<Vec<Object>, Vec<Diagnostic>> {
+    let wide = crate::par::wide(p.items());
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for w in &p.workloads {
-        match workload(p, w, base_dir) {
+    for built in crate::par::map(wide, &p.workloads, |w| workload(p, w, base_dir)) {
+        match built {
             Ok(objs) => out.extend(objs),
             Err(d) => errors.push(d),
         }

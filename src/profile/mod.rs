@@ -650,6 +650,16 @@ impl LocalQueue {
 }
 
 impl Profile {
+    /// How many queues and workloads the profile declares: the work the parallel stages
+    /// (rules, objects, summary) divide, and so whether other cores pay off (`par::wide`).
+    pub fn items(&self) -> usize {
+        self.workloads.len()
+            + self
+                .queues
+                .as_ref()
+                .map_or(0, |q| q.cluster_queues.len() + q.local_queues.len())
+    }
+
     /// The LocalQueue named `name` in namespace `ns`, the one a workload there can use.
     pub fn local_queue(&self, name: &str, ns: &str) -> Option<&LocalQueue> {
         self.queues

@@ -144,12 +144,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
 /// Run every rule over the profile. The groups read the profile and nothing of each other's,
 /// so a large profile's run on all cores; their findings are joined in `CHECKS` order.
 pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec<Diagnostic> {
-    let items = profile.workloads.len()
-        + profile
-            .queues
-            .as_ref()
-            .map_or(0, |q| q.cluster_queues.len() + q.local_queues.len());
-    crate::par::map(crate::par::wide(items), CHECKS, |c| {
+    crate::par::map(crate::par::wide(profile.items()), CHECKS, |c| {
         let mut ctx = Ctx {
             profile,
             base_dir,

@@ -118,11 +118,7 @@ pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
     let cqs = &queues.cluster_queues;
     // The profile's world is built once; each run adds its synthetic workloads to a copy.
     let base = world_with(profile, Vec::new());
-    let mut out = Vec::new();
-    for c in 0..cqs.len() {
-        if out.len() == MAX_RUNS {
-            return (out, cqs.len() - c);
-        }
+    let one = |&c: &usize| {
         // Step 2 lets at most [`MAX_PEERS`] peers (in profile order) claim their nominal
         // quota: enough to show reclamation, and a large cohort stays cheap to summarize
         // (1,000 teams in one cohort would otherwise simulate 16 × 1,000 workloads).
@@ -133,7 +129,21 @@ pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
                 .collect(),
             None => Vec::new(),
         };
-        out.extend(run_one(profile, &base, &quotas, c, &peers));
+        run_one(profile, &base, &quotas, c, &peers)
+    };
+    // On other cores, the queues run [`MAX_RUNS`] at a time; one at a time, no run is made
+    // that the limit then drops.
+    let wide = crate::par::wide(profile.items());
+    let batch = if wide { MAX_RUNS } else { 1 };
+    let mut out = Vec::new();
+    let all: Vec<usize> = (0..cqs.len()).collect();
+    for (b, chunk) in all.chunks(batch).enumerate() {
+        for (i, run) in crate::par::map(wide, chunk, one).into_iter().enumerate() {
+            if out.len() == MAX_RUNS {
+                return (out, cqs.len() - (b * batch + i));
+            }
+            out.extend(run);
+        }
     }
     (out, 0)
 }
