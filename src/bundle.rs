@@ -148,18 +148,4 @@ impl Bundle {
             .map(str::to_owned)
             .collect()
     }
-
-    /// The multi-document stream of the objects whose file starts with `prefix`, in apply order.
-    pub fn stream(&self, prefix: &str) -> String {
-        let mut out = String::new();
-        for r in self
-            .objects
-            .iter()
-            .filter(|r| r.object.file.starts_with(prefix))
-        {
-            out.push_str("---\n");
-            out.push_str(&r.yaml);
-        }
-        out
-    }
 }

@@ -56,19 +56,45 @@ pub fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> 
         Ok(p) => p,
         Err(d) => return d,
     };
-    let base_dir = resolved.base_dir.as_deref();
-    let objects = match objects(&profile, base_dir) {
-        Ok(o) => o,
-        Err(d) => return d,
-    };
+    match validated(&profile, resolved.base_dir.as_deref()) {
+        Ok(_) => diags,
+        Err(d) => d,
+    }
+}
+
+/// The objects under `prefix` (`platform/`, `workloads/`) as one stream, with the warnings:
+/// what `gen` prints when it writes no tree. Every object is validated, as for the tree, so
+/// the stream fails where the tree would; only the stream's objects are written, and the
+/// scripts and summary, which are not in it, are not rendered.
+pub fn stream(
+    resolved: &Resolved,
+    deny_warnings: bool,
+    prefix: &str,
+) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
+    let (profile, diags) = admitted(resolved, deny_warnings)?;
+    let objects = validated(&profile, resolved.base_dir.as_deref())?;
+    let mut out = String::new();
+    for o in objects.all().filter(|o| o.file.starts_with(prefix)) {
+        out.push_str("---\n");
+        out.push_str(&crate::yaml::to_yaml(&o.value).map_err(|d| vec![d])?);
+    }
+    Ok((out, diags))
+}
+
+/// The bundle's objects, every one validated against its upstream schema without writing
+/// it. When one fails, the bundle is written after all, so each finding names its file and
+/// line.
+fn validated(profile: &Profile, base_dir: Option<&Path>) -> Result<Objects, Vec<Diagnostic>> {
+    let objects = objects(profile, base_dir)?;
     let all: Vec<&Object> = objects.all().collect();
     let passed = crate::par::map(crate::par::wide(all.len()), &all, |o| {
         crate::validate::passes(o)
     });
     if passed.into_iter().all(|ok| ok) {
-        diags
+        Ok(objects)
     } else {
-        build(&profile, base_dir).err().unwrap_or(diags)
+        // `build` finds the failure again; an `Ok` here would mean the two disagree.
+        Err(build(profile, base_dir).err().unwrap_or_default())
     }
 }
 

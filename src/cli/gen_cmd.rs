@@ -39,11 +39,33 @@ enum Part {
     Workloads,
 }
 
+impl Part {
+    fn prefix(self) -> &'static str {
+        match self {
+            Part::Platform => "platform/",
+            Part::Workloads => "workloads/",
+        }
+    }
+}
+
 impl GenCommand {
     pub(super) fn run(self) -> u8 {
         let resolved = match resolve_profile(&self.profile, self.error_format) {
             Ok(r) => r,
             Err(code) => return code,
+        };
+        let Some(dir) = self.check.as_ref().or(self.out.as_ref()) else {
+            // No tree: the stream, built without the scripts and summary it does not carry.
+            return match compile::stream(&resolved, self.deny_warnings, self.only.prefix()) {
+                Ok((stream, warnings)) => {
+                    print_diagnostics(&warnings, self.error_format);
+                    write_stdout(&stream)
+                }
+                Err(diags) => {
+                    print_diagnostics(&diags, self.error_format);
+                    exit::INVALID
+                }
+            };
         };
         let compiled = match compile::compile(&resolved, self.deny_warnings) {
             Ok(c) => c,
@@ -54,7 +76,7 @@ impl GenCommand {
         };
         print_diagnostics(&compiled.warnings, self.error_format);
         let bundle = &compiled.bundle;
-        if let Some(dir) = &self.check {
+        if self.check.is_some() {
             return match emit::check_tree(bundle, dir) {
                 Ok(report) if report.is_clean() => exit::OK,
                 Ok(report) => {
@@ -78,29 +100,22 @@ impl GenCommand {
                 ),
             };
         }
-        if let Some(dir) = &self.out {
-            return match emit::write_tree(bundle, dir) {
-                Ok(s) => {
-                    let _ = writeln!(
-                        std::io::stderr(),
-                        "wrote {}: {} written, {} unchanged, {} removed",
-                        dir.display(),
-                        s.written,
-                        s.unchanged,
-                        s.removed
-                    );
-                    exit::OK
-                }
-                Err(e) => print_error(
-                    &format!("cannot write {}: {e}", dir.display()),
-                    self.error_format,
-                ),
-            };
+        match emit::write_tree(bundle, dir) {
+            Ok(s) => {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "wrote {}: {} written, {} unchanged, {} removed",
+                    dir.display(),
+                    s.written,
+                    s.unchanged,
+                    s.removed
+                );
+                exit::OK
+            }
+            Err(e) => print_error(
+                &format!("cannot write {}: {e}", dir.display()),
+                self.error_format,
+            ),
         }
-        let prefix = match self.only {
-            Part::Platform => "platform/",
-            Part::Workloads => "workloads/",
-        };
-        write_stdout(&bundle.stream(prefix))
     }
 }

@@ -6,7 +6,7 @@
 //! KubeRay v1.7.0's validation tests) gets exactly the cluster's verdict and codes. The embedded schema table is checked
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
-use crate::common::{SHIPPED, raykueue, repo, skip, stderr};
+use crate::common::{SHIPPED, raykueue, repo, skip, stderr, stdout};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -256,6 +256,12 @@ fn gen_refuses_output_kuberay_would_refuse() {
     let check = raykueue(&["check", "--profile", profile.to_str().unwrap()]);
     assert_eq!(check.status.code(), Some(1));
     assert_eq!(stderr(&check), err);
+    // So does the platform stream, although the failing object is a workload's: what `gen`
+    // prints does not depend on where it goes.
+    let stream = raykueue(&["gen", "--profile", profile.to_str().unwrap()]);
+    assert_eq!(stream.status.code(), Some(1));
+    assert_eq!(stderr(&stream), err);
+    assert_eq!(stdout(&stream), "", "no partial output");
 }
 
 /// `raykueue check` skips writing the bundle but reports exactly what `gen` reports, on every
@@ -283,18 +289,40 @@ fn check_reports_what_gen_reports() {
             continue;
         };
         for deny in [false, true] {
-            let gen_diags = match raykueue::compile::compile(&resolved, deny) {
+            let (gen_diags, tree) = match raykueue::compile::compile(&resolved, deny) {
                 Ok(c) => {
                     clean += 1;
-                    c.warnings
+                    (c.warnings, Some(c.bundle))
                 }
                 Err(d) => {
                     refused += 1;
-                    d
+                    (d, None)
                 }
             };
             let check = raykueue::compile::diagnostics(&resolved, deny);
             assert_eq!(check, gen_diags, "{p} (deny warnings: {deny})");
+            // `gen` without `--out` builds only its stream: the same findings, and the
+            // documents of the tree's objects under the part's folder, in order.
+            for part in ["platform/", "workloads/"] {
+                let stream = raykueue::compile::stream(&resolved, deny, part);
+                let expected = tree.as_ref().map(|b| {
+                    let docs = b.objects.iter().filter(|r| r.object.file.starts_with(part));
+                    docs.flat_map(|r| ["---\n", r.yaml.as_str()])
+                        .collect::<String>()
+                });
+                match (stream, expected) {
+                    (Ok((text, warnings)), Some(expected)) => {
+                        assert_eq!(warnings, gen_diags, "{p} {part}");
+                        assert_eq!(text, expected, "{p} {part}");
+                    }
+                    (Err(d), None) => assert_eq!(d, gen_diags, "{p} {part}"),
+                    (s, _) => panic!(
+                        "{p} {part}: stream {:?}, tree {}",
+                        s.is_ok(),
+                        tree.is_some()
+                    ),
+                }
+            }
         }
     }
     assert!(
