@@ -27,6 +27,19 @@ pub(crate) fn map<T: Sync, R: Send>(
     }
 }
 
+/// `f` over `items`, which it consumes, in order; on all cores when `wide`.
+pub(crate) fn consume<T: Send, R: Send>(
+    wide: bool,
+    items: Vec<T>,
+    f: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    if wide {
+        items.into_par_iter().map(f).collect()
+    } else {
+        items.into_iter().map(f).collect()
+    }
+}
+
 /// Both closures, on two cores when `wide`.
 pub(crate) fn join<A: Send, B: Send>(
     wide: bool,
