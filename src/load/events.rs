@@ -37,15 +37,22 @@ enum Frame {
     },
 }
 
-/// Texts from this size on are read in sections, on all cores (`sections`): a 1,000-team
+/// Texts from this size on are read in pieces, on all cores (`pieces`): a 1,000-team
 /// profile is 0.9 MB, and reading it was a third of `check`'s time, on one core.
-const SECTIONS_FROM: usize = 256 * 1024;
+const PIECES_FROM: usize = 256 * 1024;
 
-/// Where a section of the text starts: its byte offset, and the lines before it.
+/// Where a piece of the text starts: its byte offset, and the lines before it.
 #[derive(Debug, Clone, Copy, Default)]
 struct Base {
     byte: usize,
     line: u32,
+}
+
+/// A piece read on its own: its tree, node count and deepest nesting.
+struct Read {
+    tree: Tree,
+    nodes: usize,
+    depth: usize,
 }
 
 /// The tree of `source`, or `None` when serde-saphyr must read it.
@@ -55,88 +62,135 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
     // text is placed through `Source` instead, and read in one piece.
     let markers = !source.text.contains('\r') && !source.text.starts_with('\u{feff}');
     if markers
-        && source.text.len() >= SECTIONS_FROM
-        && let Some(tree) = sections(source)
+        && source.text.len() >= PIECES_FROM
+        && let Some(tree) = pieces(source, source.text.len() / 8)
     {
         return Some(tree);
     }
-    read(source, 0..source.text.len(), Base::default(), markers).map(|(tree, _)| tree)
+    read(source, 0..source.text.len(), Base::default(), markers).map(|r| r.tree)
 }
 
-/// The document read as its top-level keys' sections, each on its own, on all cores, then
-/// joined in order: the same tree as one read of the whole (`sections_read_as_the_whole`).
+/// The document read in pieces of about `size` bytes, each on its own and on all cores, then
+/// joined in order: the same tree as one read of the whole (`pieces_read_as_the_whole`),
+/// else `None`.
 ///
-/// A section starts at a line whose first character could begin a key: a letter, a digit,
-/// `_` or a quote. In a document that is a mapping at its root, such a line starts a
-/// top-level key, or is inside a quoted scalar or a flow collection that the line before
-/// left open (block and plain scalars of a top-level key are indented); a section cut there
-/// is left unterminated and does not read. So every section must read as a mapping, alone;
-/// else, or if two sections have a key in common, the whole is read in one piece.
-fn sections(source: &Source) -> Option<Tree> {
+/// A piece starts at a line that begins a block mapping's key (a letter, digit, `_` or quote
+/// first) or a block sequence's item (`- `), indented no deeper than the line before it, so
+/// that it continues a collection already open rather than opening one; and it ends before
+/// the first such line less indented than its own first line. A piece is joined to
+/// the innermost block collection of its kind on the tree's last path whose children start in
+/// the piece's column: where the whole read puts that line. A line that is not what it
+/// looks like is inside a construct the piece before leaves open: a quoted scalar or a flow
+/// collection, which then fails to read; or a block or plain scalar, which is deeper than
+/// every collection on the last path, so nothing takes the piece. Then, and if a piece does
+/// not read, or a mapping gets a key twice, or the bounds on depth and nodes are passed, the
+/// whole text is read in one piece.
+fn pieces(source: &Source, size: usize) -> Option<Tree> {
     let text = &source.text;
     let mut starts = vec![Base::default()];
-    for (line, (i, _)) in text.match_indices('\n').enumerate() {
-        let next = text.as_bytes().get(i + 1);
-        if next.is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'"' | b'\'')) {
-            starts.push(Base {
-                byte: i + 1,
-                line: u32::try_from(line + 1).ok()?,
-            });
+    let (mut offset, mut last_cut, mut above) = (0, 0, None);
+    // The indentation of the current piece's first line: a line less indented ends the piece,
+    // which would not read on its own with it.
+    let mut piece_indent = 0;
+    for (line, l) in text.split_inclusive('\n').enumerate() {
+        let rest = l.trim_start_matches(' ');
+        let indent = l.len() - rest.len();
+        let first = rest.as_bytes().first().copied().unwrap_or(b'\n');
+        if !matches!(first, b'\n' | b'#') {
+            let node = rest.starts_with("- ")
+                || first.is_ascii_alphanumeric()
+                || matches!(first, b'_' | b'"' | b'\'');
+            let due = offset - last_cut >= size || indent < piece_indent;
+            if node && due && above.is_some_and(|a| indent <= a) {
+                starts.push(Base {
+                    byte: offset,
+                    line: u32::try_from(line).ok()?,
+                });
+                (last_cut, piece_indent) = (offset, indent);
+            }
+            above = Some(indent);
         }
-    }
-    // The text's start is the first section's, with the comments before its first key; the
-    // first key's own line is no cut.
-    if starts.get(1).is_some_and(|b| {
-        text[..b.byte].lines().all(|l| {
-            let l = l.trim_start();
-            l.is_empty() || l.starts_with('#')
-        })
-    }) {
-        starts.remove(1);
+        offset += l.len();
     }
     if starts.len() < 2 {
         return None;
     }
-    let ranges: Vec<(Base, usize)> = starts
-        .iter()
-        .zip(starts.iter().skip(1).map(|b| b.byte).chain([text.len()]))
-        .map(|(b, end)| (*b, end))
-        .collect();
+    let ends = starts.iter().skip(1).map(|b| b.byte).chain([text.len()]);
+    let ranges: Vec<(Base, usize)> = starts.iter().copied().zip(ends).collect();
     let read = crate::par::map(true, &ranges, |(base, end)| {
         read(source, base.byte..*end, *base, true)
     });
-    let mut sections = read.into_iter();
-    let (mut root, mut nodes) = sections.next()??;
-    let TreeKind::Map(entries) = &mut root.kind else {
-        return None;
-    };
-    for section in sections {
-        let (tree, n) = section?;
-        let TreeKind::Map(more) = tree.kind else {
+    let mut read = read.into_iter();
+    let first = read.next()??;
+    let (mut root, mut nodes) = (first.tree, first.nodes);
+    for piece in read {
+        let piece = piece?;
+        // The piece's own root collection is one already counted.
+        nodes += piece.nodes - 1;
+        let (target, depth) = open_collection(&mut root, &piece.tree, text)?;
+        if nodes > MAX_NODES || depth + piece.depth - 1 > MAX_DEPTH {
             return None;
-        };
-        // Each section counted a root mapping of its own.
-        nodes += n - 1;
-        entries.extend(more);
-    }
-    let mut names: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
-    names.sort_unstable();
-    if nodes > MAX_NODES || names.windows(2).any(|w| w[0] == w[1]) {
-        return None;
+        }
+        match (&mut target.kind, piece.tree.kind) {
+            (TreeKind::Seq(items), TreeKind::Seq(more)) => items.extend(more),
+            (TreeKind::Map(entries), TreeKind::Map(more)) => {
+                entries.extend(more);
+                let mut names: Vec<&str> = entries.iter().map(|(k, _)| k.as_str()).collect();
+                names.sort_unstable();
+                if names.windows(2).any(|w| w[0] == w[1]) {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
     }
     Some(root)
 }
 
-/// Read `source.text[range]`, placed at `base`: its tree and its node count.
-fn read(
-    source: &Source,
-    range: std::ops::Range<usize>,
-    base: Base,
-    markers: bool,
-) -> Option<(Tree, usize)> {
+/// The innermost block collection on `tree`'s last path of `piece`'s kind whose children
+/// start in `piece`'s column, and its depth (the root's is 1).
+fn open_collection<'t>(
+    tree: &'t mut Tree,
+    piece: &Tree,
+    text: &str,
+) -> Option<(&'t mut Tree, usize)> {
+    let fits = |t: &Tree| {
+        let flow = matches!(text.as_bytes().get(t.pos.start), Some(b'[' | b'{'));
+        let same_kind = matches!(
+            (&t.kind, &piece.kind),
+            (TreeKind::Seq(_), TreeKind::Seq(_)) | (TreeKind::Map(_), TreeKind::Map(_))
+        );
+        same_kind && !flow && t.pos.column == piece.pos.column
+    };
+    // The deepest match: the path is walked down first, then chosen from the bottom.
+    let mut path = Vec::new();
+    let mut node: &Tree = tree;
+    loop {
+        path.push(fits(node));
+        node = match &node.kind {
+            TreeKind::Seq(items) => items.last()?,
+            TreeKind::Map(entries) => &entries.last()?.1,
+            TreeKind::Scalar(_) => break,
+        };
+    }
+    let depth = path.iter().rposition(|f| *f)? + 1;
+    let mut node = tree;
+    for _ in 1..depth {
+        node = match &mut node.kind {
+            TreeKind::Seq(items) => items.last_mut()?,
+            TreeKind::Map(entries) => &mut entries.last_mut()?.1,
+            TreeKind::Scalar(_) => return None,
+        };
+    }
+    Some((node, depth))
+}
+
+/// Read `source.text[range]`, placed at `base`.
+fn read(source: &Source, range: std::ops::Range<usize>, base: Base, markers: bool) -> Option<Read> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut root = None;
     let mut nodes = 0usize;
+    let mut depth = 0;
     let mut documents = 0;
     let place = |span| place(source, span, base, markers);
     for item in Parser::new_from_str(&source.text[range]) {
@@ -193,6 +247,7 @@ fn read(
                     _ => None,
                 };
                 let pos = place(span);
+                depth = depth.max(stack.len() + 1);
                 stack.push(if matches!(event, Event::SequenceStart(..)) {
                     Frame::Seq {
                         key,
@@ -241,7 +296,11 @@ fn read(
     if !stack.is_empty() {
         return None;
     }
-    Some((root?, nodes))
+    Some(Read {
+        tree: root?,
+        nodes,
+        depth,
+    })
 }
 
 /// Place a finished node in its parent, or as the root.
@@ -503,13 +562,13 @@ mod tests {
         assert!(fast > 200, "fast path read only {fast} documents");
     }
 
-    /// A document read in sections is the document read whole, positions included, or is
-    /// read whole: on every repository file, a 300-team profile, and documents cut inside
-    /// quoted scalars and flow collections, with duplicate keys across sections, a list at
-    /// the root, comments before the first key.
+    /// A document read in pieces is the document read whole, positions included, or is read
+    /// whole: on every repository file and a 300-team profile, cut at every line where a
+    /// piece may start and in pieces of 4 KiB; and on documents where such lines sit inside
+    /// quoted, flow, block and plain scalars and flow collections, or give a key twice.
     #[test]
-    fn sections_read_as_the_whole() {
-        let whole = |s: &Source| read(s, 0..s.text.len(), Base::default(), true).map(|r| r.0);
+    fn pieces_read_as_the_whole() {
+        let whole = |s: &Source| read(s, 0..s.text.len(), Base::default(), true).map(|r| r.tree);
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = Vec::new();
         for dir in ["profiles", "tests/fixtures", "golden"] {
@@ -526,42 +585,49 @@ mod tests {
             .filter(|(_, t)| !t.contains('\r') && !t.starts_with('\u{feff}'))
             .collect();
         docs.push(("teams".into(), crate::synthetic::teams_profile(300)));
-        let cut = [
+        let tricky = [
             "a: \"x\nb: y\"\nc: 1\n",
-            "a: 'x\nb: y'\nc: 1\n",
+            "a: 'x\n- y'\nc: 1\n",
             "a: {x: 1,\nb: 2}\nc: 1\n",
             "a: [1,\nb, 2]\nc: 1\n",
             "a: 1\nb: 2\na: 3\n",
+            "a:\n  b: 1\n  c: 2\n  b: 3\n",
             "- a\n- b\n",
             "# head\n\n# more\nname: x\nteams:\n- a\n- b\nz: 1\n",
             "a:\n  b: 1\n_c: 2\n\"d e\": 3\n'f': [4]\n9: x\n",
-            "a: |\n  text\n  more\nb: >\n  folded\nc: plain\n  continued\n",
+            "a:\n  s: |\n    text\n    - item-like\n    key: like\n  t: 1\n",
+            "a:\n  - s: >\n      folded\n      - item-like\n  - t: 1\n",
+            "a:\n  k: plain\n    words\n    more: x\n",
+            "a:\n  k: plain\n    words\n    - more\n  j: 2\n",
+            "items:\n    [a, b]\n    - c\n",
+            "m:\n  - [a,\n    b]\n  - c\n",
+            "a:\n  - x\n  - y\n- z\n",
+            "a:\n  b:\n    - 1\n    - 2\n  c:\n  - 3\n  - 4\nd: 5\n",
             "a: 1\nb\n",
             "a: 1\nb: 2\n...\n",
         ];
-        docs.extend(cut.iter().map(|d| (format!("{d:?}"), (*d).to_owned())));
-        let (mut split, mut declined) = (0, 0);
+        docs.extend(tricky.iter().map(|d| (format!("{d:?}"), (*d).to_owned())));
+        let (mut joined, mut declined) = (0, 0);
         for (name, text) in docs {
             let source = Source::new(name.clone(), text);
-            match sections(&source) {
-                Some(tree) => {
-                    split += 1;
-                    assert_eq!(Some(&tree), whole(&source).as_ref(), "{name}");
-                    assert_eq!(
-                        Ok(&tree),
-                        saphyr_tree(&source).as_ref().map_err(|_| ()),
-                        "{name}"
-                    );
+            for size in [1, 4096] {
+                match pieces(&source, size) {
+                    Some(tree) => {
+                        joined += 1;
+                        assert_eq!(Some(&tree), whole(&source).as_ref(), "{name} ({size})");
+                        let slow = saphyr_tree(&source);
+                        assert_eq!(Ok(&tree), slow.as_ref().map_err(|_| ()), "{name}");
+                    }
+                    None => declined += 1,
                 }
-                None => declined += 1,
             }
         }
-        assert!(split > 100, "read in sections: {split}");
-        // The cuts inside scalars and collections, the duplicate, the list, the `b` line.
-        assert!(declined >= 7, "declined: {declined}");
-        // A profile that large is read in sections: the tree `parse_tree` returns.
+        assert!(joined > 100, "read in pieces: {joined}");
+        assert!(declined >= 10, "declined: {declined}");
+        // A profile that large is read in pieces, the tree `parse_tree` returns.
         let teams = Source::new("teams", crate::synthetic::teams_profile(300));
-        assert!(teams.text.len() >= SECTIONS_FROM && sections(&teams).is_some());
+        assert!(teams.text.len() >= PIECES_FROM);
+        assert!(pieces(&teams, teams.text.len() / 8).is_some());
     }
 
     /// Positions come from the parser's markers unless the text has a `\r`: both ways agree
