@@ -96,7 +96,7 @@ fn validated<R: Send>(
     then: impl Fn(Object) -> R + Sync + Send,
 ) -> Result<Vec<R>, Vec<Diagnostic>> {
     let all = objects(profile, base_dir)?.into_all();
-    let done = crate::par::consume(crate::par::wide(all.len()), all, |o| {
+    let done = crate::par::map(crate::par::wide(all.len()), all, |o| {
         (crate::validate::passes(&o), then(o))
     });
     if done.iter().all(|(ok, _)| *ok) {

@@ -14,25 +14,14 @@ pub(crate) fn wide(items: usize) -> bool {
     items >= MIN_ITEMS
 }
 
-/// `f` over `items`, in order; on all cores when `wide`.
-pub(crate) fn map<T: Sync, R: Send>(
-    wide: bool,
-    items: &[T],
-    f: impl Fn(&T) -> R + Sync + Send,
-) -> Vec<R> {
-    if wide {
-        items.par_iter().map(f).collect()
-    } else {
-        items.iter().map(f).collect()
-    }
-}
-
-/// `f` over `items`, which it consumes, in order; on all cores when `wide`.
-pub(crate) fn consume<T: Send, R: Send>(
-    wide: bool,
-    items: Vec<T>,
-    f: impl Fn(T) -> R + Sync + Send,
-) -> Vec<R> {
+/// `f` over `items`, in order; on all cores when `wide`. `items` is a slice (`f` borrows each
+/// item) or a `Vec` (`f` consumes each, and so frees it on the thread that used it).
+pub(crate) fn map<I, T, R>(wide: bool, items: I, f: impl Fn(T) -> R + Sync + Send) -> Vec<R>
+where
+    I: IntoParallelIterator<Item = T> + IntoIterator<Item = T>,
+    T: Send,
+    R: Send,
+{
     if wide {
         items.into_par_iter().map(f).collect()
     } else {

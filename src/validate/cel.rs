@@ -306,7 +306,7 @@ mod tests {
 
     /// The Pratt parser stands in for the crate's reference (ANTLR) parser, the one
     /// `Env::compile` uses: on every rule and message expression the CRDs carry, and on the
-    /// expressions above, both give the same tree, node ids included.
+    /// macros and literals listed below, both give the same tree, node ids included.
     #[test]
     fn both_parsers_agree_on_every_embedded_rule() {
         let t = table().unwrap();

@@ -264,8 +264,9 @@ fn gen_refuses_output_kuberay_would_refuse() {
     assert_eq!(stdout(&stream), "", "no partial output");
 }
 
-/// `raykueue check` skips writing the bundle but reports exactly what `gen` reports, on every
-/// shipped profile and every bad-input fixture, with and without `--deny-warnings`.
+/// `raykueue check` skips writing the bundle, and `gen` without `--out` writes only its stream,
+/// but both report exactly what `gen --out` reports (and the stream holds the tree's documents),
+/// on every shipped profile and every bad-input fixture, with and without `--deny-warnings`.
 #[test]
 fn check_reports_what_gen_reports() {
     let mut profiles: Vec<String> = SHIPPED.iter().map(|s| (*s).to_owned()).collect();
