@@ -1,15 +1,17 @@
 //! GitOps wiring for the committed bundle (`gitops:` in the profile).
 //!
-//! Argo CD: an app of apps. `gitops/argocd-root.yaml` (applied once) syncs
-//! `gitops/argocd/`, whose Applications install the operators from their Helm charts (wave -2
+//! Argo CD: an app of apps. `gitops/argocd-root.yaml` (applied once) syncs `gitops/argocd/`:
+//! the Kueue chart's repository Secret (wave -4), then Applications that install the operators
+//! from their Helm charts (wave -3 the NVIDIA device plugin where raykueue installs one, -2
 //! KubeRay, -1 Kueue, so the CRDs exist first), then `platform/` (wave 0) and `workloads/`
 //! (wave 1) as directory sources, with `SkipDryRunOnMissingResource=true` because their CRDs
 //! come from the charts, and server-side apply because the Ray CRDs exceed the client-side
 //! annotation limit.
 //!
-//! Flux: `gitops/flux/` holds the sources (GitRepository, HelmRepository for KubeRay,
-//! OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the HelmReleases
-//! in `gitops/flux/operators/`), platform `dependsOn` operators, workloads `dependsOn` platform.
+//! Flux: `gitops/flux/` holds the sources (GitRepository, HelmRepositories for the NVIDIA chart
+//! and KubeRay, OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the
+//! HelmReleases in `gitops/flux/operators/`), platform `dependsOn` operators, workloads
+//! `dependsOn` platform.
 
 use super::{MANAGED_BY, Object};
 use crate::diagnostic::Diagnostic;
@@ -49,6 +51,8 @@ pub const FLUX_KUSTOMIZATION_RETRY: &str = "1m";
 const FLUX_SOURCE_API: &str = "source.toolkit.fluxcd.io/v1";
 const FLUX_HELM_API: &str = "helm.toolkit.fluxcd.io/v2";
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
+/// The sync wave of the chart repository Secret: before the first operator Application (-3).
+const REPOSITORY_WAVE: i32 = -4;
 
 fn meta(name: &str, namespace: &str, wave: Option<i32>) -> Value {
     let mut m = json!({
@@ -165,6 +169,20 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         &[],
         ARGO_ROOT,
     ));
+    if let Some(n) = crate::operators::nvidia(p) {
+        // First, like `up.sh`: GPU nodes advertise nvidia.com/gpu before any GPU pod needs it.
+        out.push(app(
+            format!("{name}-{}", n.release),
+            -3,
+            json!({
+                "repoURL": n.repo, "chart": n.chart, "targetRevision": n.version,
+                "helm": { "releaseName": n.release, "valuesObject": super::infra::nvidia_values(p, &n) },
+            }),
+            n.namespace,
+            if n.namespace == "kube-system" { &["ServerSideApply=true"][..] } else { &["CreateNamespace=true", "ServerSideApply=true"][..] },
+            ARGO_APPS,
+        ));
+    }
     if let (Some(k), Some(v)) = (&p.operators.kuberay, kuberay_values) {
         out.push(app(
             format!("{name}-kuberay-operator"),
@@ -191,10 +209,14 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
                 json!({
                     "apiVersion": "v1",
                     "kind": "Secret",
+                    // Before every Application of the root app: the Kueue Application's first
+                    // fetch of its OCI chart needs it (a Secret without a wave is wave 0, after
+                    // the operators' waves -3 to -1).
                     "metadata": {
                         "name": format!("{name}-kueue-chart-repository"),
                         "namespace": ns,
                         "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
+                        "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
                     },
                     "stringData": { "name": "kueue", "type": "helm", "url": repo, "enableOCI": "true" },
                 }),
@@ -290,6 +312,29 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
     ));
     // Retries: `FLUX_RETRY_INTERVAL`.
     let strategy = json!({ "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL });
+    if let Some(n) = crate::operators::nvidia(p) {
+        out.push(obj(
+            "HelmRepository",
+            FLUX_SOURCE_API,
+            n.repo_alias.into(),
+            FLUX_SOURCES,
+            json!({ "interval": interval, "url": n.repo }),
+        ));
+        out.push(obj(
+            "HelmRelease",
+            FLUX_HELM_API,
+            n.release.into(),
+            FLUX_RELEASES,
+            json!({
+                "interval": interval, "releaseName": n.release, "targetNamespace": n.namespace,
+                "chart": { "spec": { "chart": n.chart, "version": n.version,
+                    "sourceRef": { "kind": "HelmRepository", "name": n.repo_alias } } },
+                "install": { "createNamespace": n.namespace != "kube-system", "strategy": strategy },
+                "upgrade": { "strategy": strategy },
+                "values": super::infra::nvidia_values(p, &n),
+            }),
+        ));
+    }
     if let (Some(k), Some(v)) = (&p.operators.kuberay, kuberay_values) {
         out.push(obj(
             "HelmRepository",
@@ -367,7 +412,9 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             spec,
         )
     };
-    let has_operators = p.operators.kueue.is_some() || p.operators.kuberay.is_some();
+    let has_operators = p.operators.kueue.is_some()
+        || p.operators.kuberay.is_some()
+        || crate::operators::nvidia(p).is_some();
     if has_operators {
         out.push(kustomization("operators", "gitops/flux/operators", None));
     }

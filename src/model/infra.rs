@@ -10,7 +10,7 @@
 use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
 use crate::diagnostic::Diagnostic;
 use crate::operators;
-use crate::profile::{Framework, KubeRayOperator, KueueOperator, Profile};
+use crate::profile::{Framework, KubeRayOperator, KueueOperator, NvidiaInstall, Profile};
 use crate::provider::Provider;
 use crate::render;
 use crate::yaml;
@@ -41,12 +41,33 @@ struct Context {
     workload_identity: Option<WorkloadIdentityCtx>,
     /// The GPU smoke test's RayJob (`smoke.sh`, `verify.sh --smoke`).
     smoke: Option<super::smoke::SmokeJob>,
+    /// The NVIDIA device plugin or GPU Operator that `up.sh` installs (`operators::nvidia`).
+    nvidia: Option<NvidiaCtx>,
+    /// The label that names a node's pool (`verify.sh` lists a GPU pool's nodes by it).
+    pool_label: Option<&'static str>,
+}
+
+#[derive(Serialize)]
+struct NvidiaCtx {
+    /// `devicePlugin` or `gpuOperator`.
+    install: &'static str,
+    repo: &'static str,
+    repo_alias: &'static str,
+    chart: &'static str,
+    version: String,
+    namespace: &'static str,
+    release: &'static str,
+    daemonset: &'static str,
+    /// The values file's name, next to the script.
+    values: &'static str,
 }
 
 #[derive(Serialize)]
 struct GpuPoolCtx {
     name: String,
     min_nodes: u32,
+    /// The GPUs each node advertises, from the catalogue (`None` for a size it lacks).
+    gpus_per_node: Option<u32>,
 }
 
 #[derive(Serialize)]
@@ -135,6 +156,10 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
         let values = yaml::to_yaml(&kuberay_values(p))?;
         out.push((FILE_KUBERAY_VALUES.into(), format!("{yaml_header}{values}")));
     }
+    if let Some(stack) = operators::nvidia(p) {
+        let values = yaml::to_yaml(&nvidia_values(p, &stack))?;
+        out.push((stack.values_file.into(), format!("{yaml_header}{values}")));
+    }
     Ok(out)
 }
 
@@ -176,10 +201,26 @@ fn context(p: &Profile) -> Context {
             .map(|g| GpuPoolCtx {
                 name: g.name.to_owned(),
                 min_nodes: g.size.min,
+                gpus_per_node: g.instance.map(|i| i.gpus).filter(|n| *n > 0),
             })
             .collect(),
         workload_identity,
         smoke: super::smoke::smoke_job(p).map(|(_, job)| job),
+        nvidia: operators::nvidia(p).map(|n| NvidiaCtx {
+            install: match n.install {
+                NvidiaInstall::GpuOperator => "gpuOperator",
+                _ => "devicePlugin",
+            },
+            repo: n.repo,
+            repo_alias: n.repo_alias,
+            chart: n.chart,
+            version: n.version,
+            namespace: n.namespace,
+            release: n.release,
+            daemonset: n.daemonset,
+            values: n.values_file.trim_start_matches("infra/"),
+        }),
+        pool_label: provider.map(|pr| pr.words().pool_label),
     }
 }
 
@@ -275,6 +316,13 @@ pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic>
         .collect();
     let mut config = operators::kueue_default_configuration();
     config["integrations"]["frameworks"] = json!(frameworks);
+    if let Some(selector) = k
+        .configuration
+        .as_ref()
+        .and_then(|c| c.managed_jobs_namespace_selector.as_ref())
+    {
+        config["managedJobsNamespaceSelector"] = json!(selector);
+    }
     // The chart writes the Configuration into its ConfigMap as is: a YAML string.
     let mut values = json!({
         "managerConfig": { "controllerManagerConfigYaml": yaml::to_yaml(&config)? },
@@ -287,6 +335,16 @@ pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic>
             .map(|(name, enabled)| json!({ "name": name, "enabled": enabled }))
             .collect();
         manager.insert("featureGates".into(), Value::Array(gates));
+    }
+    if k.replicas > 1 {
+        // Every replica serves the webhooks; the PDB keeps one through a node drain
+        // (kueue@v0.19.2 charts/kueue/values.yaml `controllerManager.replicas`,
+        // `controllerManager.podDisruptionBudget`).
+        manager.insert("replicas".into(), json!(k.replicas));
+        manager.insert(
+            "podDisruptionBudget".into(),
+            json!({ "enabled": true, "minAvailable": 1 }),
+        );
     }
     place(&mut manager, p);
     if !manager.is_empty() {
@@ -302,6 +360,75 @@ pub fn kuberay_values(p: &Profile) -> Value {
     let mut values = Map::new();
     place(&mut values, p);
     Value::Object(values)
+}
+
+/// Helm values of the NVIDIA component raykueue installs (`operators::nvidia`): where its
+/// DaemonSets run and which taints they tolerate. The chart's tolerations are replaced whole by
+/// a values file that sets them, so its defaults are listed again, then every taint of the
+/// profile's GPU pools they do not cover: a plugin that cannot land on a GPU node leaves it
+/// without `nvidia.com/gpu`.
+pub fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
+    let groups = p.provider().map(Provider::node_groups).unwrap_or_default();
+    let mut tolerations = operators::device_plugin_default_tolerations();
+    let defaults: Vec<crate::profile::Toleration> = tolerations
+        .iter()
+        .filter_map(|t| serde_json::from_value(t.clone()).ok())
+        .collect();
+    for taint in groups.iter().filter(|g| g.gpu).flat_map(|g| &g.taints) {
+        if defaults.iter().any(|t| t.tolerates(taint)) {
+            continue;
+        }
+        let t = match &taint.value {
+            Some(v) => {
+                json!({ "key": taint.key, "operator": "Equal", "value": v, "effect": taint.effect.as_str() })
+            }
+            None => {
+                json!({ "key": taint.key, "operator": "Exists", "effect": taint.effect.as_str() })
+            }
+        };
+        if !tolerations.contains(&t) {
+            tolerations.push(t);
+        }
+    }
+    if stack.install == NvidiaInstall::DevicePlugin {
+        let (key, value) = p
+            .provider()
+            .map_or(("nvidia.com/gpu.present", Some("true")), |pr| {
+                pr.words().gpu_label
+            });
+        let expression = match value {
+            Some(v) => json!({ "key": key, "operator": "In", "values": [v] }),
+            None => json!({ "key": key, "operator": "Exists" }),
+        };
+        json!({
+            "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [{ "matchExpressions": [expression] }],
+            } } },
+            "tolerations": tolerations,
+        })
+    } else {
+        // NVIDIA's GPU Operator on AKS, over the driver and container toolkit the AKS node image
+        // already has (docs.nvidia.com gpu-operator "Microsoft AKS", "GPU Operator with
+        // Preinstalled Driver and Container Toolkit": driver.enabled=false,
+        // toolkit.enabled=false, operator.runtimeClass=nvidia-container-runtime). Its node
+        // feature discovery labels GPU nodes, and its operands tolerate what the device plugin
+        // would (NVIDIA/gpu-operator@v25.10.1 values.yaml `daemonsets.tolerations`,
+        // `node-feature-discovery.worker.tolerations`).
+        let nfd: Vec<Value> = [
+                json!({ "key": "node-role.kubernetes.io/master", "operator": "Equal", "value": "", "effect": "NoSchedule" }),
+                json!({ "key": "node-role.kubernetes.io/control-plane", "operator": "Equal", "value": "", "effect": "NoSchedule" }),
+            ]
+            .into_iter()
+            .chain(tolerations.iter().skip(1).cloned())
+            .collect();
+        json!({
+            "driver": { "enabled": false },
+            "toolkit": { "enabled": false },
+            "operator": { "runtimeClass": "nvidia-container-runtime" },
+            "daemonsets": { "tolerations": tolerations.iter().skip(1).cloned().collect::<Vec<_>>() },
+            "node-feature-discovery": { "worker": { "tolerations": nfd } },
+        })
+    }
 }
 
 /// The operator pod's `nodeSelector` and `tolerations` (`operators::placement`).

@@ -48,6 +48,15 @@ fn meta<'a>(name: &'a str, namespace: Option<&'a str>) -> Meta<'a> {
 pub fn platform_objects(p: &Profile) -> Vec<Object> {
     let ns = p.namespace.as_str();
     let mut ns_meta = meta(ns, None);
+    // Kueue manages jobs only in namespaces its managedJobsNamespaceSelector selects: the
+    // namespace raykueue creates carries the selector's labels (RK148 checks the rest).
+    if let (Some(selector), Some(labels)) =
+        (p.managed_jobs_selector(), ns_meta.labels.as_object_mut())
+    {
+        for (k, v) in &selector.match_labels {
+            labels.insert(k.to_string(), json!(v));
+        }
+    }
     // The provider's identity wiring may need the namespace labelled (ACK's RRSA webhook).
     if let (Some(sa), Some(pr)) = (&p.service_account, p.provider())
         && sa.workload_identity

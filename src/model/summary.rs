@@ -198,7 +198,32 @@ fn behaviour(p: &Profile) -> Value {
             })
         })
         .collect();
-    let unreclaimable: Vec<String> = crate::simulate::standard::unreclaimable(p)
+    let unreclaimable = crate::simulate::standard::unreclaimable(p);
+    // The profile's own queued workloads in a cohort that can reclaim: for them the table's
+    // step 2 holds as it does for the synthetic workloads.
+    let by_name = crate::admission::pods::QueueIndex::new(p);
+    let mut reclaiming: Vec<(String, Vec<String>)> = Vec::new();
+    for (i, w) in p.workloads.iter().enumerate() {
+        let Some((c, cq)) = by_name.cluster_queue_of(w) else {
+            continue;
+        };
+        if cq.cohort_name.is_none()
+            || !w.admission(p).is_queued()
+            || crate::simulate::standard::may_borrow(p, i, c)
+        {
+            continue;
+        }
+        let name = format!("`{}`", w.name);
+        match reclaiming.iter_mut().find(|(c, _)| c == cq.name.as_str()) {
+            Some((_, names)) => names.push(name),
+            None => reclaiming.push((cq.name.to_string(), vec![name])),
+        }
+    }
+    let reclaiming: Vec<String> = reclaiming
+        .into_iter()
+        .map(|(cq, names)| format!("{} (`{cq}`)", names.join(", ")))
+        .collect();
+    let unreclaimable: Vec<String> = unreclaimable
         .iter()
         .map(crate::simulate::standard::Unreclaimable::message)
         .collect();
@@ -207,6 +232,7 @@ fn behaviour(p: &Profile) -> Value {
         ("steps", json!(crate::simulate::standard::STEPS)),
         ("end", json!(crate::simulate::standard::END)),
         ("unreclaimable", Value::from(unreclaimable)),
+        ("reclaiming", Value::from(reclaiming)),
         ("leftOut", json!(left_out)),
         ("maxRuns", json!(crate::simulate::standard::MAX_RUNS)),
         ("maxPeers", json!(crate::simulate::standard::MAX_PEERS)),

@@ -269,6 +269,33 @@ pub struct Operators {
     pub kueue: Option<KueueOperator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kuberay: Option<KubeRayOperator>,
+    /// What makes GPU nodes advertise `nvidia.com/gpu`. When omitted: the NVIDIA device plugin
+    /// chart on AKS pools with NVIDIA GPUs (AKS installs the driver only), nothing elsewhere
+    /// (GKE, EKS through eksctl, and ACK install a device plugin themselves).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nvidia: Option<NvidiaOperator>,
+}
+
+/// How GPU nodes get their device plugin, the component that advertises `nvidia.com/gpu`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NvidiaOperator {
+    /// `devicePlugin`: NVIDIA's device plugin chart; `gpuOperator`: the NVIDIA GPU Operator (on
+    /// AKS, over the driver AKS installs); `none`: nothing is installed (the cloud or the node
+    /// image brings a device plugin).
+    pub install: NvidiaInstall,
+    /// Pinned chart version. Default: `0.17.0` for the device plugin, `v25.10.1` for the GPU
+    /// Operator (whose versions carry a leading `v`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<NvidiaChartVersion>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum NvidiaInstall {
+    DevicePlugin,
+    GpuOperator,
+    None,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -290,6 +317,34 @@ pub struct KueueOperator {
     /// Feature gates to set (`controllerManager.featureGates`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub feature_gates: BTreeMap<String, bool>,
+    /// Controller replicas (`controllerManager.replicas`). From 2 the chart's
+    /// PodDisruptionBudget is switched on (`minAvailable: 1`), so a node drain leaves one
+    /// replica serving Kueue's webhooks.
+    #[serde(default = "default_kueue_replicas")]
+    #[schemars(range(min = 1, max = 10))]
+    #[serde(deserialize_with = "limits::range::<_, u32, 1, 10>")]
+    pub replicas: u32,
+    /// A typed fragment of Kueue's Configuration (`config.kueue.x-k8s.io/v1beta2`), merged over
+    /// the pinned chart's default Configuration.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub configuration: Option<KueueConfiguration>,
+}
+
+fn default_kueue_replicas() -> u32 {
+    1
+}
+
+/// The part of Kueue's Configuration a profile may set; every other field keeps the chart's
+/// default.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct KueueConfiguration {
+    /// The namespaces whose jobs and pods Kueue manages. The chart also makes it the
+    /// `namespaceSelector` of Kueue's webhooks (kueue@v0.19.2
+    /// `charts/kueue/templates/webhook/manifests.yaml`), so pods created elsewhere never wait
+    /// for Kueue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_jobs_namespace_selector: Option<LabelSelector>,
 }
 
 fn default_kueue_chart() -> ChartRef {
@@ -522,11 +577,59 @@ pub struct ClusterQueue {
     pub resource_groups: Vec<ResourceGroup>,
 }
 
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LabelSelector {
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub match_labels: BTreeMap<QualifiedName, LabelValue>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    #[serde(deserialize_with = "limits::items::<_, _, 0, 16>")]
+    pub match_expressions: Vec<LabelSelectorRequirement>,
+}
+
+impl LabelSelector {
+    /// Whether an object with these labels is selected (`metav1.LabelSelectorAsSelector`).
+    pub fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        self.match_labels
+            .iter()
+            .all(|(k, v)| labels.get(k.as_str()).is_some_and(|l| l == v.as_str()))
+            && self.match_expressions.iter().all(|e| e.matches(labels))
+    }
+}
+
+/// One `matchExpressions` entry of a label selector.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LabelSelectorRequirement {
+    pub key: QualifiedName,
+    pub operator: SelectorOperator,
+    /// Required for `In` and `NotIn`, empty for `Exists` and `DoesNotExist`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    #[serde(deserialize_with = "limits::items::<_, _, 0, 64>")]
+    pub values: Vec<LabelValue>,
+}
+
+impl LabelSelectorRequirement {
+    fn matches(&self, labels: &BTreeMap<String, String>) -> bool {
+        let value = labels.get(self.key.as_str());
+        let listed = || value.is_some_and(|v| self.values.iter().any(|x| x.as_str() == v));
+        match self.operator {
+            SelectorOperator::In => listed(),
+            SelectorOperator::NotIn => !listed(),
+            SelectorOperator::Exists => value.is_some(),
+            SelectorOperator::DoesNotExist => value.is_none(),
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum SelectorOperator {
+    In,
+    NotIn,
+    Exists,
+    DoesNotExist,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -658,6 +761,17 @@ impl Profile {
                 .queues
                 .as_ref()
                 .map_or(0, |q| q.cluster_queues.len() + q.local_queues.len())
+    }
+
+    /// Kueue's `managedJobsNamespaceSelector`, if the profile sets one.
+    pub fn managed_jobs_selector(&self) -> Option<&LabelSelector> {
+        self.operators
+            .kueue
+            .as_ref()?
+            .configuration
+            .as_ref()?
+            .managed_jobs_namespace_selector
+            .as_ref()
     }
 
     /// The LocalQueue named `name` in namespace `ns`, the one a workload there can use.

@@ -201,6 +201,15 @@ name_type!(
     "a chart version such as 0.19.2 (no leading 'v', pinned: no ranges)"
 );
 name_type!(
+    /// Version of an NVIDIA chart: the device plugin's have no leading `v` (`0.17.0`), the GPU
+    /// Operator's have one (`v25.10.1`).
+    NvidiaChartVersion,
+    "^v?[0-9]+\\.[0-9]+\\.[0-9]+(-[0-9A-Za-z.-]+)?$",
+    5,
+    64,
+    "a chart version such as 0.17.0 or v25.10.1 (pinned: no ranges)"
+);
+name_type!(
     /// Kubernetes minor or patch version for AKS (`1.35` or `1.35.1`).
     KubernetesVersion,
     "^1\\.[0-9]{1,3}(\\.[0-9]{1,3})?$",

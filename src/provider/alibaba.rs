@@ -28,6 +28,7 @@ pub(super) const WORDS: Words = Words {
     pool_label: POOL_LABEL,
     // No placement: the charts' defaults (the GPU taint keeps the operators off GPU nodes).
     operators_pool: "their pool",
+    gpu_label: (GPU_LABEL, None),
 };
 
 /// ACK's GPU count label on GPU nodes (next to `aliyun.accelerator/nvidia_name`; ACK GPU docs).

@@ -27,6 +27,7 @@ pub(super) const WORDS: Words = Words {
     pool_label: EKSCTL_NODEGROUP_LABEL,
     // No placement: the charts' defaults (the GPU taint keeps the operators off GPU nodes).
     operators_pool: "their node group",
+    gpu_label: (ACCELERATOR_LABEL, None),
 };
 
 /// The GPU label raykueue puts on GPU node groups (EKS adds none); see

@@ -38,6 +38,7 @@ pub(super) const WORDS: Words = Words {
     gpu_example: "vmSize Standard_NC24ads_A100_v4",
     pool_label: "kubernetes.azure.com/agentpool",
     operators_pool: "the System pool",
+    gpu_label: ("accelerator", Some("nvidia")),
 };
 
 /// Label AKS puts on every node with the node pool's mode (`system` or `user`).
@@ -132,7 +133,7 @@ name_type!(
     "^Standard_[A-Za-z0-9_]+$",
     10,
     64,
-    "an Azure VM size, e.g. Standard_NC6s_v3"
+    "an Azure VM size, e.g. Standard_NC16as_T4_v3"
 );
 
 name_type!(

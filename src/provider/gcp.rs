@@ -51,6 +51,7 @@ pub(super) const WORDS: Words = Words {
     gpu_example: "machineType g2-standard-4",
     pool_label: NODEPOOL_LABEL,
     operators_pool: "the cluster's first pool",
+    gpu_label: ("cloud.google.com/gke-accelerator", None),
 };
 
 /// Label GKE puts on every node with its pool's name.

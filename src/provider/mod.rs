@@ -91,6 +91,9 @@ pub struct Words {
     pub pool_label: &'static str,
     /// Where the operators run, in prose: `the System pool`.
     pub operators_pool: &'static str,
+    /// The label the cloud (or raykueue) puts on NVIDIA GPU nodes, with its value where it is
+    /// one for all GPU nodes: what the device plugin's node affinity selects.
+    pub gpu_label: (&'static str, Option<&'static str>),
 }
 
 /// One instance type: what the hypervisor gives the node.
@@ -103,6 +106,82 @@ pub struct InstanceType {
     pub gpus: u32,
     /// GPU model, for messages (`""` for CPU sizes).
     pub gpu_model: &'static str,
+    /// The cloud no longer sells it: creating a pool of it fails.
+    pub retired: Option<&'static Retirement>,
+}
+
+/// A retirement the cloud announced for a series of instance types, with the page that says so
+/// and the series it names as successors.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Retirement {
+    /// `YYYY-MM-DD`.
+    pub date: &'static str,
+    pub series: &'static str,
+    pub page: &'static str,
+    /// Name patterns of the successor series the page recommends, most recommended first
+    /// (`*` stands for any text).
+    pub successors: &'static [&'static str],
+}
+
+impl InstanceType {
+    /// The same type, marked retired.
+    pub(crate) const fn retired(self, r: &'static Retirement) -> Self {
+        InstanceType {
+            retired: Some(r),
+            ..self
+        }
+    }
+}
+
+/// Current instance types of `catalogue` to suggest for a retired `old`: per successor series
+/// its retirement names, the smallest type with the same GPU count that has at least `old`'s
+/// memory, else the largest with that GPU count. Types the catalogue marks retired are never
+/// suggested.
+pub fn successors(
+    catalogue: &'static [InstanceType],
+    old: &InstanceType,
+) -> Vec<&'static InstanceType> {
+    let Some(r) = old.retired else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for pattern in r.successors {
+        let mut same: Vec<&'static InstanceType> = catalogue
+            .iter()
+            .filter(|t| t.retired.is_none() && t.gpus == old.gpus && glob(pattern, t.name))
+            .collect();
+        same.sort_by_key(|t| (t.memory_gib, t.vcpus));
+        if let Some(t) = same
+            .iter()
+            .find(|t| t.memory_gib >= old.memory_gib)
+            .or(same.last())
+        {
+            out.push(*t);
+        }
+    }
+    out
+}
+
+/// `*`-only glob match, ASCII case-insensitive (cloud instance names compare so).
+fn glob(pattern: &str, name: &str) -> bool {
+    let (p, n) = (pattern.to_ascii_lowercase(), name.to_ascii_lowercase());
+    let parts: Vec<&str> = p.split('*').collect();
+    let mut rest = n.as_str();
+    for (i, part) in parts.iter().enumerate() {
+        if i == 0 {
+            let Some(r) = rest.strip_prefix(part) else {
+                return false;
+            };
+            rest = r;
+        } else if i == parts.len() - 1 {
+            return rest.ends_with(part);
+        } else if let Some(at) = rest.find(part) {
+            rest = &rest[at + part.len()..];
+        } else {
+            return false;
+        }
+    }
+    rest.is_empty()
 }
 
 pub(crate) const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32) -> InstanceType {
@@ -112,6 +191,7 @@ pub(crate) const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32) -> Inst
         memory_gib,
         gpus: 0,
         gpu_model: "",
+        retired: None,
     }
 }
 
@@ -128,6 +208,7 @@ pub(crate) const fn gpu(
         memory_gib,
         gpus,
         gpu_model,
+        retired: None,
     }
 }
 
@@ -227,6 +308,15 @@ impl<'a> Provider<'a> {
             Self::Gcp(_) => gcp::catalogue::machine_type(name),
             Self::Aws(_) => aws::catalogue::instance_type(name).map(|t| &t.base),
             Self::Alibaba(_) => alibaba::catalogue::instance_type(name).map(|t| &t.base),
+        }
+    }
+
+    /// Every instance type the catalogue knows (the retirement hint picks successors from it).
+    pub fn catalogue(self) -> &'static [InstanceType] {
+        match self {
+            Self::Azure(_) => azure::catalogue::VM_SIZES,
+            Self::Gcp(_) => gcp::catalogue::MACHINE_TYPES,
+            Self::Aws(_) | Self::Alibaba(_) => &[],
         }
     }
 

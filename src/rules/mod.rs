@@ -13,6 +13,7 @@ mod infra;
 mod input;
 pub mod kuberay;
 mod nodes;
+mod operators;
 mod queues;
 mod reclaim;
 mod workloads;
@@ -109,6 +110,7 @@ const CHECKS: &[Check] = &[
     workloads::check,
     entrypoints::check,
     kuberay::check,
+    operators::check,
     crate::provider::check,
     azure::check,
     gcp::check,
@@ -129,6 +131,7 @@ pub fn all_rules() -> Vec<RuleInfo> {
         workloads::RULES,
         entrypoints::RULES,
         kuberay::RULES,
+        operators::RULES,
         &[crate::provider::TWO_PROVIDERS],
         azure::RULES,
         gcp::RULES,

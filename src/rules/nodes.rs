@@ -63,7 +63,14 @@ pub(super) const GROUP_BEYOND_POOLS: RuleInfo = RuleInfo {
     title: "a worker group at maxReplicas needs more nodes than its pools can scale to",
 };
 
+pub(super) const RETIRED_INSTANCE: RuleInfo = RuleInfo {
+    code: "RK205",
+    severity: Error,
+    title: "a node pool's instance type was retired: the cloud refuses to create it",
+};
+
 pub(super) const RULES: &[RuleInfo] = &[
+    RETIRED_INSTANCE,
     FLAVOR_LABELS_UNMATCHED,
     TAINT_NOT_TOLERATED,
     NO_POOL_MATCHES,
@@ -114,7 +121,7 @@ impl Pool<'_> {
         self.group.allocatable(self.provider)
     }
 
-    /// `gpupool (Standard_NC6s_v3: 6 vCPU, 112 GiB, 1 × V100)`.
+    /// `gpupool (Standard_NC16as_T4_v3: 16 vCPU, 110 GiB, 1 × T4)`.
     fn describe(&self) -> String {
         match self.group.instance {
             Some(s) if s.gpus > 0 => format!(
@@ -271,6 +278,48 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
     let pools = pools(provider);
     let words = provider.words();
     for pool in &pools {
+        if let Some(i) = pool.group.instance
+            && let Some(r) = i.retired
+        {
+            let current: Vec<String> = crate::provider::successors(provider.catalogue(), i)
+                .iter()
+                .map(|t| {
+                    format!(
+                        "`{}` ({} × {}, {} vCPU, {} GiB)",
+                        t.name, t.gpus, t.gpu_model, t.vcpus, t.memory_gib
+                    )
+                })
+                .collect();
+            let hint = if current.is_empty() {
+                format!("pick a current {} ({})", words.machine, r.page)
+            } else {
+                format!(
+                    "use a current {} with the same GPU count: {} ({})",
+                    words.machine,
+                    current.join(" or "),
+                    r.page
+                )
+            };
+            ctx.report(
+                &RETIRED_INSTANCE,
+                &format!(
+                    "/{}/nodePools/{}/{}",
+                    provider.section(),
+                    pool.index,
+                    words.machine_field
+                ),
+                format!(
+                    "{} `{}` of node pool `{}` was retired on {} (the {} series): {} no longer creates it",
+                    upper_first(words.machine),
+                    pool.group.machine,
+                    pool.name(),
+                    r.date,
+                    r.series,
+                    words.service,
+                ),
+                Some(hint),
+            );
+        }
         if !pool.known() {
             ctx.report(
                 &UNKNOWN_VM_SIZE,

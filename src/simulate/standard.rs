@@ -502,7 +502,7 @@ fn tabulate(
 
 /// A resource total over a profile workload's pod sets is above every flavor's nominal quota
 /// of its ClusterQueue: only those can need borrowing, so only those are simulated.
-fn may_borrow(profile: &Profile, index: usize, c: usize) -> bool {
+pub(crate) fn may_borrow(profile: &Profile, index: usize, c: usize) -> bool {
     let Some(cq) = profile
         .queues
         .as_ref()

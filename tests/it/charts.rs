@@ -68,16 +68,25 @@ fn every_key_a_values_file_sets_exists_in_the_pinned_chart() {
                 );
                 checked += 1;
             }
-            // The Configuration inside: the chart's own keys only.
+            // The Configuration inside: under a field the chart's Configuration sets, the
+            // chart's own keys only; any other field one of Kueue's Configuration fields (the
+            // profile's `operators.kueue.configuration`, typed).
             if let Some(config) = values["managerConfig"]["controllerManagerConfigYaml"].as_str() {
                 let config: Value = serde_saphyr::from_str(config).unwrap();
                 let default = operators::kueue_default_configuration();
                 let default_keys = paths(&default);
                 for key in paths(&config) {
+                    let top = key.split('.').next().unwrap_or_default();
                     assert!(
-                        default_keys.contains(&key),
-                        "{profile}: Configuration key `{key}` is not in the chart's Configuration"
+                        operators::CONFIGURATION_FIELDS.contains(&top),
+                        "{profile}: `{top}` is no field of Kueue's Configuration"
                     );
+                    if default.get(top).is_some() {
+                        assert!(
+                            default_keys.contains(&key),
+                            "{profile}: Configuration key `{key}` is not in the chart's Configuration"
+                        );
+                    }
                 }
             }
         }
@@ -86,7 +95,8 @@ fn every_key_a_values_file_sets_exists_in_the_pinned_chart() {
 }
 
 /// The 0.18 chart's controller tuning (concurrency 5/1/1, qps 50, burst 100) once went into a
-/// 0.19.2 install; now everything but `integrations.frameworks` is the 0.19.2 chart's default.
+/// 0.19.2 install; now everything but `integrations.frameworks` and what the profile sets
+/// (`managedJobsNamespaceSelector`) is the 0.19.2 chart's default.
 #[test]
 fn the_kueue_configuration_is_the_charts_own_but_for_the_frameworks() {
     for profile in ["single", "team", "profiles/examples/prod.yaml"] {
@@ -106,6 +116,15 @@ fn the_kueue_configuration_is_the_charts_own_but_for_the_frameworks() {
         );
         config["integrations"]["frameworks"] = Value::Null;
         default["integrations"]["frameworks"] = Value::Null;
+        // The profiles confine Kueue's webhooks to their namespace (RK147).
+        let selector = config
+            .as_object_mut()
+            .and_then(|c| c.remove("managedJobsNamespaceSelector"));
+        assert_eq!(
+            selector.unwrap()["matchExpressions"][0],
+            serde_json::json!({"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ray"]}),
+            "{profile}"
+        );
         assert_eq!(config, default, "{profile}");
         assert_eq!(config["clientConnection"]["qps"], 300, "{profile}");
         assert_eq!(
@@ -159,4 +178,85 @@ fn the_embedded_chart_table_is_fresh() {
         "{} is stale: run `cargo run -p xtask -- import-schemas` and commit the result",
         chart_import::OUTPUT
     );
+}
+
+/// The value keys a generated NVIDIA values file may set, per chart: NVIDIA/k8s-device-plugin@v0.17.0
+/// `deployments/helm/nvidia-device-plugin/values.yaml` (`affinity` and `tolerations` are free
+/// form there) and NVIDIA/gpu-operator@v25.10.1 `deployments/gpu-operator/values.yaml`.
+const NVIDIA_CHART_KEYS: &[(&str, &[&str])] = &[
+    (
+        "nvidia-device-plugin",
+        &[
+            "affinity",
+            "tolerations",
+            "nodeSelector",
+            "priorityClassName",
+        ],
+    ),
+    (
+        "gpu-operator",
+        &[
+            "driver.enabled",
+            "toolkit.enabled",
+            "operator.runtimeClass",
+            "daemonsets.tolerations",
+            "node-feature-discovery.worker.tolerations",
+        ],
+    ),
+];
+
+/// The device plugin's and the GPU Operator's values files set only keys their charts have, and
+/// re-list the charts' default tolerations (a values file's list replaces the chart's).
+#[test]
+fn nvidia_values_set_only_their_charts_keys() {
+    let gpu_operator = crate::common::shipped_text("kuberay-gpu").replace(
+        "install: devicePlugin\n    version: 0.17.0",
+        "install: gpuOperator",
+    );
+    assert!(gpu_operator.contains("install: gpuOperator"));
+    let gpu_operator = crate::common::compile_text(gpu_operator.as_bytes())
+        .unwrap_or_else(|d| panic!("{d:?}"))
+        .bundle
+        .files;
+    for (files, file, chart) in [
+        (
+            files("team"),
+            "infra/nvidia-device-plugin-values.yaml",
+            "nvidia-device-plugin",
+        ),
+        (
+            files("kuberay-gpu"),
+            "infra/nvidia-device-plugin-values.yaml",
+            "nvidia-device-plugin",
+        ),
+        (
+            gpu_operator,
+            "infra/gpu-operator-values.yaml",
+            "gpu-operator",
+        ),
+    ] {
+        let values: Value = serde_saphyr::from_str(&files[file]).unwrap();
+        let allowed = NVIDIA_CHART_KEYS
+            .iter()
+            .find(|(c, _)| *c == chart)
+            .unwrap()
+            .1;
+        for key in paths(&values) {
+            assert!(
+                allowed.iter().any(|a| key == *a
+                    || key.starts_with(&format!("{a}."))
+                    || a.starts_with(&format!("{key}."))),
+                "{file}: `{key}` is no key raykueue may set on the {chart} chart"
+            );
+        }
+        let tolerations = values
+            .get("tolerations")
+            .or_else(|| values["daemonsets"].get("tolerations"))
+            .and_then(Value::as_array)
+            .unwrap();
+        assert!(
+            tolerations.contains(&serde_json::json!({"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"})),
+            "{file}: {tolerations:?}"
+        );
+    }
 }

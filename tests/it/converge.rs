@@ -161,7 +161,7 @@ fn flux_replay(objects: &[Value]) -> Vec<(String, Option<u64>)> {
         .iter()
         .filter(|o| o["kind"] == "HelmRelease")
         .collect();
-    assert_eq!(releases.len(), 2);
+    assert_eq!(releases.len(), 3, "device plugin, KubeRay, Kueue");
     let helm_ready = releases
         .iter()
         .map(|r| flux_install(r, 0, OPERATORS_READY))

@@ -12,14 +12,18 @@ fn codes(c: &raykueue::compile::Compiled) -> Vec<&str> {
 /// `verify.sh` checks its GPUs (it once compared case-sensitively and skipped them).
 #[test]
 fn a_gpu_size_in_lower_case_is_a_gpu_pool_for_rules_scripts_and_summary() {
-    let text =
-        shipped_text("kuberay-gpu").replace("vmSize: Standard_NC6s_v3", "vmSize: Standard_nc6s_v3");
+    let text = shipped_text("kuberay-gpu").replace(
+        "vmSize: Standard_NC8as_T4_v3",
+        "vmSize: Standard_nc8as_t4_v3",
+    );
+    assert!(text.contains("Standard_nc8as_t4_v3"));
     let c = compile_text(text.as_bytes()).expect("compiles");
     assert!(codes(&c).contains(&"RK204"), "{:?}", codes(&c));
     let verify = &c.bundle.files["infra/verify.sh"];
     assert!(verify.contains("check_gpu_pool \"$GPU_POOL1\""), "{verify}");
+    assert!(verify.contains("readonly GPU_POOL1_GPUS='1'"), "{verify}");
     let summary = &c.bundle.files["SUMMARY.md"];
-    assert!(summary.contains("1 × V100"), "{summary}");
+    assert!(summary.contains("1 × T4"), "{summary}");
 }
 
 /// A pool with neither `count` nor `autoscale` (error RK404) has az's default of 3 nodes in

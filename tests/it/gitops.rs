@@ -42,13 +42,15 @@ fn argo_cd_installs_operators_before_platform_and_workloads() {
     assert_eq!(
         waves,
         [
+            // The NVIDIA device plugin first, as up.sh installs it: AKS does not.
+            ("prod-nvidia-device-plugin".to_owned(), -3),
             ("prod-kuberay-operator".to_owned(), -2),
             ("prod-kueue".to_owned(), -1),
             ("prod-platform".to_owned(), 0),
             ("prod-workloads".to_owned(), 1)
         ]
     );
-    for app in &apps[2..] {
+    for app in &apps[3..] {
         let opts = app["spec"]["syncPolicy"]["syncOptions"].as_array().unwrap();
         assert!(
             opts.contains(&Value::from("SkipDryRunOnMissingResource=true")),
@@ -59,31 +61,43 @@ fn argo_cd_installs_operators_before_platform_and_workloads() {
             "https://github.com/example/ray-platform.git"
         );
     }
-    // The prod example syncs one workload, the unqueued RayService: Kueue never touches its
-    // `suspend`, so there is nothing to ignore.
-    assert!(
-        apps[3]["spec"].get("ignoreDifferences").is_none(),
-        "{}",
-        apps[3]
-    );
-    assert_eq!(apps[2]["spec"]["source"]["path"], "deploy/prod/platform");
+    // The prod example syncs one workload, team A's queued RayService: Kueue flips its
+    // `rayClusterConfig.suspend` on admission, which Argo CD must leave alone.
     assert_eq!(
-        apps[3]["spec"]["source"]["path"],
+        apps[4]["spec"]["ignoreDifferences"][0]["jsonPointers"],
+        serde_json::json!(["/spec/rayClusterConfig/suspend"]),
+        "{}",
+        apps[4]
+    );
+    assert_eq!(apps[3]["spec"]["source"]["path"], "deploy/prod/platform");
+    assert_eq!(
+        apps[4]["spec"]["source"]["path"],
         "deploy/prod/gitops/workloads"
     );
     // The Kueue chart is OCI: registry and chart name apart, the repository registered with OCI.
     assert_eq!(
-        apps[1]["spec"]["source"]["repoURL"],
+        apps[2]["spec"]["source"]["repoURL"],
         "registry.k8s.io/kueue/charts"
     );
-    assert_eq!(apps[1]["spec"]["source"]["chart"], "kueue");
-    assert_eq!(apps[1]["spec"]["source"]["targetRevision"], "0.19.2");
-    let config = apps[1]["spec"]["source"]["helm"]["valuesObject"]["managerConfig"]["controllerManagerConfigYaml"]
+    assert_eq!(apps[2]["spec"]["source"]["chart"], "kueue");
+    assert_eq!(apps[2]["spec"]["source"]["targetRevision"], "0.19.2");
+    let config = apps[2]["spec"]["source"]["helm"]["valuesObject"]["managerConfig"]["controllerManagerConfigYaml"]
         .as_str()
         .unwrap();
     assert!(config.contains("ray.io/rayjob"));
     let repo = &docs(&dir.path().join("gitops/argocd/00-repositories.yaml"))[0];
     assert_eq!(repo["stringData"]["enableOCI"], "true");
+    // The repository Secret is synced before every Application (a Secret without a wave is
+    // wave 0: the Kueue Application's first fetch of its OCI chart would fail).
+    let secret_wave: i64 = repo["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        waves.iter().all(|(_, w)| secret_wave < *w),
+        "{secret_wave} {waves:?}"
+    );
     let root = &docs(&dir.path().join("gitops/argocd-root.yaml"))[0];
     assert_eq!(root["spec"]["source"]["path"], "deploy/prod/gitops/argocd");
 }
@@ -123,16 +137,34 @@ fn flux_kustomizations_depend_on_each_other_in_order() {
         .iter()
         .map(|s| s["kind"].as_str().unwrap())
         .collect();
-    assert_eq!(kinds, ["GitRepository", "HelmRepository", "OCIRepository"]);
     assert_eq!(
-        sources[2]["spec"]["url"],
+        kinds,
+        [
+            "GitRepository",
+            "HelmRepository",
+            "HelmRepository",
+            "OCIRepository"
+        ]
+    );
+    assert_eq!(
+        sources[1]["spec"]["url"],
+        "https://nvidia.github.io/k8s-device-plugin"
+    );
+    assert_eq!(
+        sources[3]["spec"]["url"],
         "oci://registry.k8s.io/kueue/charts/kueue"
     );
-    assert_eq!(sources[2]["spec"]["ref"]["tag"], "0.19.2");
+    assert_eq!(sources[3]["spec"]["ref"]["tag"], "0.19.2");
     let releases = docs(&dir.path().join("gitops/flux/operators/helmreleases.yaml"));
-    assert_eq!(releases[0]["spec"]["chart"]["spec"]["version"], "1.7.0");
-    assert_eq!(releases[1]["spec"]["chartRef"]["kind"], "OCIRepository");
-    assert_eq!(releases[1]["spec"]["targetNamespace"], "kueue-system");
+    assert_eq!(
+        releases[0]["spec"]["chart"]["spec"]["chart"],
+        "nvidia-device-plugin"
+    );
+    assert_eq!(releases[0]["spec"]["chart"]["spec"]["version"], "0.17.0");
+    assert_eq!(releases[0]["spec"]["targetNamespace"], "kube-system");
+    assert_eq!(releases[1]["spec"]["chart"]["spec"]["version"], "1.7.0");
+    assert_eq!(releases[2]["spec"]["chartRef"]["kind"], "OCIRepository");
+    assert_eq!(releases[2]["spec"]["targetNamespace"], "kueue-system");
     assert_eq!(ks[2]["spec"]["path"], "./deploy/prod/gitops/workloads");
     // RayJobs are not synced, so Flux's create-only policy would mean nothing on them.
     let job = &docs(&dir.path().join("workloads/llm-training/rayjob.yaml"))[0];
@@ -244,15 +276,8 @@ fn gitops_never_syncs_a_one_shot_rayjob() {
 /// manage here.
 #[test]
 fn a_queued_rayservice_is_synced_with_its_suspend_left_to_kueue() {
-    let text = crate::common::shipped_text("team")
-        .replace(
-            "frameworks: [batch/job, pod, ray.io/rayjob]",
-            "frameworks: [batch/job, pod, ray.io/rayjob, ray.io/rayservice]",
-        )
-        .replace(
-            "    name: aurora-serve\n",
-            "    name: aurora-serve\n    queue: team-a\n",
-        )
+    // The shipped team profile queues its RayService (with ray.io/rayservice enabled).
+    let text = crate::common::shipped_text("team").to_owned()
         + "gitops:\n  repoURL: https://example.com/ray.git\n  path: deploy/team\n  argocd: {}\n  flux: {}\n";
     let c = crate::common::compile_text(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}"));
     let app = c
@@ -389,4 +414,71 @@ fn check_reports_orphans_when_a_team_is_dropped() {
         tree,
     ]);
     assert_eq!(again.status.code(), Some(0), "{}", stdout(&again));
+}
+
+/// A HelmRelease `v2` schema of one helm-controller release, closed as the API server closes a
+/// CRD (`tests/fixtures/flux/`: descriptions stripped; README there names the commits).
+fn helmrelease_schema(version: &str) -> jsonschema::Validator {
+    fn close(node: &mut Value) {
+        if let Value::Object(m) = node {
+            let open = m.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
+            if m.contains_key("properties") && !open && !m.contains_key("additionalProperties") {
+                m.insert("additionalProperties".into(), Value::Bool(false));
+            }
+            m.values_mut().for_each(close);
+        } else if let Value::Array(items) = node {
+            items.iter_mut().for_each(close);
+        }
+    }
+    let path =
+        crate::common::repo().join(format!("tests/fixtures/flux/helmrelease-v2-{version}.json"));
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    close(&mut schema);
+    jsonschema::validator_for(&schema).unwrap()
+}
+
+/// Flux 2.7 is the oldest Flux that accepts the HelmReleases raykueue writes: their
+/// `install.strategy` / `upgrade.strategy` (`RetryOnFailure`) first appear in helm-controller
+/// v1.4.0 (fluxcd/helm-controller@v1.4.0 `config/crd/bases/helm.toolkit.fluxcd.io_helmreleases.yaml`;
+/// v1.3.0 has no such field), and Flux v2.7.0 is the first release that ships helm-controller
+/// v1.4.0 (fluxcd/flux2@v2.7.0 `manifests/bases/helm-controller/kustomization.yaml`; v2.6.x
+/// ship v1.3.0).
+#[test]
+fn flux_helmreleases_need_flux_2_7() {
+    let dir = prod_tree();
+    let releases = docs(&dir.path().join("gitops/flux/operators/helmreleases.yaml"));
+    assert_eq!(releases.len(), 3);
+    let v14 = helmrelease_schema("v1.4.0");
+    let v13 = helmrelease_schema("v1.3.0");
+    for r in &releases {
+        let errors: Vec<String> = v14
+            .iter_errors(r)
+            .map(|e| format!("{} {e}", e.instance_path()))
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "helm-controller v1.4.0 refuses {}: {errors:?}",
+            r["metadata"]["name"]
+        );
+        // v1.3.0 refuses exactly the strategies (and would prune them on an older CRD).
+        let mut refused: Vec<String> = v13
+            .iter_errors(r)
+            .map(|e| format!("{}: {e}", e.instance_path()))
+            .collect();
+        refused.sort();
+        assert_eq!(refused.len(), 2, "{refused:?}");
+        assert!(
+            refused[0].starts_with("/spec/install:") && refused[0].contains("'strategy'"),
+            "{refused:?}"
+        );
+        assert!(
+            refused[1].starts_with("/spec/upgrade:") && refused[1].contains("'strategy'"),
+            "{refused:?}"
+        );
+    }
+    let readme = std::fs::read_to_string(crate::common::repo().join("README.md")).unwrap();
+    assert!(
+        readme.contains("Needs Flux 2.7 or later"),
+        "the README states the minimum"
+    );
 }

@@ -151,6 +151,29 @@ fn the_team_summary_computes_seed_000s_table() {
         summary.contains("    team-a-cq/max holds 8 nvidia.com/gpu :crit, 0, 60\n"),
         "{summary}"
     );
+    // The shipped workloads are sized and queued so that the seed's row 2 holds for them.
+    assert!(
+        summary.contains("**The profile's workloads reclaim:** `aurora-finetune`, `aurora-serve` (`team-a-cq`); `llm-training`, `batch-inference` (`team-b-cq`) fit"),
+        "{summary}"
+    );
+    assert!(!summary.contains("Cannot reclaim"), "{summary}");
+    // The upstream example's llm-training (68.5 CPU) still cannot: its fixture's summary says so.
+    let text = std::fs::read_to_string(
+        crate::common::repo().join("tests/fixtures/bad/rk146-fits-only-by-borrowing/profile.yaml"),
+    )
+    .unwrap();
+    let resolved = raykueue::resolve::resolve(
+        crate::common::repo()
+            .join("tests/fixtures/bad/rk146-fits-only-by-borrowing/profile.yaml")
+            .to_str()
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(text.contains("cpu: \"16\""));
+    let summary = &raykueue::compile::compile(&resolved, false)
+        .unwrap()
+        .bundle
+        .files["SUMMARY.md"];
     assert!(
         summary.contains("**Cannot reclaim (warning RK146):** `llm-training` fits `team-b-cq` only by borrowing (cpu: asks 68500m, nominal quota 48)"),
         "{summary}"

@@ -47,8 +47,10 @@ fi
 exit 0
 "#;
 
-/// `get nodes -l agentpool=P` (or another pool label, with custom columns) lists one node of P
-/// with `$STUB_GPUS` GPUs (default 8; set `STUB_NO_GPU_NODES` for none); a namespace's label
+/// `get nodes -l LABEL=P` with custom columns lists one node of pool P, Ready unless
+/// `STUB_READY` says otherwise, with `$STUB_GPUS` GPUs (default `$STUB_GPUS_<pool>`, which
+/// `Sandbox` sets to the pool's catalogue count, else 1; set `STUB_NO_GPU_NODES` for none); a
+/// namespace's label
 /// reads `on`; rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
 /// `jobDeploymentStatus/jobStatus` is `$STUB_RAYJOB_STATE` (default `Complete/SUCCEEDED`).
 pub(crate) const KUBECTL: &str = r#"#!/usr/bin/env bash
@@ -59,18 +61,19 @@ case $args in
   *" get rayjob "*rayClusterName*) printf raykueue-smoke-x7k2p ;;
   *" logs job/"*) printf 'Ray cluster resources: {CPU: 2.0, GPU: 1.0}\ntask 0: GPU 0: Tesla V100\n' ;;
   " config current-context ") echo stub-context ;;
-  *" get nodes -l agentpool="*)
-    [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
-    for a in "$@"; do [[ $a == agentpool=* ]] && pool=${a#agentpool=}; done
-    printf 'aks-%s-12345678-vmss000000   %s\n' "$pool" "${STUB_GPUS:-8}" ;;
-  *" get nodes -l cloud.google.com/gke-nodepool="*)
-    [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
-    for a in "$@"; do [[ $a == cloud.google.com/gke-nodepool=* ]] && pool=${a#*=}; done
-    printf 'gke-cluster-%s-1234abcd-x0y1   %s\n' "$pool" "${STUB_GPUS:-1}" ;;
   *" get nodes -l "*custom-columns*)
-    # Other clouds' pool labels (eksctl's nodegroup-name, raykueue.io/node-pool on ACK).
+    # One node of the pool the label names: NAME READY GPU.
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
-    printf 'gpu-node-0   %s\n' "${STUB_GPUS:-8}" ;;
+    for a in "$@"; do [[ $a != -* && $a == *=* ]] && pool=${a#*=}; done
+    per_pool="STUB_GPUS_${pool//-/_}"
+    gpus=${STUB_GPUS:-${!per_pool:-1}}
+    case $args in
+      *" -l kubernetes.azure.com/agentpool="*) node="aks-$pool-12345678-vmss000000" ;;
+      *" -l cloud.google.com/gke-nodepool="*) node="gke-cluster-$pool-1234abcd-x0y1" ;;
+      # Other clouds' pool labels (eksctl's nodegroup-name, raykueue.io/node-pool on ACK).
+      *) node=gpu-node-0 ;;
+    esac
+    printf '%s   %s   %s\n' "$node" "${STUB_READY:-True}" "$gpus" ;;
   *" get nodes -l "*) [[ -n ${STUB_NO_GPU_NODES:-} ]] || echo node/aks-gpupool-12345678-vmss000000 ;;
   *" get namespace "*) printf on ;;
   *" get nodes "*) printf 'NAME   GPU\naks-system-0   <none>\n' ;;
@@ -195,6 +198,30 @@ impl Sandbox {
             .env("STUB_LOG", self.log())
             .env("HOME", self.dir.path())
             .env_remove("KUBECONFIG");
+        // The stub's GPU nodes have as many GPUs as the catalogue gives each pool's type
+        // (verify.sh's `GPU_POOLn_GPUS`), unless a test says otherwise with `STUB_GPUS`.
+        if let Ok(verify) = fs::read_to_string(self.bundle().join("infra/verify.sh")) {
+            let value = |line: &str| {
+                line.split_once('=')
+                    .map(|(_, v)| v.trim_matches('\'').to_owned())
+            };
+            let mut pool = String::new();
+            for line in verify
+                .lines()
+                .filter(|l| l.starts_with("readonly GPU_POOL"))
+            {
+                if line.contains("_MIN_NODES=") {
+                    continue;
+                }
+                if line.contains("_GPUS=") {
+                    if let Some(n) = value(line).filter(|n| !n.is_empty()) {
+                        cmd.env(format!("STUB_GPUS_{}", pool.replace('-', "_")), n);
+                    }
+                } else if let Some(name) = value(line) {
+                    pool = name;
+                }
+            }
+        }
         for (k, v) in env {
             cmd.env(k, v);
         }
@@ -407,7 +434,10 @@ fn kuberay_gpu_runs_seed_004s_commands_with_its_values() {
     for seed in [
         "az group create -l eastus -n kuberay-rg",
         "az aks create -g kuberay-rg -n kuberay-gpu-cluster --nodepool-name system --node-vm-size Standard_D8s_v3 --node-count 3",
-        "az aks nodepool add -g kuberay-rg --cluster-name kuberay-gpu-cluster --nodepool-name gpupool --node-vm-size Standard_NC6s_v3 --node-taints nvidia.com/gpu=present:NoSchedule --min-count 0 --max-count 3 --enable-cluster-autoscaler",
+        // Seed 004's Standard_NC6s_v3 was retired (RK205): a current one-GPU size instead.
+        "az aks nodepool add -g kuberay-rg --cluster-name kuberay-gpu-cluster --nodepool-name gpupool --node-vm-size Standard_NC8as_T4_v3 --node-taints nvidia.com/gpu=present:NoSchedule --min-count 0 --max-count 3 --enable-cluster-autoscaler",
+        // AKS installs the driver only (the upstream Azure example installs the plugin).
+        "helm upgrade --install nvidia-device-plugin nvdp/nvidia-device-plugin --version 0.17.0 --namespace kube-system",
         "az aks get-credentials --resource-group kuberay-rg --name kuberay-gpu-cluster --overwrite-existing",
         "helm repo add kuberay https://ray-project.github.io/kuberay-helm/",
         "helm upgrade --install kuberay-operator kuberay/kuberay-operator --version 1.7.0 --namespace ray-system",
@@ -451,8 +481,98 @@ fn verify_fails_on_gpu_nodes_without_allocatable_gpus_with_the_seed_hint() {
     assert_eq!(out.status.code(), Some(1));
     let t = text(&out);
     assert!(t.contains("reports no allocatable nvidia.com/gpu"), "{t}");
-    assert!(t.contains("device plugin or driver is not ready"), "{t}");
+    assert!(
+        t.contains("the NVIDIA device plugin is not running there"),
+        "{t}"
+    );
+    assert!(t.contains("up.sh installs the device plugin"), "{t}");
     assert!(t.contains("1 check(s) failed"), "{t}");
+}
+
+/// AKS installs the driver, not the device plugin (Azure/AKS
+/// examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf installs NVIDIA's chart
+/// 0.17.0): `up.sh` installs it before the operators, and `verify.sh` waits for its DaemonSet
+/// and counts each Ready GPU node's GPUs against the VM size.
+#[test]
+fn aks_gpu_pools_get_the_device_plugin_and_verify_counts_their_gpus() {
+    let sb = Sandbox::new("team");
+    let (out, calls) = sb.run("up.sh", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let transcript = sb.transcript(&calls);
+    for call in [
+        "helm repo add nvdp https://nvidia.github.io/k8s-device-plugin --force-update",
+        "helm upgrade --install nvidia-device-plugin nvdp/nvidia-device-plugin --version 0.17.0 --namespace kube-system",
+        "kubectl --namespace kube-system rollout status daemonset/nvidia-device-plugin --timeout=300s",
+    ] {
+        assert!(called(&calls, call), "missing: {call}\n{transcript}");
+    }
+    // Before the operators: GPU nodes advertise GPUs before anything asks for them.
+    let at = |needle: &str| transcript.find(needle).unwrap_or(usize::MAX);
+    assert!(
+        at("nvdp/nvidia-device-plugin") < at("kuberay/kuberay-operator"),
+        "{transcript}"
+    );
+    let values: Value = serde_saphyr::from_str(
+        &fs::read_to_string(sb.bundle().join("infra/nvidia-device-plugin-values.yaml")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(
+        values["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]["nodeSelectorTerms"]
+            [0]["matchExpressions"][0],
+        json!({"key": "accelerator", "operator": "In", "values": ["nvidia"]})
+    );
+
+    // A node with fewer GPUs than its VM size has (ND96amsr_A100_v4: 8) fails.
+    let (out, _) = sb.run("verify.sh", &[], &[("STUB_GPUS", "7")]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("reports 7 allocatable nvidia.com/gpu, but its instance type has 8"),
+        "{}",
+        text(&out)
+    );
+    // A node that is not Ready yet is not judged.
+    let (out, _) = sb.run(
+        "verify.sh",
+        &[],
+        &[("STUB_GPUS", "<none>"), ("STUB_READY", "False")],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(text(&out).contains("is not Ready yet"), "{}", text(&out));
+    // The device plugin's DaemonSet not rolled out fails.
+    let (out, _) = sb.run("verify.sh", &[], &[("STUB_ROLLOUT_FAILS", "1")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out).contains("the NVIDIA device plugin is not rolled out"),
+        "{}",
+        text(&out)
+    );
+}
+
+/// A GPU pool's taints beyond the chart's default tolerations are tolerated by the device
+/// plugin (its values replace the chart's list, so the defaults are listed again).
+#[test]
+fn the_device_plugin_tolerates_every_gpu_pool_taint() {
+    let text = crate::common::shipped_text("kuberay-gpu")
+        .replace(
+            "        - {key: nvidia.com/gpu, value: present, effect: NoSchedule}\n",
+            "        - {key: nvidia.com/gpu, value: present, effect: NoSchedule}\n        - {key: sku, value: gpu, effect: NoSchedule}\n",
+        )
+        .replace(
+            "        maxReplicas: 5\n",
+            "        maxReplicas: 5\n        tolerations: [{key: sku, operator: Equal, value: gpu, effect: NoSchedule}]\n",
+        );
+    assert!(text.contains("key: sku"));
+    let c = crate::common::compile_text(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}"));
+    let values: Value =
+        serde_saphyr::from_str(&c.bundle.files["infra/nvidia-device-plugin-values.yaml"]).unwrap();
+    assert_eq!(
+        values["tolerations"],
+        json!([
+            {"key": "CriticalAddonsOnly", "operator": "Exists"},
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"},
+        ])
+    );
 }
 
 #[test]
@@ -629,7 +749,13 @@ fn kueue_values_hold_a_configuration_string_with_the_profiles_frameworks() {
     assert_eq!(config["kind"], "Configuration");
     assert_eq!(
         config["integrations"]["frameworks"],
-        json!(["batch/job", "pod", "ray.io/rayjob"])
+        json!(["batch/job", "pod", "ray.io/rayjob", "ray.io/rayservice"])
+    );
+    // The pod webhook confined to the profile's namespace (RK147): the chart copies this
+    // selector into its webhooks' namespaceSelector.
+    assert_eq!(
+        config["managedJobsNamespaceSelector"],
+        json!({"matchExpressions": [{"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["ray"]}]})
     );
     assert_eq!(
         values["controllerManager"]["featureGates"],

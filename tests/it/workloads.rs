@@ -188,7 +188,9 @@ fn team_workloads_carry_the_spec_values() {
     // (name, queue, head cpu/memory, workers, worker cpu/memory)
     let jobs = [
         ("aurora-finetune", "team-a", "2", "8Gi", 1, "18", "160Gi"),
-        ("llm-training", "team-b", "4", "16Gi", 4, "16", "128Gi"),
+        // Workers of 10 CPU (the upstream example has 16): the job fits team B's nominal quota
+        // and can reclaim its GPUs (RK146).
+        ("llm-training", "team-b", "4", "16Gi", 4, "10", "128Gi"),
         ("batch-inference", "team-b", "4", "16Gi", 1, "12", "80Gi"),
     ];
     for (name, queue, hcpu, hmem, replicas, wcpu, wmem) in jobs {
@@ -245,16 +247,17 @@ fn team_workloads_carry_the_spec_values() {
         }
     }
     let serve = named(&docs, "aurora-serve");
-    // As in the upstream example only RayJobs are queued: the RayService is neither labelled
-    // for a queue nor suspended (a suspended, unmanaged RayService would never start).
-    assert!(
-        serve["metadata"]["labels"]
-            .get("kueue.x-k8s.io/queue-name")
-            .is_none()
+    // Unlike the upstream example, the RayService is queued too (team A's queue, with
+    // ray.io/rayservice enabled), so it runs inside a quota (no RK121): labelled for its queue
+    // and created suspended, for Kueue to admit (kueue@v0.19.2
+    // pkg/controller/jobs/rayservice: the suspend field is `rayClusterConfig.suspend`).
+    assert_eq!(
+        serve["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
+        "team-a"
     );
     assert!(serve["spec"].get("suspend").is_none());
     let cluster = &serve["spec"]["rayClusterConfig"];
-    assert!(cluster.get("suspend").is_none());
+    assert_eq!(cluster["suspend"], true);
     assert_eq!(cluster["enableInTreeAutoscaling"], false);
     assert!(cluster.get("workerGroupSpecs").is_none(), "head only");
     let head = &cluster["headGroupSpec"]["template"];

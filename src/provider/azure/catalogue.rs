@@ -9,7 +9,19 @@
 //! skip their capacity checks for it.
 
 use crate::profile::Quantity;
-use crate::provider::{Allocatable, InstanceType, cpu, gpu};
+use crate::provider::{Allocatable, InstanceType, Retirement, cpu, gpu};
+
+/// NCv3 (NC6s_v3, NC12s_v3, NC24s_v3, NC24rs_v3) was retired on 30 September 2025: its VMs are
+/// deallocated and `az aks nodepool add` refuses the sizes (learn.microsoft.com
+/// "NCv3-series retirement", and the retired-sizes list; a few sovereign regions run longer).
+/// Microsoft recommends NCads H100 v5, and NCasT4_v3 where cost matters. No other series of this
+/// catalogue has an announced retirement (the same list, read 2026-08).
+pub const NCV3: Retirement = Retirement {
+    date: "2025-09-30",
+    series: "NCv3",
+    page: "https://learn.microsoft.com/azure/virtual-machines/ncv3-retirement",
+    successors: &["Standard_NC*_H100_v5", "Standard_NC*as_T4_v3"],
+};
 
 /// The catalogue, by series. General purpose: memory is 4 GiB per vCPU in all these series.
 pub const VM_SIZES: &[InstanceType] = &[
@@ -64,11 +76,11 @@ pub const VM_SIZES: &[InstanceType] = &[
     cpu("Standard_D64ds_v6", 64, 256),
     cpu("Standard_D96ds_v6", 96, 384),
     cpu("Standard_D128ds_v6", 128, 512),
-    // NCv3: NVIDIA V100 16 GB.
-    gpu("Standard_NC6s_v3", 6, 112, 1, "V100"),
-    gpu("Standard_NC12s_v3", 12, 224, 2, "V100"),
-    gpu("Standard_NC24s_v3", 24, 448, 4, "V100"),
-    gpu("Standard_NC24rs_v3", 24, 448, 4, "V100"),
+    // NCv3: NVIDIA V100 16 GB. Retired (`NCV3`).
+    gpu("Standard_NC6s_v3", 6, 112, 1, "V100").retired(&NCV3),
+    gpu("Standard_NC12s_v3", 12, 224, 2, "V100").retired(&NCV3),
+    gpu("Standard_NC24s_v3", 24, 448, 4, "V100").retired(&NCV3),
+    gpu("Standard_NC24rs_v3", 24, 448, 4, "V100").retired(&NCV3),
     // NCasT4_v3: NVIDIA T4 16 GB.
     gpu("Standard_NC4as_T4_v3", 4, 28, 1, "T4"),
     gpu("Standard_NC8as_T4_v3", 8, 56, 1, "T4"),
@@ -229,6 +241,49 @@ pub const REGIONS: &[&str] = &[
 
 #[cfg(test)]
 mod tests {
+
+    /// Azure retired NCv3 on 2025-09-30 (learn.microsoft.com ncv3-retirement); no other series
+    /// here has an announced retirement. Each retired size suggests current sizes with its GPU
+    /// count from the successor series Microsoft names.
+    #[test]
+    fn retired_sizes_suggest_current_sizes_with_the_same_gpus() {
+        let retired: Vec<&str> = VM_SIZES
+            .iter()
+            .filter(|s| s.retired.is_some())
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(
+            retired,
+            [
+                "Standard_NC6s_v3",
+                "Standard_NC12s_v3",
+                "Standard_NC24s_v3",
+                "Standard_NC24rs_v3"
+            ]
+        );
+        for size in VM_SIZES.iter().filter(|s| s.retired.is_some()) {
+            assert_eq!(size.retired.map(|r| r.date), Some("2025-09-30"));
+            let next = crate::provider::successors(VM_SIZES, size);
+            assert!(!next.is_empty(), "{}", size.name);
+            for n in next {
+                assert_eq!(n.gpus, size.gpus, "{} -> {}", size.name, n.name);
+                assert!(n.retired.is_none());
+            }
+        }
+        let names = |n: &str| -> Vec<&str> {
+            crate::provider::successors(VM_SIZES, vm_size(n).unwrap())
+                .iter()
+                .map(|t| t.name)
+                .collect()
+        };
+        // One V100, 112 GiB: the one-GPU H100 NVL, and the largest one-GPU T4 (110 GiB).
+        assert_eq!(
+            names("Standard_NC6s_v3"),
+            ["Standard_NC40ads_H100_v5", "Standard_NC16as_T4_v3"]
+        );
+        // Four V100s: no four-GPU NCads H100 v5; the four-T4 size.
+        assert_eq!(names("Standard_NC24s_v3"), ["Standard_NC64as_T4_v3"]);
+    }
     use super::*;
 
     #[test]
