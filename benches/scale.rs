@@ -36,15 +36,15 @@ fn time_runs(runs: usize, mut f: impl FnMut()) -> Duration {
 }
 
 fn compile(text: &str) -> raykueue::compile::Compiled {
-    let source = raykueue::load::decode("synthetic.yaml", text.as_bytes()).expect("UTF-8");
+    let source = raykueue::input::load::decode("synthetic.yaml", text.as_bytes()).expect("UTF-8");
     raykueue::compile::compile(
-        &raykueue::resolve::Resolved {
+        &raykueue::input::resolve::Resolved {
             source,
             base_dir: None,
         },
         false,
     )
-    .unwrap_or_else(|d| panic!("{}", raykueue::diagnostic::render_human(&d)))
+    .unwrap_or_else(|d| panic!("{}", raykueue::base::diagnostic::render_human(&d)))
 }
 
 /// Peak resident memory of this process, from the kernel (Linux).

@@ -60,8 +60,8 @@ fn scenario_text(workloads: usize) -> String {
 
 fn profile() -> raykueue::profile::Profile {
     let text = raykueue::synthetic::teams_profile(QUEUES);
-    let source = raykueue::load::decode("synthetic.yaml", text.as_bytes()).unwrap();
-    let (typed, _) = raykueue::compile::check(&raykueue::resolve::Resolved {
+    let source = raykueue::input::load::decode("synthetic.yaml", text.as_bytes()).unwrap();
+    let (typed, _) = raykueue::compile::check(&raykueue::input::resolve::Resolved {
         source,
         base_dir: None,
     });
@@ -73,7 +73,7 @@ fn scenario(
     workloads: usize,
 ) -> raykueue::simulate::scenario::Scenario {
     let text = scenario_text(workloads);
-    let source = raykueue::load::decode("scenario.yaml", text.as_bytes()).unwrap();
+    let source = raykueue::input::load::decode("scenario.yaml", text.as_bytes()).unwrap();
     let (loaded, scn) = scenario::parse(&source).unwrap();
     let problems = scenario::check(profile, &loaded, &scn);
     assert!(problems.is_empty(), "{problems:?}");

@@ -15,7 +15,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
-    let resolved = raykueue::resolve::resolve("team").unwrap();
+    let resolved = raykueue::input::resolve::resolve("team").unwrap();
     c.bench_function("compile team (with validation)", |b| {
         b.iter(|| raykueue::compile::compile(black_box(&resolved), false).unwrap());
     });
@@ -28,12 +28,12 @@ fn bench(c: &mut Criterion) {
     let (typed, _) = raykueue::compile::check(&resolved);
     let bundle = raykueue::compile::render(&typed.unwrap().1, None).unwrap();
     c.bench_function("validate team bundle", |b| {
-        b.iter(|| assert!(raykueue::validate::bundle(black_box(&bundle)).is_empty()));
+        b.iter(|| assert!(raykueue::output::validate::bundle(black_box(&bundle)).is_empty()));
     });
     let text = include_str!("../tests/fixtures/valid-objects/rayjob.yaml");
     let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).unwrap();
     c.bench_function("validate RayJob with pod templates", |b| {
-        b.iter(|| raykueue::validate::object(black_box(&docs[0])));
+        b.iter(|| raykueue::output::validate::object(black_box(&docs[0])));
     });
 }
 

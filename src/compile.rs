@@ -1,13 +1,13 @@
 //! The pipeline in one place: resolve → load → schema check → rules → model → render.
 //! Nothing is written here; `emit` decides where the bundle goes.
 
-use crate::bundle::Bundle;
-use crate::diagnostic::{self, Diagnostic};
-use crate::load::{self, Loaded};
+use crate::base::diagnostic::{self, Diagnostic};
+use crate::input::load::{self, Loaded};
+use crate::input::resolve::Resolved;
 use crate::model::{self, Object};
+use crate::output::bundle::Bundle;
 use crate::profile::Profile;
-use crate::resolve::Resolved;
-use crate::{overlay, rules, schema_check};
+use crate::{checks as rules, input::overlay, input::schema as schema_check};
 use std::path::Path;
 
 /// A compiled profile: the bundle plus the warnings found on the way.
@@ -77,7 +77,7 @@ pub fn stream(
     let written = validated(&profile, resolved.base_dir.as_deref(), |o| {
         o.file
             .starts_with(prefix)
-            .then(|| crate::yaml::to_yaml(&o.value))
+            .then(|| crate::base::yaml::to_yaml(&o.value))
     })?;
     let mut out = String::new();
     for yaml in written.into_iter().flatten() {
@@ -96,8 +96,8 @@ fn validated<R: Send>(
     then: impl Fn(Object) -> R + Sync + Send,
 ) -> Result<Vec<R>, Vec<Diagnostic>> {
     let all = objects(profile, base_dir)?.into_all();
-    let done = crate::par::map(crate::par::wide(all.len()), all, |o| {
-        (crate::validate::passes(&o), then(o))
+    let done = crate::base::par::map(crate::base::par::wide(all.len()), all, |o| {
+        (crate::output::validate::passes(&o), then(o))
     });
     if done.iter().all(|(ok, _)| *ok) {
         return Ok(done.into_iter().map(|(_, r)| r).collect());
@@ -156,8 +156,8 @@ impl Objects {
 
 /// The model stage: every object of the bundle, built as data and not yet written.
 pub fn objects(profile: &Profile, base_dir: Option<&Path>) -> Result<Objects, Vec<Diagnostic>> {
-    let (platform, workloads) = crate::par::join(
-        crate::par::wide(profile.items()),
+    let (platform, workloads) = crate::base::par::join(
+        crate::base::par::wide(profile.items()),
         || model::platform_objects(profile),
         || model::workload_objects(profile, base_dir),
     );
@@ -175,7 +175,7 @@ fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagn
     match assemble(profile, base_dir, true)? {
         (bundle, true) => Ok(bundle),
         // Some object fails: the written bundle places each finding in its file.
-        (bundle, false) => Err(crate::validate::bundle(&bundle)),
+        (bundle, false) => Err(crate::output::validate::bundle(&bundle)),
     }
 }
 
@@ -197,13 +197,18 @@ fn assemble(
 ) -> Result<(Bundle, bool), Vec<Diagnostic>> {
     let write = |objects| Bundle::render_objects(objects, validate);
     // The text reads the profile, not the objects: a large profile builds both at once.
-    let wide = crate::par::wide(profile.items());
-    let (text, written) = crate::par::join(
+    let wide = crate::base::par::wide(profile.items());
+    let (text, written) = crate::base::par::join(
         wide,
         || {
-            crate::par::join(
+            crate::base::par::join(
                 wide,
-                || crate::render::render_text("SUMMARY.md.j2", &model::summary_context(profile)),
+                || {
+                    crate::output::render::render_text(
+                        "SUMMARY.md.j2",
+                        &model::summary_context(profile),
+                    )
+                },
                 || model::infra_files(profile),
             )
         },
@@ -224,7 +229,7 @@ fn assemble(
     let [(platform, p1), (workloads, p2), (smoke, p3), (gitops, p4)] =
         [platform?, workloads?, smoke?, gitops?];
     let mut bundle = Bundle::default();
-    let header = crate::yaml::HEADER;
+    let header = crate::base::yaml::HEADER;
     bundle.add_object_files(platform, header);
     bundle.add_kustomization("platform", &bundle.files_in("platform"), header)?;
     bundle.files.insert("SUMMARY.md".into(), summary);

@@ -3,8 +3,8 @@
 //! diff(1): 0 no change, 1 changes, 2 trouble.
 
 use super::{ErrorFormat, exit, print_diagnostics, resolve_profile, write_stdout};
+use crate::cli::semantic_diff;
 use crate::compile;
-use crate::semantic_diff;
 use clap::Args;
 
 #[derive(Args, Debug)]

@@ -3,7 +3,7 @@
 
 use super::{ErrorFormat, exit, print_diagnostics, print_error, resolve_profile, write_stdout};
 use crate::compile;
-use crate::emit;
+use crate::output::emit;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;

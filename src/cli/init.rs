@@ -3,7 +3,8 @@
 //! Like `cargo init` and `helm create`, it never overwrites a file unless told to (`--force`).
 
 use super::exit;
-use crate::resolve::{SHIPPED, SHIPPED_SCRIPTS};
+use crate::base::codes;
+use crate::input::resolve::{SHIPPED, SHIPPED_SCRIPTS};
 use clap::Args;
 use std::path::{Path, PathBuf};
 
@@ -69,16 +70,18 @@ impl InitCommand {
 }
 
 /// Every file `init` writes for a shipped profile: path relative to DIR → content.
-pub(super) fn files(from: &str) -> Result<Vec<(String, String)>, crate::diagnostic::Diagnostic> {
+pub(super) fn files(
+    from: &str,
+) -> Result<Vec<(String, String)>, crate::base::diagnostic::Diagnostic> {
     let Some((_, text)) = SHIPPED.iter().find(|(n, _)| *n == from) else {
-        return Err(crate::diagnostic::Diagnostic::error(
-            "RK000",
+        return Err(crate::base::diagnostic::Diagnostic::new(
+            &codes::USAGE,
             format!("no shipped profile named `{from}`"),
         ));
     };
     let mut out = vec![
         ("profile.yaml".to_owned(), profile_text(from, text)),
-        (SCHEMA_FILE.to_owned(), crate::schema_check::schema_text()),
+        (SCHEMA_FILE.to_owned(), crate::input::schema::schema_text()),
     ];
     out.extend(
         SHIPPED_SCRIPTS
@@ -99,9 +102,9 @@ fn profile_text(from: &str, shipped: &str) -> String {
 }
 
 /// The README names the profile's first workload in its commands.
-fn readme(from: &str, shipped: &str) -> Result<String, crate::diagnostic::Diagnostic> {
-    let resolved = crate::resolve::Resolved {
-        source: crate::source::Source::new(format!("profiles/{from}.yaml"), shipped),
+fn readme(from: &str, shipped: &str) -> Result<String, crate::base::diagnostic::Diagnostic> {
+    let resolved = crate::input::resolve::Resolved {
+        source: crate::base::source::Source::new(format!("profiles/{from}.yaml"), shipped),
         base_dir: None,
     };
     let profile = crate::compile::check(&resolved).0.map(|(_, p)| p);
@@ -115,11 +118,8 @@ fn readme(from: &str, shipped: &str) -> Result<String, crate::diagnostic::Diagno
         })
     });
     let name = profile.as_ref().map_or(from, |p| p.name.as_str());
-    let words = profile
-        .as_ref()
-        .and_then(crate::profile::Profile::provider)
-        .map(crate::provider::Provider::words);
-    crate::render::render_text(
+    let words = profile.as_ref().and_then(|p| p.cloud()).map(|c| c.words());
+    crate::output::render::render_text(
         "init/README.md.j2",
         &serde_json::json!({
             "name": name,

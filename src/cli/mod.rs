@@ -1,17 +1,19 @@
 //! The command line: one small file per subcommand. Exit codes follow the SPEC: 0 ok,
 //! 1 invalid profile (or stale tree with `--check`), 2 usage or I/O error.
 
+use crate::base::codes;
 mod check;
 mod completions;
 mod diff;
 mod gen_cmd;
 mod init;
 mod schema;
+pub mod semantic_diff;
 mod simulate;
 mod validate;
 
-use crate::diagnostic::{self, Diagnostic};
-use crate::resolve::{self, ResolveError, Resolved};
+use crate::base::diagnostic::{self, Diagnostic};
+use crate::input::resolve::{self, ResolveError, Resolved};
 use clap::{Parser, Subcommand, ValueEnum};
 use std::io::Write;
 use std::process::ExitCode;
@@ -108,7 +110,7 @@ pub fn print_diagnostics(diags: &[Diagnostic], format: ErrorFormat) {
 
 /// Print an I/O or usage error (exit 2).
 pub fn print_error(message: &str, format: ErrorFormat) -> u8 {
-    let d = Diagnostic::error("RK000", message.to_owned());
+    let d = Diagnostic::new(&codes::USAGE, message.to_owned());
     print_diagnostics(&[d], format);
     exit::ERROR
 }

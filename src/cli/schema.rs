@@ -7,5 +7,5 @@ use clap::Args;
 pub(super) struct SchemaCommand {}
 
 pub(super) fn run() -> u8 {
-    write_stdout(&crate::schema_check::schema_text())
+    write_stdout(&crate::input::schema::schema_text())
 }

@@ -46,7 +46,7 @@ impl SimulateCommand {
         let (typed, diags) = compile::check(&resolved);
         let errors: Vec<_> = diags
             .into_iter()
-            .filter(crate::diagnostic::Diagnostic::is_error)
+            .filter(crate::base::diagnostic::Diagnostic::is_error)
             .collect();
         let Some((_, profile)) = typed.filter(|_| errors.is_empty()) else {
             print_diagnostics(&errors, self.error_format);

@@ -7,10 +7,11 @@
 //! validated" (a warning), not as invalid: a stream may carry Secrets or Deployments too.
 
 use super::{ErrorFormat, exit, print_diagnostics};
-use crate::diagnostic::{self, Diagnostic};
-use crate::load::{self, Document};
-use crate::source::Source;
-use crate::validate::{self, Origin, Place, Verdict};
+use crate::base::codes;
+use crate::base::diagnostic::{self, Diagnostic};
+use crate::base::source::Source;
+use crate::input::load::{self, Document};
+use crate::output::validate::{self, Origin, Place, Verdict};
 use clap::Args;
 use serde_json::Value;
 use std::io::Read;
@@ -63,7 +64,7 @@ impl ValidateCommand {
         }
         if objects == 0 && !unreadable {
             diags.push(
-                Diagnostic::warning("RK057", "no Kubernetes objects in the input")
+                Diagnostic::new(&codes::MANIFEST_EMPTY, "no Kubernetes objects in the input")
                     .hint("check that the right file was named"),
             );
         }
@@ -96,8 +97,8 @@ fn read(file: &str) -> Result<(String, Vec<u8>), Diagnostic> {
     };
     match result {
         Ok(_) => Ok((name, bytes)),
-        Err(e) => Err(Diagnostic::error(
-            "RK000",
+        Err(e) => Err(Diagnostic::new(
+            &codes::USAGE,
             format!("cannot read {name}: {e}"),
         )),
     }
@@ -108,8 +109,8 @@ fn read(file: &str) -> Result<(String, Vec<u8>), Diagnostic> {
 fn check_document(source: &Source, doc: &Document, diags: &mut Vec<Diagnostic>) -> Option<usize> {
     let Value::Object(root) = &doc.value else {
         diags.push(
-            Diagnostic::error(
-                "RK056",
+            Diagnostic::new(
+                &codes::MANIFEST_NOT_OBJECT,
                 format!(
                     "a YAML document here is {}, not a Kubernetes object (a mapping)",
                     what(&doc.value)
@@ -158,7 +159,7 @@ fn check_object(
             }
         }
         Verdict::Unknown { message, hint } => {
-            let mut d = Diagnostic::warning("RK055", message)
+            let mut d = Diagnostic::new(&codes::MANIFEST_NO_SCHEMA, message)
                 .path(name)
                 .at(source, doc.spans.value_pos(&format!("{base}/kind")));
             if let Some(h) = hint {

@@ -14,7 +14,7 @@
 //! `dependsOn` platform.
 
 use super::{MANAGED_BY, Object};
-use crate::diagnostic::Diagnostic;
+use crate::base::diagnostic::Diagnostic;
 use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
 use serde_json::{Value, json};
 
@@ -169,7 +169,7 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         &[],
         ARGO_ROOT,
     ));
-    if let Some(n) = crate::operators::nvidia(p) {
+    if let Some(n) = crate::facts::operators::nvidia(p) {
         // First, like `up.sh`: GPU nodes advertise nvidia.com/gpu before any GPU pod needs it.
         out.push(app(
             format!("{name}-{}", n.release),
@@ -312,7 +312,7 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
     ));
     // Retries: `FLUX_RETRY_INTERVAL`.
     let strategy = json!({ "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL });
-    if let Some(n) = crate::operators::nvidia(p) {
+    if let Some(n) = crate::facts::operators::nvidia(p) {
         out.push(obj(
             "HelmRepository",
             FLUX_SOURCE_API,
@@ -414,7 +414,7 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
     };
     let has_operators = p.operators.kueue.is_some()
         || p.operators.kuberay.is_some()
-        || crate::operators::nvidia(p).is_some();
+        || crate::facts::operators::nvidia(p).is_some();
     if has_operators {
         out.push(kustomization("operators", "gitops/flux/operators", None));
     }

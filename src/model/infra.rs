@@ -8,12 +8,11 @@
 //! ever parsed as shell syntax. This module prepares those values as plain strings.
 
 use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
-use crate::diagnostic::Diagnostic;
-use crate::operators;
+use crate::base::diagnostic::Diagnostic;
+use crate::base::yaml;
+use crate::facts::operators;
+use crate::output::render;
 use crate::profile::{Framework, KubeRayOperator, KueueOperator, NvidiaInstall, Profile};
-use crate::provider::Provider;
-use crate::render;
-use crate::yaml;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -124,7 +123,7 @@ struct FlavorCtx {
 /// All `infra/` files of a profile: path → content.
 pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
     let mut ctx = serde_json::to_value(context(p)).unwrap_or_default();
-    let provider = p.provider();
+    let provider = p.cloud();
     let folder = provider.map_or("common", |pr| pr.section());
     if let (Some(pr), Some(map)) = (provider, ctx.as_object_mut()) {
         map.insert(pr.section().into(), pr.script_context(p));
@@ -147,7 +146,7 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
     if let Some(pr) = provider {
         out.extend(pr.infra_files(p)?);
     }
-    let yaml_header = crate::yaml::HEADER;
+    let yaml_header = crate::base::yaml::HEADER;
     if let Some(k) = &p.operators.kueue {
         let values = yaml::to_yaml(&kueue_values(p, k)?)?;
         out.push((FILE_KUEUE_VALUES.into(), format!("{yaml_header}{values}")));
@@ -164,16 +163,14 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
 }
 
 fn context(p: &Profile) -> Context {
-    let provider = p.provider();
+    let provider = p.cloud();
     // Workload identity that up.sh may annotate on the service account and verify.sh checks
     // (Azure's client/tenant IDs, GKE's Google service account). EKS (Pod Identity) and ACK
     // (RRSA, the role name known at gen time) need neither; their templates check identity in
     // their own blocks.
     let workload_identity = match (&p.service_account, provider) {
         (Some(sa), Some(pr))
-            if sa.workload_identity
-                && pr.has_identity()
-                && !matches!(pr, Provider::Aws(_) | Provider::Alibaba(_)) =>
+            if sa.workload_identity && pr.has_identity() && pr.annotates_identity() =>
         {
             let ids = pr.identity_annotations();
             let id = |i: usize| ids.get(i).and_then(|(_, v)| v.clone());
@@ -188,9 +185,9 @@ fn context(p: &Profile) -> Context {
         }
         _ => None,
     };
-    let groups = provider.map(Provider::node_groups).unwrap_or_default();
+    let groups = provider.map(|c| c.node_groups()).unwrap_or_default();
     Context {
-        provider: provider.map(Provider::section),
+        provider: provider.map(|c| c.section()),
         scales_to_zero: groups.iter().any(|g| g.size.min == 0),
         kueue: p.operators.kueue.as_ref().map(kueue),
         kuberay: p.operators.kuberay.as_ref().map(kuberay),
@@ -368,7 +365,7 @@ pub fn kuberay_values(p: &Profile) -> Value {
 /// profile's GPU pools they do not cover: a plugin that cannot land on a GPU node leaves it
 /// without `nvidia.com/gpu`.
 pub fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
-    let groups = p.provider().map(Provider::node_groups).unwrap_or_default();
+    let groups = p.cloud().map(|c| c.node_groups()).unwrap_or_default();
     let mut tolerations = operators::device_plugin_default_tolerations();
     let defaults: Vec<crate::profile::Toleration> = tolerations
         .iter()
@@ -392,7 +389,7 @@ pub fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
     }
     if stack.install == NvidiaInstall::DevicePlugin {
         let (key, value) = p
-            .provider()
+            .cloud()
             .map_or(("nvidia.com/gpu.present", Some("true")), |pr| {
                 pr.words().gpu_label
             });

@@ -58,7 +58,7 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
         }
     }
     // The provider's identity wiring may need the namespace labelled (ACK's RRSA webhook).
-    if let (Some(sa), Some(pr)) = (&p.service_account, p.provider())
+    if let (Some(sa), Some(pr)) = (&p.service_account, p.cloud())
         && sa.workload_identity
         && pr.has_identity()
         && let Some(labels) = ns_meta.labels.as_object_mut()
@@ -79,8 +79,8 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
         // The provider's workload-identity annotations: pinned values, or the placeholder
         // `up.sh` replaces.
         let ids = p
-            .provider()
-            .map(crate::provider::Provider::identity_annotations)
+            .cloud()
+            .map(|c| c.identity_annotations())
             .unwrap_or_default();
         if sa.workload_identity && !ids.is_empty() {
             m.annotations = Some(
@@ -100,9 +100,13 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
     out.extend(p.flavors.iter().map(flavor));
     out.extend(p.priority_classes.iter().map(priority_class));
     if let Some(q) = &p.queues {
-        let wide = crate::par::wide(p.items());
-        out.extend(crate::par::map(wide, &q.cluster_queues, cluster_queue));
-        out.extend(crate::par::map(wide, &q.local_queues, |lq| {
+        let wide = crate::base::par::wide(p.items());
+        out.extend(crate::base::par::map(
+            wide,
+            &q.cluster_queues,
+            cluster_queue,
+        ));
+        out.extend(crate::base::par::map(wide, &q.local_queues, |lq| {
             local_queue(lq, ns)
         }));
     }

@@ -6,9 +6,9 @@
 
 use super::Object;
 use super::workloads;
-use crate::diagnostic::Diagnostic;
+use crate::base::diagnostic::Diagnostic;
+use crate::cloud::GPU_RESOURCE;
 use crate::profile::{Profile, Workload};
-use crate::provider::GPU_RESOURCE;
 use serde_json::json;
 
 /// The RayJob's name; `smoke.sh` deletes it (and its ConfigMap) when it ends.
@@ -121,8 +121,8 @@ mod tests {
              operators: {{kuberay: {{version: 1.7.0}}, kueue: {{version: 0.19.2, frameworks: [ray.io/rayjob]}}}}\n\
              ray: {{image: rayproject/ray:2.57.0-gpu}}\nflavors: [{{name: default}}]\n{queues}"
         );
-        let resolved = crate::resolve::Resolved {
-            source: crate::source::Source::new("p.yaml", text),
+        let resolved = crate::input::resolve::Resolved {
+            source: crate::base::source::Source::new("p.yaml", text),
             base_dir: None,
         };
         let (typed, diags) = crate::compile::check(&resolved);

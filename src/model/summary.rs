@@ -72,9 +72,9 @@ pub fn summary_context(p: &Profile) -> Value {
             })
         })
         .collect();
-    let provider = p.provider();
+    let provider = p.cloud();
     let pools: Vec<Value> = provider
-        .map(crate::provider::Provider::node_groups)
+        .map(|c| c.node_groups())
         .unwrap_or_default()
         .into_iter()
         .map(|g| {
@@ -201,7 +201,7 @@ fn behaviour(p: &Profile) -> Value {
     let unreclaimable = crate::simulate::standard::unreclaimable(p);
     // The profile's own queued workloads in a cohort that can reclaim: for them the table's
     // step 2 holds as it does for the synthetic workloads.
-    let by_name = crate::admission::pods::QueueIndex::new(p);
+    let by_name = crate::facts::pods::QueueIndex::new(p);
     let mut reclaiming: Vec<(String, Vec<String>)> = Vec::new();
     for (i, w) in p.workloads.iter().enumerate() {
         let Some((c, cq)) = by_name.cluster_queue_of(w) else {

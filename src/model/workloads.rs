@@ -3,13 +3,13 @@
 //! suspended until admitted, autoscaling only when elastic, every replica count explicit.
 
 use super::{MANAGED_BY, Object};
-use crate::diagnostic::Diagnostic;
+use crate::base::codes;
+use crate::base::diagnostic::Diagnostic;
+use crate::input::scripts::{self, Script};
 use crate::model::platform::toleration;
 use crate::profile::{
     EnvName, HeadGroup, Profile, Resources, RuntimeEnv, Serve, WorkerGroup, Workload, WorkloadKind,
 };
-use crate::rules;
-use crate::scripts::{self, Script};
 use serde_json::{Map, Value, json};
 use std::path::Path;
 
@@ -21,9 +21,9 @@ pub const ELASTIC_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
 /// The scheduling gate Kueue's RayCluster and RayService defaulters add to every pod template of
 /// an elastic object (and their validators require); emitted so the object is stable under diff.
 pub const ELASTIC_GATE: &str = "kueue.x-k8s.io/elastic-job";
-pub use crate::provider::azure::WORKLOAD_IDENTITY_LABEL;
+pub use crate::cloud::azure::WORKLOAD_IDENTITY_LABEL;
 const SCRIPTS_VOLUME: &str = "scripts";
-pub use crate::provider::azure::{STORAGE_ACCOUNT_ENV, STORAGE_CONTAINERS_ENV};
+pub use crate::cloud::azure::{STORAGE_ACCOUNT_ENV, STORAGE_CONTAINERS_ENV};
 
 /// The folder of a workload in the bundle.
 pub fn folder(w: &Workload) -> String {
@@ -43,10 +43,10 @@ pub fn workload_objects(
     p: &Profile,
     base_dir: Option<&Path>,
 ) -> Result<Vec<Object>, Vec<Diagnostic>> {
-    let wide = crate::par::wide(p.items());
+    let wide = crate::base::par::wide(p.items());
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for built in crate::par::map(wide, &p.workloads, |w| workload(p, w, base_dir)) {
+    for built in crate::base::par::map(wide, &p.workloads, |w| workload(p, w, base_dir)) {
         match built {
             Ok(objs) => out.extend(objs),
             Err(d) => errors.push(d),
@@ -69,14 +69,14 @@ pub fn workload(
     let ns = w.namespace_in(p);
     let dir = folder(w);
     let image = w.image_in(p).ok_or_else(|| {
-        Diagnostic::error(
-            rules::NO_IMAGE.code,
+        Diagnostic::new(
+            &codes::NO_IMAGE,
             format!("workload `{}` has no image", w.name),
         )
     })?;
     let ray_version = w.ray_version_in(p).ok_or_else(|| {
-        Diagnostic::error(
-            rules::NO_RAY_VERSION.code,
+        Diagnostic::new(
+            &codes::NO_RAY_VERSION,
             format!(
                 "workload `{}`: no rayVersion and none in the image tag",
                 w.name
@@ -91,8 +91,8 @@ pub fn workload(
         .map(|rel| scripts::read(base_dir, rel))
         .collect::<Result<Vec<Script>, _>>()
         .map_err(|e| {
-            Diagnostic::error(
-                rules::SCRIPT_UNREADABLE.code,
+            Diagnostic::new(
+                &codes::SCRIPT_UNREADABLE,
                 format!("workload `{}`: {e}", w.name),
             )
         })?;
@@ -133,9 +133,7 @@ pub fn workload(
     let pods = Pods {
         image: image.as_str(),
         service_account: service_account(p, w),
-        identity_labels: p
-            .provider()
-            .map_or(&[][..], crate::provider::Provider::identity_pod_labels),
+        identity_labels: p.cloud().map_or(&[][..], |c| c.identity_pod_labels()),
         configmap: configmap.as_deref(),
         mount_path: &w.scripts_mount_path,
         serve_port: w.serve.as_ref().map(|s| s.port),
@@ -436,7 +434,7 @@ fn runtime_env(env: &RuntimeEnv) -> Option<Value> {
 /// `runtimeEnvYAML`: the runtime environment serialized as YAML text, never spliced.
 fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
     runtime_env(env)
-        .map(|v| crate::yaml::to_yaml(&v))
+        .map(|v| crate::base::yaml::to_yaml(&v))
         .transpose()
 }
 
@@ -445,11 +443,7 @@ fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
 /// name); the workload's own values win.
 fn with_storage(p: &Profile, env: Option<&RuntimeEnv>) -> RuntimeEnv {
     let mut env = env.cloned().unwrap_or_default();
-    for (name, value) in p
-        .provider()
-        .map(crate::provider::Provider::workload_env)
-        .unwrap_or_default()
-    {
+    for (name, value) in p.cloud().map(|c| c.workload_env()).unwrap_or_default() {
         env.env_vars
             .entry(EnvName(name.to_owned()))
             .or_insert(value);
@@ -479,5 +473,5 @@ fn serve_config(p: &Profile, serve: &Serve) -> Result<String, Diagnostic> {
         })
         .collect();
     cfg.insert("applications".into(), Value::Array(apps));
-    crate::yaml::to_yaml(&Value::Object(cfg))
+    crate::base::yaml::to_yaml(&Value::Object(cfg))
 }

@@ -1,7 +1,7 @@
 //! Name types: each a string with the pattern and length the target system enforces, so that a
 //! bad name is refused by the schema check with its position, before anything is generated.
 
-// The `name_type!` macro spells every path out: the provider modules (`crate::provider`)
+// The `name_type!` macro spells every path out: the provider modules (`crate::cloud`)
 // declare their cloud's names with it too.
 use std::cell::Cell;
 

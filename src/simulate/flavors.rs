@@ -10,6 +10,7 @@
 //! pod sets' requests count against later ones on the same flavor.
 
 use super::model::{Fr, FrMap, World, flavor_matches};
+use super::oracle::{OracleKey, Possibility};
 use super::preemption;
 use super::quota::Usage;
 use super::snapshot::Snapshot;
@@ -23,16 +24,6 @@ use std::collections::BTreeMap;
 pub(super) enum Mode {
     NoFit,
     Preempt,
-    Fit,
-}
-
-/// Kueue's `preemptionMode`, ordered worst to best.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Possibility {
-    NoFit,
-    NoCandidates,
-    Preempt,
-    Reclaim,
     Fit,
 }
 
@@ -495,20 +486,6 @@ fn oracle_answer(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> (Poss
     };
     (p, after)
 }
-
-/// One question to the preemption oracle (see `fits_quota`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(super) struct OracleKey {
-    cq: usize,
-    fr: Fr,
-    val: i128,
-    priority: i64,
-    created: Option<u64>,
-}
-
-/// The oracle's answers while the admitted workloads stay the same (`State` clears it).
-pub(super) type OracleMemo =
-    std::collections::HashMap<OracleKey, (Possibility, u32), foldhash::fast::FixedState>;
 
 #[cfg(test)]
 mod tests {

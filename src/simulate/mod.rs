@@ -14,6 +14,7 @@ pub mod events;
 mod flavors;
 pub mod model;
 pub(crate) mod never;
+mod oracle;
 mod preemption;
 mod queues;
 mod quota;

@@ -4,7 +4,7 @@
 //! `admission::pods`, the model the admission rules use, so the two never disagree.
 
 use super::scenario::{Scenario, ScenarioWorkload};
-use crate::admission::pods;
+use crate::facts::pods;
 use crate::profile::{
     BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference, Profile,
     Quantity, QueueingStrategy, ReclaimWithinCohort, Taint, TaintEffect, Toleration,

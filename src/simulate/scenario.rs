@@ -3,57 +3,18 @@
 //! diagnostics), and the checks against the profile it runs on (RK6xx: queues, priority
 //! classes and `from` workloads that name nothing).
 
-use crate::diagnostic::{Diagnostic, Severity::Error, did_you_mean};
-use crate::load::{self, Loaded};
-use crate::pointer::field_path;
+use crate::base::codes;
+use crate::base::codes::Code;
+use crate::base::diagnostic::{Diagnostic, did_you_mean};
+use crate::base::pointer::field_path;
+use crate::input::load::{self, Loaded};
+use crate::input::schema::{self as schema_check, Document};
 use crate::profile::{ApiVersion, Dns1123Subdomain, Profile, QualifiedName, Quantity};
-use crate::rules::RuleInfo;
-use crate::schema_check::{self, Document};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
-
-pub const UNKNOWN_QUEUE: RuleInfo = RuleInfo {
-    code: "RK601",
-    severity: Error,
-    title: "a scenario workload's queue names no LocalQueue of the profile",
-};
-pub const UNKNOWN_PRIORITY_CLASS: RuleInfo = RuleInfo {
-    code: "RK602",
-    severity: Error,
-    title: "a scenario workload's priorityClass names no WorkloadPriorityClass of the profile",
-};
-pub const UNKNOWN_FROM: RuleInfo = RuleInfo {
-    code: "RK603",
-    severity: Error,
-    title: "a scenario workload's `from` names no workload of the profile",
-};
-pub const DUPLICATE_WORKLOAD: RuleInfo = RuleInfo {
-    code: "RK604",
-    severity: Error,
-    title: "two scenario workloads, or two pod sets of one workload, share a name",
-};
-pub const PODS_OR_FROM: RuleInfo = RuleInfo {
-    code: "RK605",
-    severity: Error,
-    title: "a scenario workload needs exactly one of `podSets` and `from`",
-};
-pub const PRIORITY_TWICE: RuleInfo = RuleInfo {
-    code: "RK606",
-    severity: Error,
-    title: "a scenario workload gives both `priority` and `priorityClass`",
-};
-
-pub const RULES: &[RuleInfo] = &[
-    UNKNOWN_QUEUE,
-    UNKNOWN_PRIORITY_CLASS,
-    UNKNOWN_FROM,
-    DUPLICATE_WORKLOAD,
-    PODS_OR_FROM,
-    PRIORITY_TWICE,
-];
 
 /// Scenario files are small; the profile's size bound applies.
 pub const MAX_SCENARIO_BYTES: usize = load::MAX_PROFILE_BYTES;
@@ -156,14 +117,14 @@ pub fn read(path: &str) -> Result<(Loaded, Scenario), ReadError> {
 }
 
 /// Parse and schema-check a scenario already in memory.
-pub fn parse(source: &crate::source::Source) -> Result<(Loaded, Scenario), Vec<Diagnostic>> {
+pub fn parse(source: &crate::base::source::Source) -> Result<(Loaded, Scenario), Vec<Diagnostic>> {
     if source
         .text
         .lines()
         .all(|l| l.trim().is_empty() || l.trim_start().starts_with('#'))
     {
         return Err(vec![
-            Diagnostic::error("RK006", "the scenario is empty")
+            Diagnostic::new(&codes::EMPTY_INPUT, "the scenario is empty")
                 .at(source, source.pos_at(0))
                 .hint("a scenario starts with `apiVersion: raykueue.io/v1alpha1`, `kind: Scenario` and lists `workloads`"),
         ]);
@@ -181,9 +142,9 @@ pub fn parse(source: &crate::source::Source) -> Result<(Loaded, Scenario), Vec<D
 /// The checks of a scenario against the profile it runs on, every finding located.
 pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    let mut report = |info: &RuleInfo, pointer: &str, message: String, hint: Option<String>| {
+    let mut report = |info: &'static Code, pointer: &str, message: String, hint: Option<String>| {
         let mut d = loaded
-            .at_value(Diagnostic::error(info.code, message), pointer)
+            .at_value(Diagnostic::new(info, message), pointer)
             .path(field_path(pointer));
         if let Some(h) = hint {
             d = d.hint(h);
@@ -225,7 +186,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
         let base = format!("/workloads/{i}");
         if !seen.insert(w.name.as_str()) {
             report(
-                &DUPLICATE_WORKLOAD,
+                &codes::SCENARIO_DUPLICATE_WORKLOAD,
                 &format!("{base}/name"),
                 format!("a workload named `{}` is already in the scenario", w.name),
                 Some("give each submission its own name".into()),
@@ -233,7 +194,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
         }
         if !queues.contains(&w.queue.as_str()) {
             report(
-                &UNKNOWN_QUEUE,
+                &codes::UNKNOWN_QUEUE,
                 &format!("{base}/queue"),
                 format!(
                     "`{}` names no LocalQueue of the profile in its namespace `{}`",
@@ -246,7 +207,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
             && !classes.contains(&pc.as_str())
         {
             report(
-                &UNKNOWN_PRIORITY_CLASS,
+                &codes::UNKNOWN_PRIORITY_CLASS,
                 &format!("{base}/priorityClass"),
                 format!("`{pc}` names no WorkloadPriorityClass of the profile"),
                 Some(hint_for(pc, &classes, "WorkloadPriorityClass")),
@@ -254,7 +215,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
         }
         if w.priority_class.is_some() && w.priority.is_some() {
             report(
-                &PRIORITY_TWICE,
+                &codes::PRIORITY_TWICE,
                 &format!("{base}/priority"),
                 "both `priority` and `priorityClass` are given".into(),
                 Some("keep one: the class's value or a plain number".into()),
@@ -262,7 +223,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
         }
         match (&w.pod_sets, &w.from) {
             (Some(_), Some(_)) | (None, None) => report(
-                &PODS_OR_FROM,
+                &codes::PODS_OR_FROM,
                 &base,
                 format!(
                     "workload `{}` needs exactly one of `podSets` and `from`",
@@ -271,7 +232,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
                 Some("list the pod sets, or name a workload of the profile with `from`".into()),
             ),
             (None, Some(from)) if !workloads.contains(&from.as_str()) => report(
-                &UNKNOWN_FROM,
+                &codes::UNKNOWN_FROM,
                 &format!("{base}/from"),
                 format!("`{from}` names no workload of the profile"),
                 Some(hint_for(from, &workloads, "workloads")),
@@ -283,7 +244,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Dia
             for (j, ps) in sets.iter().enumerate() {
                 if !names.insert(ps.name.as_str()) {
                     report(
-                        &DUPLICATE_WORKLOAD,
+                        &codes::SCENARIO_DUPLICATE_WORKLOAD,
                         &format!("{base}/podSets/{j}/name"),
                         format!("two pod sets of `{}` are named `{}`", w.name, ps.name),
                         Some("Kueue needs unique pod set names within a workload".into()),

@@ -5,8 +5,8 @@
 //! cycle costs at most the size of the quota table, not of the scenario, and a cycle that only
 //! turns heads away copies nothing.
 
-use super::flavors::OracleMemo;
 use super::model::{Fr, FrMap, World};
+use super::oracle::OracleMemo;
 use super::quota::Usage;
 use std::borrow::Cow;
 use std::cell::RefCell;

@@ -15,7 +15,7 @@
 use super::events::Event;
 use super::model::{self, Fr, WorkloadSpec, World};
 use super::scenario::{Scenario, ScenarioKind, ScenarioWorkload};
-use crate::admission::{Quotas, pods};
+use crate::facts::{Quotas, pods};
 use crate::profile::{
     Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Queues, Toleration,
     TolerationOperator,
@@ -133,12 +133,15 @@ pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
     };
     // On other cores, the queues run [`MAX_RUNS`] at a time; one at a time, no run is made
     // that the limit then drops.
-    let wide = crate::par::wide(profile.items());
+    let wide = crate::base::par::wide(profile.items());
     let batch = if wide { MAX_RUNS } else { 1 };
     let mut out = Vec::new();
     let all: Vec<usize> = (0..cqs.len()).collect();
     for (b, chunk) in all.chunks(batch).enumerate() {
-        for (i, run) in crate::par::map(wide, chunk, one).into_iter().enumerate() {
+        for (i, run) in crate::base::par::map(wide, chunk, one)
+            .into_iter()
+            .enumerate()
+        {
             if out.len() == MAX_RUNS {
                 return (out, cqs.len() - (b * batch + i));
             }

@@ -5,7 +5,7 @@
 //! System pool, tolerating `CriticalAddonsOnly` where it is set.
 
 use crate::common::{bundle_text, repo, shared, skip};
-use raykueue::operators;
+use raykueue::facts::operators;
 use serde_json::Value;
 
 #[path = "../../xtask/src/charts.rs"]
@@ -20,7 +20,7 @@ const PROFILES: &[&str] = &[
 
 /// The files of a profile's bundle, by name.
 fn files(profile: &str) -> std::collections::BTreeMap<String, String> {
-    let resolved = raykueue::resolve::resolve(profile).expect("resolves");
+    let resolved = raykueue::input::resolve::resolve(profile).expect("resolves");
     raykueue::compile::compile(&resolved, false)
         .expect("compiles")
         .bundle

@@ -4,8 +4,8 @@
 
 use crate::common::{repo, shared, skip};
 use crate::infra::{EVIL, Sandbox, assert_clean_bash, scripts, snapshot_calls, text};
-use raykueue::provider::alibaba::{self, bodies};
-use raykueue::provider::aws::{self, eksctl};
+use raykueue::cloud::alibaba::{self, bodies};
+use raykueue::cloud::aws::{self, eksctl};
 use serde_json::{Value, json};
 use std::process::Command;
 
@@ -74,7 +74,7 @@ fn the_eksctl_cluster_config_passes_eksctls_schema() {
         return;
     };
     // The YAML as written to the bundle, read back: what eksctl would read.
-    let yaml = raykueue::yaml::to_yaml(&guide_config()).unwrap();
+    let yaml = raykueue::base::yaml::to_yaml(&guide_config()).unwrap();
     let read: Value = serde_saphyr::from_str(&yaml).unwrap();
     let errors: Vec<String> = schema
         .iter_errors(&read)
@@ -110,7 +110,11 @@ fn the_eksctl_cluster_config_passes_cloud_argcheck() {
     }
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("eksctl-cluster.yaml");
-    std::fs::write(&file, raykueue::yaml::to_yaml(&guide_config()).unwrap()).unwrap();
+    std::fs::write(
+        &file,
+        raykueue::base::yaml::to_yaml(&guide_config()).unwrap(),
+    )
+    .unwrap();
     let out = Command::new(&tool).arg(&file).output().unwrap();
     let text = format!(
         "{}{}",
@@ -127,7 +131,7 @@ fn the_eksctl_cluster_config_passes_cloud_argcheck() {
     // A file eksctl would refuse fails the tool too.
     let mut bad = guide_config();
     bad["managedNodeGroups"][0]["amiFamily"] = json!("AL2023_x86_64_NVIDIA");
-    std::fs::write(&file, raykueue::yaml::to_yaml(&bad).unwrap()).unwrap();
+    std::fs::write(&file, raykueue::base::yaml::to_yaml(&bad).unwrap()).unwrap();
     let out = Command::new(&tool).arg(&file).output().unwrap();
     assert_eq!(
         out.status.code(),

@@ -41,7 +41,7 @@ pub(crate) fn stderr(o: &Output) -> String {
 
 /// The whole bundle of a profile as one text, a `# file:` header before each file.
 pub(crate) fn bundle_text(profile: &str) -> String {
-    let resolved = raykueue::resolve::resolve(profile).expect("profile resolves");
+    let resolved = raykueue::input::resolve::resolve(profile).expect("profile resolves");
     let compiled = raykueue::compile::compile(&resolved, false).expect("profile compiles");
     let mut out = String::new();
     for (name, content) in &compiled.bundle.files {
@@ -96,10 +96,10 @@ pub(crate) fn shared() -> Option<PathBuf> {
 /// Compile a profile given as text, in-process (no folder: scripts cannot be named).
 pub(crate) fn compile_text(
     text: &[u8],
-) -> Result<raykueue::compile::Compiled, Vec<raykueue::diagnostic::Diagnostic>> {
-    let source = raykueue::load::decode("profile.yaml", text).map_err(|d| vec![d])?;
+) -> Result<raykueue::compile::Compiled, Vec<raykueue::base::diagnostic::Diagnostic>> {
+    let source = raykueue::input::load::decode("profile.yaml", text).map_err(|d| vec![d])?;
     raykueue::compile::compile(
-        &raykueue::resolve::Resolved {
+        &raykueue::input::resolve::Resolved {
             source,
             base_dir: None,
         },
@@ -109,7 +109,7 @@ pub(crate) fn compile_text(
 
 /// A shipped profile's text.
 pub(crate) fn shipped_text(name: &str) -> &'static str {
-    raykueue::resolve::SHIPPED
+    raykueue::input::resolve::SHIPPED
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, t)| *t)

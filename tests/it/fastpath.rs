@@ -6,7 +6,7 @@
 //! range) must be broken by some mutant, which the fast path then refuses.
 
 use crate::common::{repo, shipped_text};
-use raykueue::schema_check::{schema_violations, typed};
+use raykueue::input::schema::{schema_violations, typed};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -23,14 +23,14 @@ const LIMITS: &[&str] = &[
 ];
 
 fn value_of(name: &str, text: &str) -> Value {
-    let source = raykueue::load::decode(name, text.as_bytes()).unwrap();
-    raykueue::load::flatten(raykueue::load::parse_tree(&source).unwrap()).value
+    let source = raykueue::input::load::decode(name, text.as_bytes()).unwrap();
+    raykueue::input::load::flatten(raykueue::input::load::parse_tree(&source).unwrap()).value
 }
 
 /// Valid profiles that between them set every field that has a limit: the shipped ones and
 /// one fixture with the fields they leave out.
 fn sources() -> Vec<(String, Value)> {
-    let mut out: Vec<(String, Value)> = raykueue::resolve::SHIPPED
+    let mut out: Vec<(String, Value)> = raykueue::input::resolve::SHIPPED
         .iter()
         .map(|(n, _)| ((*n).to_owned(), value_of(n, shipped_text(n))))
         .collect();
@@ -179,7 +179,7 @@ fn the_fast_path_never_accepts_what_the_schema_refuses_and_every_limit_is_exerci
         }
     }
     let mut all = BTreeSet::new();
-    limits_in_schema(raykueue::schema_check::schema(), "", &mut all);
+    limits_in_schema(raykueue::input::schema::schema(), "", &mut all);
     let missed: Vec<&String> = all.difference(&broken).collect();
     assert!(
         missed.is_empty(),
@@ -201,13 +201,13 @@ fn the_fast_path_and_the_schema_agree_on_every_fixture_profile() {
         if !text.contains("kind: Profile") || text.contains("extends:") {
             continue;
         }
-        let Ok(source) = raykueue::load::decode("profile.yaml", text.as_bytes()) else {
+        let Ok(source) = raykueue::input::load::decode("profile.yaml", text.as_bytes()) else {
             continue;
         };
-        let Ok(tree) = raykueue::load::parse_tree(&source) else {
+        let Ok(tree) = raykueue::input::load::parse_tree(&source) else {
             continue;
         };
-        let v = raykueue::load::flatten(tree).value;
+        let v = raykueue::input::load::flatten(tree).value;
         let fast = typed(&v).is_some();
         let schema = schema_violations(&v).is_empty();
         assert!(

@@ -129,7 +129,7 @@ fn single_stream_carries_the_spec_values() {
 
 #[test]
 fn the_team_summary_computes_seed_000s_table() {
-    let resolved = raykueue::resolve::resolve("team").unwrap();
+    let resolved = raykueue::input::resolve::resolve("team").unwrap();
     let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
     let summary = &bundle.files["SUMMARY.md"];
     // Seed 000's rows: A alone holds 8 GPUs (4 borrowed); B claims its 4 and A's one
@@ -162,7 +162,7 @@ fn the_team_summary_computes_seed_000s_table() {
         crate::common::repo().join("tests/fixtures/bad/rk146-fits-only-by-borrowing/profile.yaml"),
     )
     .unwrap();
-    let resolved = raykueue::resolve::resolve(
+    let resolved = raykueue::input::resolve::resolve(
         crate::common::repo()
             .join("tests/fixtures/bad/rk146-fits-only-by-borrowing/profile.yaml")
             .to_str()
@@ -182,7 +182,7 @@ fn the_team_summary_computes_seed_000s_table() {
 
 #[test]
 fn the_reviewer_summary_adds_up_the_cohort() {
-    let resolved = raykueue::resolve::resolve("team").unwrap();
+    let resolved = raykueue::input::resolve::resolve("team").unwrap();
     let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
     let summary = &bundle.files["SUMMARY.md"];
     assert!(summary.contains("## ClusterQueue `team-a-cq`"), "{summary}");

@@ -274,7 +274,7 @@ fn display_word(w: &str) -> String {
     if plain {
         w.to_owned()
     } else {
-        raykueue::render::shell_quote(w)
+        raykueue::output::render::shell_quote(w)
     }
 }
 

@@ -6,6 +6,7 @@
 // A test binary has no public API; the importers it compiles by path are `pub` for xtask.
 #![allow(unreachable_pub)]
 
+mod architecture;
 mod bad_inputs;
 mod charts;
 mod cli;

@@ -4,7 +4,7 @@
 
 use crate::common::compile_text;
 use proptest::prelude::*;
-use raykueue::resolve::SHIPPED;
+use raykueue::input::resolve::SHIPPED;
 use serde_json::Value;
 
 /// Tokens that break YAML, retype scalars or probe limits.
@@ -222,7 +222,7 @@ fn synthetic_profiles_compile_at_every_size() {
     for n in [2, 100] {
         let text = raykueue::synthetic::teams_profile(n);
         let compiled = compile_text(text.as_bytes()).unwrap_or_else(|d| {
-            panic!("{}", raykueue::diagnostic::render_human(&d));
+            panic!("{}", raykueue::base::diagnostic::render_human(&d));
         });
         let cqs = compiled
             .bundle
@@ -350,7 +350,7 @@ fn scripts_stay_valid_bash_for_any_allowed_value() {
             if name == "infra/up.sh" {
                 for value in [&rg, &cluster, &role] {
                     prop_assert!(
-                        script.contains(&raykueue::render::shell_quote(value)),
+                        script.contains(&raykueue::output::render::shell_quote(value)),
                         "{name} quotes {value:?}"
                     );
                 }

@@ -84,14 +84,14 @@ fn shipped_profiles_warn_only_as_documented() {
 #[test]
 fn every_rule_code_is_in_the_readme() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let rules = raykueue::rules::all_rules();
+    let rules = raykueue::base::codes::ALL;
     let mut seen = std::collections::BTreeSet::new();
-    for r in &rules {
-        assert!(seen.insert(r.code), "{} is listed twice", r.code);
+    for r in rules {
+        assert!(seen.insert(r.id), "{} is listed twice", r.id);
         assert!(
-            readme.contains(&format!("| `{}` |", r.code)),
+            readme.contains(&format!("| `{}` |", r.id)),
             "README.md has no row for {} ({})",
-            r.code,
+            r.id,
             r.title
         );
     }
@@ -400,10 +400,11 @@ fn a_gpu_serve_head_must_say_what_ray_may_use() {
     assert!(ok.is_empty(), "{ok:?}");
 }
 
-/// Every code the binary can emit is in the inventory: the sources are scanned for `"RKnnn"`
-/// literals (codes are written as literals or `RuleInfo` constants, both spelled this way).
+/// Every code is spelled once, in the code table (`src/base/codes.rs`): no `"RKnnn"` literal
+/// anywhere else in `src/` outside test modules, every identifier is well formed and unique,
+/// and no retired code is reported again.
 #[test]
-fn every_code_in_the_sources_is_in_the_inventory() {
+fn codes_are_spelled_only_in_the_code_table() {
     fn walk(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -414,34 +415,42 @@ fn every_code_in_the_sources_is_in_the_inventory() {
             }
         }
     }
-    let inventory: std::collections::BTreeSet<&str> = raykueue::rules::all_rules()
-        .iter()
-        .map(|r| r.code)
-        .collect();
     let mut files = Vec::new();
     walk(&repo().join("src"), &mut files);
-    let mut found = std::collections::BTreeSet::new();
-    for f in files {
-        let text = std::fs::read_to_string(&f).unwrap();
-        for (i, _) in text.match_indices("\"RK") {
-            let code = &text[i + 1..];
-            if code.len() >= 5
-                && code[2..5].bytes().all(|b| b.is_ascii_digit())
-                && code.as_bytes().get(5) == Some(&b'"')
+    let mut strays = Vec::new();
+    for f in files.iter().filter(|f| !f.ends_with("base/codes.rs")) {
+        let text = std::fs::read_to_string(f).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (i, _) in code.match_indices("\"RK") {
+            let rest = &code[i + 1..];
+            if rest.len() >= 6
+                && rest[2..5].bytes().all(|b| b.is_ascii_digit())
+                && rest.as_bytes()[5] == b'"'
             {
-                found.insert(code[..5].to_string());
+                strays.push(format!("{}: {}", f.display(), &rest[..5]));
             }
         }
     }
-    assert!(found.len() > 80, "the scan finds the codes: {found:?}");
-    let missing: Vec<&String> = found
-        .iter()
-        .filter(|c| !inventory.contains(c.as_str()))
-        .collect();
     assert!(
-        missing.is_empty(),
-        "codes emitted but missing from all_rules() and the README: {missing:?}"
+        strays.is_empty(),
+        "codes spelled outside the code table: {strays:?}"
     );
+    let mut seen = std::collections::BTreeSet::new();
+    for c in raykueue::base::codes::ALL {
+        assert!(
+            c.id.len() == 5
+                && c.id.starts_with("RK")
+                && c.id[2..].bytes().all(|b| b.is_ascii_digit()),
+            "{}",
+            c.id
+        );
+        assert!(seen.insert(c.id), "{} is defined twice", c.id);
+        assert!(!c.title.is_empty(), "{}", c.id);
+    }
+    for (old, new) in raykueue::base::codes::RETIRED {
+        assert!(!seen.contains(old), "{old} is retired but still defined");
+        assert!(seen.contains(new.id), "{old} → {}", new.id);
+    }
 }
 
 /// A profile with `train` (a head, `workers` one-GPU workers) on LocalQueue `queue` of three

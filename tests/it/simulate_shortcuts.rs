@@ -158,9 +158,9 @@ fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
     let mut backlog = 0;
     for seed in 0..100 {
         let (profile_text, scenario_text) = case(seed);
-        let source = raykueue::load::decode("random.yaml", profile_text.as_bytes())
+        let source = raykueue::input::load::decode("random.yaml", profile_text.as_bytes())
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-        let (typed, diagnostics) = raykueue::compile::check(&raykueue::resolve::Resolved {
+        let (typed, diagnostics) = raykueue::compile::check(&raykueue::input::resolve::Resolved {
             source,
             base_dir: None,
         });
@@ -169,7 +169,7 @@ fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
                 "seed {seed}: the generator made an invalid profile: {diagnostics:?}\n{profile_text}"
             );
         };
-        let source = raykueue::load::decode("scenario.yaml", scenario_text.as_bytes())
+        let source = raykueue::input::load::decode("scenario.yaml", scenario_text.as_bytes())
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         let (loaded, scenario) = raykueue::simulate::scenario::parse(&source)
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));

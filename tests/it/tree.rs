@@ -198,19 +198,21 @@ fn dirs(dir: &std::path::Path) -> Vec<String> {
 fn a_failure_mid_write_in_either_direction_restores_files_and_folders() {
     for (first, second) in [("team", "single"), ("single", "team")] {
         let dir = tempfile::tempdir().unwrap();
-        let a = raykueue::compile::compile(&raykueue::resolve::resolve(first).unwrap(), false)
-            .unwrap()
-            .bundle;
-        let b = raykueue::compile::compile(&raykueue::resolve::resolve(second).unwrap(), false)
-            .unwrap()
-            .bundle;
-        raykueue::emit::write_tree(&a, dir.path()).unwrap();
+        let a =
+            raykueue::compile::compile(&raykueue::input::resolve::resolve(first).unwrap(), false)
+                .unwrap()
+                .bundle;
+        let b =
+            raykueue::compile::compile(&raykueue::input::resolve::resolve(second).unwrap(), false)
+                .unwrap()
+                .bundle;
+        raykueue::output::emit::write_tree(&a, dir.path()).unwrap();
         fs::write(dir.path().join("foreign.txt"), "x").unwrap();
         let (files, folders) = (read_tree(dir.path()), dirs(dir.path()));
         let mut step = 0;
         loop {
             let mut n = 0;
-            let result = raykueue::emit::write_tree_with(&b, dir.path(), &mut |_| {
+            let result = raykueue::output::emit::write_tree_with(&b, dir.path(), &mut |_| {
                 n += 1;
                 if n > step {
                     Err(std::io::Error::other("injected failure"))
@@ -234,7 +236,7 @@ fn a_failure_mid_write_in_either_direction_restores_files_and_folders() {
             step += 1;
         }
         assert!(
-            raykueue::emit::check_tree(&b, dir.path())
+            raykueue::output::emit::check_tree(&b, dir.path())
                 .unwrap()
                 .is_clean()
         );

@@ -45,12 +45,12 @@ fn validate_stdin(args: &[&str], input: &str) -> std::process::Output {
 #[test]
 fn every_shipped_profile_output_validates() {
     for p in SHIPPED {
-        let resolved = raykueue::resolve::resolve(p).unwrap();
+        let resolved = raykueue::input::resolve::resolve(p).unwrap();
         let (typed, _) = raykueue::compile::check(&resolved);
         let profile = typed.unwrap().1;
         let bundle = raykueue::compile::render(&profile, None).unwrap();
         assert!(!bundle.objects.is_empty(), "{p}");
-        let found = raykueue::validate::bundle(&bundle);
+        let found = raykueue::output::validate::bundle(&bundle);
         assert!(found.is_empty(), "{p}: {found:#?}");
         // And through the CLI: the whole tree, as a user would check a committed one.
         let dir = tempfile::tempdir().unwrap();
@@ -286,7 +286,7 @@ fn check_reports_what_gen_reports() {
     assert!(profiles.len() > 150, "{}", profiles.len());
     let (mut clean, mut refused) = (0, 0);
     for p in &profiles {
-        let Ok(resolved) = raykueue::resolve::resolve(p) else {
+        let Ok(resolved) = raykueue::input::resolve::resolve(p) else {
             continue;
         };
         for deny in [false, true] {
@@ -447,17 +447,17 @@ fn the_embedded_schema_table_is_fresh() {
 /// core schema in `gen` (none is skipped as a kind without a schema any more).
 #[test]
 fn gitops_objects_are_validated_against_their_crds() {
-    let resolved = raykueue::resolve::resolve("profiles/examples/prod.yaml").unwrap();
+    let resolved = raykueue::input::resolve::resolve("profiles/examples/prod.yaml").unwrap();
     let compiled = raykueue::compile::compile(&resolved, false).unwrap();
     let mut kinds = std::collections::BTreeSet::new();
     for r in &compiled.bundle.objects {
         let kind = r.value["kind"].as_str().unwrap().to_owned();
-        match raykueue::validate::object(&r.value) {
-            raykueue::validate::Verdict::Checked(v) => {
+        match raykueue::output::validate::object(&r.value) {
+            raykueue::output::validate::Verdict::Checked(v) => {
                 assert!(v.is_empty(), "{kind}: {v:?}");
                 kinds.insert(kind);
             }
-            raykueue::validate::Verdict::Unknown { message, .. } => {
+            raykueue::output::validate::Verdict::Unknown { message, .. } => {
                 panic!("{kind} is not validated: {message}")
             }
         }

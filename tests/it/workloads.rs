@@ -448,7 +448,7 @@ fn changing_a_script_changes_the_configmap_name_and_the_pods_that_mount_it() {
 fn shipped_profiles_read_only_their_embedded_example_scripts() {
     // Shipped profiles resolve without a folder: their scripts are the embedded examples.
     for p in SHIPPED {
-        let r = raykueue::resolve::resolve(p).unwrap();
+        let r = raykueue::input::resolve::resolve(p).unwrap();
         assert!(r.base_dir.is_none());
         let (typed, _) = raykueue::compile::check(&r);
         let (_, profile) = typed.unwrap();
@@ -463,12 +463,15 @@ fn shipped_profiles_read_only_their_embedded_example_scripts() {
             .collect();
         assert!(!scripts.is_empty(), "{p}");
         for s in scripts {
-            assert!(raykueue::resolve::shipped_script(s).is_some(), "{p}: {s}");
+            assert!(
+                raykueue::input::resolve::shipped_script(s).is_some(),
+                "{p}: {s}"
+            );
         }
     }
     // Anything else has no folder to come from.
-    let resolved = raykueue::resolve::Resolved {
-        source: raykueue::source::Source::new(
+    let resolved = raykueue::input::resolve::Resolved {
+        source: raykueue::base::source::Source::new(
             "profiles/embedded.yaml",
             format!("{BASE}{SCRIPTED_JOB}"),
         ),
@@ -649,10 +652,10 @@ fn every_workload_rule_has_a_failing_fixture() {
         }
     }
     // RK133 needs more than 1 MiB of files: `scripts_over_a_configmaps_size_are_refused`.
-    for rule in raykueue::rules::all_rules() {
-        let n: u32 = rule.code[2..].parse().unwrap();
-        if (n == 110 || (120..140).contains(&n)) && rule.code != "RK133" {
-            assert!(covered.contains(rule.code), "{} has no fixture", rule.code);
+    for rule in raykueue::base::codes::ALL {
+        let n: u32 = rule.id[2..].parse().unwrap();
+        if (n == 110 || (120..140).contains(&n)) && rule.id != "RK133" {
+            assert!(covered.contains(rule.id), "{} has no fixture", rule.id);
         }
     }
 }
@@ -701,7 +704,7 @@ fn an_overlay_of_a_shipped_profile_inherits_its_example_scripts() {
     let inherited = stream(&profile);
     assert_eq!(
         inherited[0]["data"]["gpu_check.py"].as_str(),
-        raykueue::resolve::shipped_script("scripts/gpu_check.py")
+        raykueue::input::resolve::shipped_script("scripts/gpu_check.py")
     );
     std::fs::create_dir(dir.path().join("scripts")).unwrap();
     std::fs::write(dir.path().join("scripts/gpu_check.py"), "print('mine')\n").unwrap();

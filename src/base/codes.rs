@@ -1,0 +1,754 @@
+//! Every diagnostic code raykueue reports, defined once: its stable identifier, its severity
+//! and its one-line meaning. Every place that reports goes through a [`Code`] from here (no
+//! code is spelled anywhere else; a test reads `src/` for strays), and `docs/rules.md` is
+//! generated from this table (`cargo run -p xtask -- docs`, checked fresh by a test).
+//!
+//! Checks that are the same on every cloud have one code each; the codes they replaced are
+//! listed in [`RETIRED`].
+
+use Severity::{Error, Warning};
+use serde::Serialize;
+
+/// What a finding does to a run: an error stops `gen`; a warning does not, unless
+/// `--deny-warnings`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One diagnostic code: what `error[RK402]` stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Code {
+    pub id: &'static str,
+    pub severity: Severity,
+    /// One line: what the finding means.
+    pub title: &'static str,
+}
+
+const fn code(id: &'static str, severity: Severity, title: &'static str) -> Code {
+    Code {
+        id,
+        severity,
+        title,
+    }
+}
+
+// ---- Input and schema: the profile as a file (`input`)
+pub const USAGE: Code = code(
+    "RK000",
+    Error,
+    "usage or I/O: the profile cannot be found or read",
+);
+pub const YAML_SYNTAX: Code = code(
+    "RK001",
+    Error,
+    "YAML syntax error, or more than one document",
+);
+pub const NOT_UTF8: Code = code("RK002", Error, "the profile is not valid UTF-8");
+pub const DUPLICATE_KEY: Code = code("RK003", Error, "a mapping has the same key twice");
+pub const INPUT_TOO_LARGE: Code = code(
+    "RK004",
+    Error,
+    "the profile exceeds a size, depth, node-count or alias-expansion limit",
+);
+pub const YAML_TAG: Code = code(
+    "RK005",
+    Error,
+    "a YAML tag (`!!binary`, `!custom`): profiles are plain data",
+);
+pub const EMPTY_INPUT: Code = code("RK006", Error, "the profile is empty");
+pub const UNKNOWN_KEY: Code = code("RK010", Error, "unknown key (with did-you-mean)");
+pub const WRONG_TYPE: Code = code(
+    "RK011",
+    Error,
+    "wrong type (e.g. a number where text is expected)",
+);
+pub const INVALID_VALUE: Code = code(
+    "RK012",
+    Error,
+    "invalid value: pattern, enum, range, length or item count",
+);
+pub const MISSING_KEY: Code = code("RK013", Error, "missing required key");
+pub const EXTENDS_NOT_FOUND: Code = code(
+    "RK020",
+    Error,
+    "`extends` names a parent profile that cannot be found",
+);
+pub const EXTENDS_CYCLE: Code = code(
+    "RK021",
+    Error,
+    "`extends` forms a cycle, or a chain too long to be anything else",
+);
+pub const OVERLAY_CLASH: Code = code(
+    "RK022",
+    Error,
+    "an overlay replaces a mapping, list or scalar with another type, or deletes what the parent lacks",
+);
+
+// ---- `raykueue validate`: manifests given to it (`output::validate`)
+pub const MANIFEST_SCHEMA: Code = code(
+    "RK050",
+    Error,
+    "validate: a manifest breaks its kind's schema, or has a field the schema lacks",
+);
+pub const MANIFEST_DEFAULTED: Code = code(
+    "RK051",
+    Warning,
+    "validate: a required field left to the API server's default",
+);
+pub const MANIFEST_RULE: Code = code(
+    "RK052",
+    Error,
+    "validate: a manifest breaks a CEL rule of its CRD",
+);
+pub const MANIFEST_WEBHOOK: Code = code(
+    "RK053",
+    Error,
+    "validate: a manifest breaks a Kueue admission webhook rule",
+);
+pub const MANIFEST_NOT_EVALUATED: Code = code(
+    "RK054",
+    Warning,
+    "validate: a rule that could not be evaluated",
+);
+pub const MANIFEST_NO_SCHEMA: Code = code(
+    "RK055",
+    Warning,
+    "validate: no schema for this apiVersion and kind: not validated",
+);
+pub const MANIFEST_NOT_OBJECT: Code = code(
+    "RK056",
+    Error,
+    "validate: a document that is not a Kubernetes object",
+);
+pub const MANIFEST_EMPTY: Code = code(
+    "RK057",
+    Warning,
+    "validate: no Kubernetes objects in the input",
+);
+pub const UNMANAGED: Code = code(
+    "RK060",
+    Warning,
+    "Kueue accepts the object but does not manage it (a queued RayJob with clusterSelector): it stays suspended",
+);
+pub const NO_WORKLOAD: Code = code(
+    "RK061",
+    Error,
+    "Kueue accepts the object but cannot create its Workload (more than 18 PodSets with the submitter)",
+);
+pub const KUBERAY_REFUSES: Code = code(
+    "RK070",
+    Error,
+    "the KubeRay controller refuses the object at reconcile (ValidationFailed), after `kubectl apply` said created",
+);
+
+// ---- Kueue: queues, flavors and workload admission (`checks`)
+pub const LOCAL_QUEUE_TARGET: Code = code(
+    "RK101",
+    Error,
+    "a LocalQueue points at a ClusterQueue the profile does not define",
+);
+pub const FLAVOR_NOT_FOUND: Code = code(
+    "RK102",
+    Error,
+    "a ClusterQueue names a ResourceFlavor that does not exist (the queue goes inactive with FlavorNotFound)",
+);
+pub const QUEUE_MODE: Code = code(
+    "RK104",
+    Error,
+    "single and team queue modes are exclusive: one queue without a cohort, or team queues that share one",
+);
+pub const LIMIT_WITHOUT_COHORT: Code = code(
+    "RK105",
+    Error,
+    "borrowingLimit and lendingLimit are allowed only in a ClusterQueue with a cohortName",
+);
+pub const LENDING_OVER_NOMINAL: Code =
+    code("RK106", Error, "lendingLimit must not exceed nominalQuota");
+pub const COVERED_RESOURCES: Code = code(
+    "RK107",
+    Error,
+    "each flavor lists exactly its group's coveredResources, in the same order",
+);
+pub const DUPLICATE_NAME: Code = code("RK108", Error, "two objects of one kind share a name");
+pub const GROUP_OVERLAP: Code = code(
+    "RK109",
+    Error,
+    "a resource or a flavor appears in more than one resource group of a ClusterQueue",
+);
+pub const PRIORITY_NOT_FOUND: Code = code(
+    "RK110",
+    Error,
+    "a workload names a WorkloadPriorityClass the profile does not define",
+);
+pub const TOLERATION_SHAPE: Code = code(
+    "RK112",
+    Error,
+    "a toleration Kueue's CEL rules reject (Exists with a value, tolerationSeconds without NoExecute, no key without Exists)",
+);
+pub const FUNGIBILITY: Code = code(
+    "RK113",
+    Error,
+    "flavorFungibility.preference needs whenCanBorrow and whenCanPreempt both TryNextFlavor",
+);
+pub const BORROW_WITHIN_COHORT: Code = code(
+    "RK114",
+    Error,
+    "preemption.borrowWithinCohort needs reclaimWithinCohort other than Never",
+);
+pub const TAINT_DUPLICATE: Code = code(
+    "RK115",
+    Error,
+    "a ResourceFlavor lists the same taint key and effect twice",
+);
+pub const UNUSED_FLAVOR: Code = code("RK116", Warning, "a ResourceFlavor no ClusterQueue uses");
+pub const UNREACHABLE_CLUSTER_QUEUE: Code = code(
+    "RK117",
+    Warning,
+    "a ClusterQueue no LocalQueue points at: nothing can be submitted to it",
+);
+pub const QUEUE_TOTALS: Code = code(
+    "RK118",
+    Error,
+    "a ClusterQueue over Kueue's totals: 256 flavors, 256 covered resources, 512 flavor × resource pairs per group",
+);
+pub const FAIR_SHARING_WEIGHT: Code = code(
+    "RK119",
+    Error,
+    "fairSharingWeight is positive but not above 1n (Kueue refuses weights that collapse to zero)",
+);
+pub const QUEUE_NOT_FOUND: Code = code(
+    "RK120",
+    Error,
+    "a workload's queue names no LocalQueue in its namespace (it stays pending: LocalQueue not found)",
+);
+pub const UNQUEUED: Code = code(
+    "RK121",
+    Warning,
+    "a workload without `queue` and no `default` LocalQueue in its namespace bypasses admission and quota",
+);
+pub const TOO_MANY_GROUPS: Code = code(
+    "RK122",
+    Error,
+    "more worker groups than a Kueue Workload has PodSets for (16 in K8sJobMode, else 17)",
+);
+pub const HEAD_GROUP_NAME: Code = code(
+    "RK123",
+    Error,
+    "a worker group is named `head`, which Kueue reserves for the head PodSet",
+);
+pub const DUPLICATE_GROUP: Code = code(
+    "RK124",
+    Error,
+    "two worker groups of a workload share a name",
+);
+pub const DUPLICATE_WORKLOAD: Code = code(
+    "RK125",
+    Error,
+    "two workloads share a name (one `workloads/<name>/` folder each)",
+);
+pub const ELASTIC_GATE_OFF: Code = code(
+    "RK126",
+    Error,
+    "an elastic queued workload while Kueue's ElasticJobsViaWorkloadSlices feature gate is off",
+);
+pub const WRONG_KIND_FIELD: Code = code(
+    "RK127",
+    Error,
+    "a field that belongs to another kind (RayJob-only fields, `serve` outside RayService, `submitter` outside K8sJobMode)",
+);
+pub const ENTRYPOINT_REQUIRED: Code = code(
+    "RK128",
+    Error,
+    "a RayJob without `entrypoint` (only InteractiveMode submits it later)",
+);
+pub const SERVE_REQUIRED: Code = code("RK129", Error, "a RayService without `serve` applications");
+pub const FRAMEWORK_MISSING: Code = code(
+    "RK130",
+    Error,
+    "a queued workload's kind is not in operators.kueue.frameworks, so Kueue never admits it",
+);
+pub const SCRIPT_UNREADABLE: Code = code(
+    "RK131",
+    Error,
+    "a script is missing, unreadable, not UTF-8 text, outside the profile's folder, or (in a shipped profile) not one of its example scripts",
+);
+pub const SCRIPT_KEY_CLASH: Code = code(
+    "RK132",
+    Error,
+    "two scripts of a workload have the same file name (one ConfigMap key)",
+);
+pub const SCRIPTS_TOO_LARGE: Code = code(
+    "RK133",
+    Error,
+    "a workload's scripts exceed the 1 MiB a ConfigMap can hold",
+);
+pub const NO_IMAGE: Code = code(
+    "RK134",
+    Error,
+    "a workload has no image (`image`, or `ray.image` for all)",
+);
+pub const NO_RAY_VERSION: Code = code(
+    "RK135",
+    Error,
+    "a workload's rayVersion is not given and its image tag names no Ray version",
+);
+pub const MOUNT_PATH: Code = code("RK136", Error, "scriptsMountPath is not an absolute path");
+pub const SERVE_APPS: Code = code(
+    "RK137",
+    Error,
+    "Serve applications must have unique names and unique route prefixes starting with `/`",
+);
+pub const NO_REQUESTS: Code = code(
+    "RK138",
+    Error,
+    "a Ray pod without cpu and memory requests: Kueue assigns it no flavor (so no node selector) and Ray no CPUs",
+);
+pub const POD_BY_POD: Code = code(
+    "RK139",
+    Warning,
+    "a workload without `queue` whose kind's integration is off, in a namespace with a `default` LocalQueue and the `pod` integration on: Kueue admits its pods one by one",
+);
+pub const OVER_QUOTA: Code = code(
+    "RK140",
+    Error,
+    "a workload needs more than its ClusterQueue can ever get (nominal quota + borrowing): it stays pending forever",
+);
+pub const NOT_COVERED: Code = code(
+    "RK141",
+    Error,
+    "a workload requests a resource its ClusterQueue does not cover (or no flavor of it matches its pods): Kueue never admits it",
+);
+pub const FLAVOR_LABELS_UNMATCHED: Code = code(
+    "RK142",
+    Error,
+    "a ResourceFlavor's nodeLabels are carried by no node pool: pods admitted on it stay Pending",
+);
+pub const TAINT_NOT_TOLERATED: Code = code(
+    "RK143",
+    Error,
+    "a pod does not tolerate the taints of the only node pools it can run on",
+);
+pub const NO_POOL_MATCHES: Code = code(
+    "RK144",
+    Error,
+    "no node pool matches a pod's node selector (with its flavors' labels) or has the GPUs it requests",
+);
+pub const INTEGRATION_CLASH: Code = code(
+    "RK145",
+    Warning,
+    "`ray.io/raycluster` on without `ray.io/rayservice` while a RayService is queued: Kueue queues each of its RayClusters as a standalone job",
+);
+pub const CANNOT_RECLAIM: Code = code(
+    "RK146",
+    Warning,
+    "a queued workload fits its ClusterQueue only by borrowing: it cannot reclaim its queue's quota from a borrowing cohort peer",
+);
+pub const POD_WEBHOOK_EVERYWHERE: Code = code(
+    "RK147",
+    Warning,
+    "a pod-based Kueue integration without managedJobsNamespaceSelector, on one Kueue replica: while Kueue is down no pod starts in any namespace",
+);
+pub const MANAGED_NAMESPACES: Code = code(
+    "RK148",
+    Error,
+    "managedJobsNamespaceSelector selects kube-system or Kueue's namespace (Kueue refuses to start), or misses a namespace with a LocalQueue (its jobs are never managed)",
+);
+pub const DANGLING_SCRIPT: Code = code(
+    "RK150",
+    Error,
+    "an entrypoint or Serve import names a file under scriptsMountPath that the workload's `scripts` do not provide (the job fails at start)",
+);
+pub const HEAD_GPU_PARAMS: Code = code(
+    "RK151",
+    Warning,
+    "a RayService head requests GPUs without `num-cpus` and `num-gpus` in rayStartParams: Ray takes the whole container",
+);
+
+// ---- Capacity: pods and quotas against the node pools (`checks::nodes`)
+pub const UNKNOWN_INSTANCE_TYPE: Code = code(
+    "RK201",
+    Warning,
+    "a node pool's VM size is not in raykueue's catalogue: capacity checks skip the pool",
+);
+pub const QUOTA_BEYOND_POOLS: Code = code(
+    "RK202",
+    Warning,
+    "a flavor's nominal quota exceeds what the node pools carrying it can provide at their maximum size",
+);
+pub const POD_FITS_NO_NODE: Code = code(
+    "RK203",
+    Error,
+    "a pod requests more than one node of any pool it can run on has allocatable: it stays Pending",
+);
+pub const GROUP_BEYOND_POOLS: Code = code(
+    "RK204",
+    Warning,
+    "a worker group at maxReplicas needs more nodes than its pools can scale to",
+);
+pub const RETIRED_INSTANCE: Code = code(
+    "RK205",
+    Error,
+    "a node pool's instance type was retired: the cloud refuses to create it",
+);
+
+// ---- KubeRay and images (`checks::kuberay`)
+pub const NAME_TOO_LONG: Code = code(
+    "RK301",
+    Error,
+    "a RayJob or RayService name longer than 47 characters, or a RayCluster name longer than 53",
+);
+pub const REPLICAS_RANGE: Code = code(
+    "RK302",
+    Error,
+    "a worker group breaks minReplicas ≤ replicas ≤ maxReplicas",
+);
+pub const IMAGE_NOT_PINNED: Code = code(
+    "RK303",
+    Warning,
+    "an image without a fixed tag (none, `latest`, `nightly`) or digest: every pull may bring another Ray",
+);
+pub const GPU_ON_CPU_IMAGE: Code = code(
+    "RK304",
+    Error,
+    "a pod requesting nvidia.com/gpu runs a CPU-only Ray image",
+);
+pub const RAY_VERSION_MISMATCH: Code = code(
+    "RK305",
+    Error,
+    "rayVersion differs from the Ray version of the image",
+);
+pub const RAY_START_LABELS: Code = code(
+    "RK307",
+    Error,
+    "rayStartParams sets `labels`, which KubeRay forbids (it has its own `labels` field)",
+);
+
+// ---- Clouds: node pools and the provider sections (`checks::pools`, `cloud/<name>/checks.rs`)
+pub const TWO_PROVIDERS: Code = code(
+    "RK400",
+    Error,
+    "a profile names more than one provider section (azure, gcp, …): it provisions one cluster",
+);
+pub const POOL_NAME_TWICE: Code =
+    code("RK402", Error, "two node pools of the cluster share a name");
+pub const SYSTEM_POOL_EMPTY: Code = code(
+    "RK403",
+    Error,
+    "a System node pool that can have 0 nodes (AKS requires at least 1)",
+);
+pub const POOL_SIZE_MISSING: Code = code(
+    "RK404",
+    Error,
+    "a node pool gives neither `count` nor `autoscale` (its size would be the cloud CLI's default, unknown to the profile)",
+);
+pub const WORKLOAD_IDENTITY_OIDC: Code = code(
+    "RK406",
+    Error,
+    "cluster.workloadIdentity without cluster.oidcIssuer",
+);
+pub const SERVICE_ACCOUNT_IDENTITY: Code = code(
+    "RK407",
+    Error,
+    "serviceAccount.workloadIdentity on a cluster without workloadIdentity: no token reaches the pods",
+);
+pub const UNKNOWN_LOCATION: Code =
+    code("RK408", Warning, "an Azure location raykueue does not know");
+pub const STORAGE_WITHOUT_IDENTITY: Code = code(
+    "RK409",
+    Warning,
+    "a storage account without azure.identity: its role is granted to nobody",
+);
+pub const KUBERNETES_TOO_OLD: Code = code(
+    "RK410",
+    Error,
+    "the cluster's kubernetesVersion is older than 1.29, which Kueue needs",
+);
+pub const FIRST_POOL_NAME: Code = code(
+    "RK421",
+    Error,
+    "the first GKE node pool is created with the cluster, which names it default-pool",
+);
+pub const ACCELERATOR_MISMATCH: Code = code(
+    "RK422",
+    Error,
+    "a GKE node pool's accelerator disagrees with the GPUs its machine type carries",
+);
+pub const NO_AUTOSCALER: Code = code(
+    "RK433",
+    Warning,
+    "an autoscaled EKS node group without `aws.autoscaler`: EKS runs no node autoscaler, so the group stays at its starting size",
+);
+pub const TAINT_BLOCKS_DEVICE_PLUGIN: Code = code(
+    "RK434",
+    Error,
+    "a taint on an AmazonLinux2023 GPU node group that eksctl's NVIDIA device plugin does not tolerate: its nodes never advertise nvidia.com/gpu",
+);
+pub const COUNT_WITH_AUTOSCALE: Code = code(
+    "RK442",
+    Warning,
+    "an ACK node pool gives both `count` and `autoscale`: with auto scaling, ACK sizes the pool and `count` is not sent",
+);
+pub const VSWITCH_OUTSIDE_VPC: Code = code(
+    "RK444",
+    Error,
+    "the vSwitch CIDR is not inside the VPC CIDR",
+);
+pub const CIDR_OVERLAP: Code = code(
+    "RK445",
+    Error,
+    "the cluster's pod or service CIDR overlaps the VPC or the other",
+);
+pub const TAINT_WITHOUT_VALUE: Code = code(
+    "RK450",
+    Error,
+    "a node pool taint without a value, where the cloud CLI takes only key=value:Effect (AKS, GKE)",
+);
+pub const NO_SYSTEM_POOL: Code = code(
+    "RK451",
+    Error,
+    "azure.nodePools needs a System pool: the cluster is created with it",
+);
+pub const AUTOSCALE_RANGE: Code = code(
+    "RK452",
+    Error,
+    "a node pool's autoscale min is larger than its max, or its count lies outside the range",
+);
+pub const IDENTITY_WITHOUT_PROVIDER_IDENTITY: Code = code(
+    "RK453",
+    Error,
+    "serviceAccount.workloadIdentity needs the provider's identity (azure.identity, gcp.identity): nothing else sets the annotation",
+);
+pub const IDENTITY_WITHOUT_SERVICE_ACCOUNT: Code = code(
+    "RK454",
+    Warning,
+    "the provider section's identity without a serviceAccount: nothing in the cluster uses it",
+);
+pub const NO_DEVICE_PLUGIN: Code = code(
+    "RK460",
+    Warning,
+    "operators.nvidia.install is none on AKS GPU pools: AKS installs the driver only, so nothing advertises nvidia.com/gpu",
+);
+pub const SECOND_DEVICE_PLUGIN: Code = code(
+    "RK461",
+    Error,
+    "operators.nvidia installs a device plugin where the cloud or the node image already runs one, or the GPU Operator off AKS",
+);
+
+// ---- `raykueue simulate` scenarios (`simulate::scenario`)
+pub const UNKNOWN_QUEUE: Code = code(
+    "RK601",
+    Error,
+    "a scenario workload's queue names no LocalQueue of the profile",
+);
+pub const UNKNOWN_PRIORITY_CLASS: Code = code(
+    "RK602",
+    Error,
+    "a scenario workload's priorityClass names no WorkloadPriorityClass of the profile",
+);
+pub const UNKNOWN_FROM: Code = code(
+    "RK603",
+    Error,
+    "a scenario workload's `from` names no workload of the profile",
+);
+pub const SCENARIO_DUPLICATE_WORKLOAD: Code = code(
+    "RK604",
+    Error,
+    "two scenario workloads, or two pod sets of one workload, share a name",
+);
+pub const PODS_OR_FROM: Code = code(
+    "RK605",
+    Error,
+    "a scenario workload needs exactly one of `podSets` and `from`",
+);
+pub const PRIORITY_TWICE: Code = code(
+    "RK606",
+    Error,
+    "a scenario workload gives both `priority` and `priorityClass`",
+);
+
+// ---- Internal: raykueue's own output (`output::validate`)
+pub const INTERNAL: Code = code(
+    "RK900",
+    Error,
+    "internal: raykueue generated an invalid object (a bug in raykueue)",
+);
+pub const GENERATED_SCHEMA: Code = code(
+    "RK901",
+    Error,
+    "internal: a generated object breaks its schema or has an unknown field",
+);
+pub const GENERATED_RULE: Code = code(
+    "RK902",
+    Error,
+    "internal: a generated object breaks a CEL rule",
+);
+pub const GENERATED_WEBHOOK: Code = code(
+    "RK903",
+    Error,
+    "internal: a generated object breaks a Kueue admission webhook rule",
+);
+pub const GENERATED_NOT_EVALUATED: Code = code(
+    "RK904",
+    Error,
+    "internal: a rule on a generated object could not be evaluated",
+);
+pub const GENERATED_UNPLACED: Code = code(
+    "RK905",
+    Error,
+    "internal: a generated object could not be placed or checked",
+);
+pub const GENERATED_KUBERAY_REFUSES: Code = code(
+    "RK906",
+    Error,
+    "raykueue wrote an object the KubeRay controller would refuse (a profile value passed through, or a bug)",
+);
+
+/// Every code, in code order (the rules reference and the tests read this).
+pub const ALL: &[Code] = &[
+    USAGE,
+    YAML_SYNTAX,
+    NOT_UTF8,
+    DUPLICATE_KEY,
+    INPUT_TOO_LARGE,
+    YAML_TAG,
+    EMPTY_INPUT,
+    UNKNOWN_KEY,
+    WRONG_TYPE,
+    INVALID_VALUE,
+    MISSING_KEY,
+    EXTENDS_NOT_FOUND,
+    EXTENDS_CYCLE,
+    OVERLAY_CLASH,
+    MANIFEST_SCHEMA,
+    MANIFEST_DEFAULTED,
+    MANIFEST_RULE,
+    MANIFEST_WEBHOOK,
+    MANIFEST_NOT_EVALUATED,
+    MANIFEST_NO_SCHEMA,
+    MANIFEST_NOT_OBJECT,
+    MANIFEST_EMPTY,
+    UNMANAGED,
+    NO_WORKLOAD,
+    KUBERAY_REFUSES,
+    LOCAL_QUEUE_TARGET,
+    FLAVOR_NOT_FOUND,
+    QUEUE_MODE,
+    LIMIT_WITHOUT_COHORT,
+    LENDING_OVER_NOMINAL,
+    COVERED_RESOURCES,
+    DUPLICATE_NAME,
+    GROUP_OVERLAP,
+    PRIORITY_NOT_FOUND,
+    TOLERATION_SHAPE,
+    FUNGIBILITY,
+    BORROW_WITHIN_COHORT,
+    TAINT_DUPLICATE,
+    UNUSED_FLAVOR,
+    UNREACHABLE_CLUSTER_QUEUE,
+    QUEUE_TOTALS,
+    FAIR_SHARING_WEIGHT,
+    QUEUE_NOT_FOUND,
+    UNQUEUED,
+    TOO_MANY_GROUPS,
+    HEAD_GROUP_NAME,
+    DUPLICATE_GROUP,
+    DUPLICATE_WORKLOAD,
+    ELASTIC_GATE_OFF,
+    WRONG_KIND_FIELD,
+    ENTRYPOINT_REQUIRED,
+    SERVE_REQUIRED,
+    FRAMEWORK_MISSING,
+    SCRIPT_UNREADABLE,
+    SCRIPT_KEY_CLASH,
+    SCRIPTS_TOO_LARGE,
+    NO_IMAGE,
+    NO_RAY_VERSION,
+    MOUNT_PATH,
+    SERVE_APPS,
+    NO_REQUESTS,
+    POD_BY_POD,
+    OVER_QUOTA,
+    NOT_COVERED,
+    FLAVOR_LABELS_UNMATCHED,
+    TAINT_NOT_TOLERATED,
+    NO_POOL_MATCHES,
+    INTEGRATION_CLASH,
+    CANNOT_RECLAIM,
+    POD_WEBHOOK_EVERYWHERE,
+    MANAGED_NAMESPACES,
+    DANGLING_SCRIPT,
+    HEAD_GPU_PARAMS,
+    UNKNOWN_INSTANCE_TYPE,
+    QUOTA_BEYOND_POOLS,
+    POD_FITS_NO_NODE,
+    GROUP_BEYOND_POOLS,
+    RETIRED_INSTANCE,
+    NAME_TOO_LONG,
+    REPLICAS_RANGE,
+    IMAGE_NOT_PINNED,
+    GPU_ON_CPU_IMAGE,
+    RAY_VERSION_MISMATCH,
+    RAY_START_LABELS,
+    TWO_PROVIDERS,
+    POOL_NAME_TWICE,
+    SYSTEM_POOL_EMPTY,
+    POOL_SIZE_MISSING,
+    WORKLOAD_IDENTITY_OIDC,
+    SERVICE_ACCOUNT_IDENTITY,
+    UNKNOWN_LOCATION,
+    STORAGE_WITHOUT_IDENTITY,
+    KUBERNETES_TOO_OLD,
+    FIRST_POOL_NAME,
+    ACCELERATOR_MISMATCH,
+    NO_AUTOSCALER,
+    TAINT_BLOCKS_DEVICE_PLUGIN,
+    COUNT_WITH_AUTOSCALE,
+    VSWITCH_OUTSIDE_VPC,
+    CIDR_OVERLAP,
+    TAINT_WITHOUT_VALUE,
+    NO_SYSTEM_POOL,
+    AUTOSCALE_RANGE,
+    IDENTITY_WITHOUT_PROVIDER_IDENTITY,
+    IDENTITY_WITHOUT_SERVICE_ACCOUNT,
+    NO_DEVICE_PLUGIN,
+    SECOND_DEVICE_PLUGIN,
+    UNKNOWN_QUEUE,
+    UNKNOWN_PRIORITY_CLASS,
+    UNKNOWN_FROM,
+    SCENARIO_DUPLICATE_WORKLOAD,
+    PODS_OR_FROM,
+    PRIORITY_TWICE,
+    INTERNAL,
+    GENERATED_SCHEMA,
+    GENERATED_RULE,
+    GENERATED_WEBHOOK,
+    GENERATED_NOT_EVALUATED,
+    GENERATED_UNPLACED,
+    GENERATED_KUBERAY_REFUSES,
+];
+
+/// Codes no longer reported, and the code that took each one's place (one check on every
+/// cloud where there was one per cloud).
+pub const RETIRED: &[(&str, &Code)] = &[
+    ("RK420", &POOL_NAME_TWICE),
+    ("RK423", &AUTOSCALE_RANGE),
+    ("RK424", &TAINT_WITHOUT_VALUE),
+    ("RK430", &POOL_NAME_TWICE),
+    ("RK431", &POOL_SIZE_MISSING),
+    ("RK432", &AUTOSCALE_RANGE),
+    ("RK435", &IDENTITY_WITHOUT_SERVICE_ACCOUNT),
+    ("RK436", &KUBERNETES_TOO_OLD),
+    ("RK440", &POOL_NAME_TWICE),
+    ("RK441", &POOL_SIZE_MISSING),
+    ("RK443", &IDENTITY_WITHOUT_SERVICE_ACCOUNT),
+    ("RK446", &KUBERNETES_TOO_OLD),
+    ("RK447", &AUTOSCALE_RANGE),
+];
+
+/// The code with this identifier, retired ones excluded.
+pub fn by_id(id: &str) -> Option<&'static Code> {
+    ALL.iter().find(|c| c.id == id)
+}

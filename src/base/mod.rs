@@ -1,0 +1,10 @@
+//! Leaf modules every stage may use: diagnostics and their codes, source text and positions,
+//! JSON pointers, the one YAML writer, and the small parallelism helper. Nothing here imports
+//! a stage.
+
+pub mod codes;
+pub mod diagnostic;
+pub mod par;
+pub mod pointer;
+pub mod source;
+pub mod yaml;

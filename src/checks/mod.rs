@@ -1,0 +1,113 @@
+//! Stage 3: domain rules over the whole profile — what Kueue, KubeRay and AKS would reject or
+//! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
+//! reports at the profile line it is about.
+
+mod admission;
+mod clouds;
+mod cq_limits;
+mod entrypoints;
+mod kuberay;
+mod nodes;
+mod operators;
+mod queues;
+mod reclaim;
+mod workloads;
+
+use crate::base::codes::Code;
+use crate::base::diagnostic::{Diagnostic, Findings, did_you_mean};
+use crate::base::pointer::field_path;
+use crate::input::load::Loaded;
+use crate::profile::Profile;
+use std::path::Path;
+
+/// What a rule sees, and where it reports.
+pub struct Ctx<'a> {
+    pub profile: &'a Profile,
+    /// The profile's folder, where `scripts` are read from (`None` for shipped profiles).
+    pub base_dir: Option<&'a Path>,
+    out: Findings,
+}
+
+impl Ctx<'_> {
+    /// Report a finding of `code` at the profile node `pointer` (a JSON pointer).
+    pub fn report(
+        &mut self,
+        code: &'static Code,
+        pointer: &str,
+        message: String,
+        hint: Option<String>,
+    ) {
+        self.out.report(code, pointer, message, hint);
+    }
+
+    /// Report a name that names nothing, with a did-you-mean from the names that exist.
+    pub fn unknown_name<'n>(
+        &mut self,
+        info: &'static Code,
+        pointer: &str,
+        what: &str,
+        name: &str,
+        known: impl IntoIterator<Item = &'n str> + Clone,
+    ) {
+        let hint = if let Some(s) = did_you_mean(name, known.clone()) {
+            format!("did you mean `{s}`?")
+        } else {
+            let all: Vec<&str> = known.into_iter().collect();
+            if all.is_empty() {
+                format!("the profile defines no {what}")
+            } else {
+                format!("defined: {}", all.join(", "))
+            }
+        };
+        self.report(
+            info,
+            pointer,
+            format!("`{name}` names no {what}"),
+            Some(hint),
+        );
+    }
+}
+
+type Check = fn(&mut Ctx<'_>);
+
+/// Every rule group, in reporting order.
+const CHECKS: &[Check] = &[
+    queues::check,
+    cq_limits::check,
+    admission::check,
+    reclaim::check,
+    nodes::check,
+    workloads::check,
+    entrypoints::check,
+    kuberay::check,
+    operators::check,
+    clouds::check,
+];
+
+/// Run every rule over the profile and place each finding at its line. The groups read the
+/// profile and nothing of each other's, so a large profile's run on all cores; their findings
+/// are joined in `CHECKS` order.
+pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec<Diagnostic> {
+    let findings = crate::base::par::map(crate::base::par::wide(profile.items()), CHECKS, |c| {
+        let mut ctx = Ctx {
+            profile,
+            base_dir,
+            out: Findings::default(),
+        };
+        c(&mut ctx);
+        ctx.out.into_vec()
+    });
+    findings
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            let mut d = loaded
+                .at_value(Diagnostic::new(f.code, f.message), &f.pointer)
+                .path(field_path(&f.pointer));
+            if let Some(h) = f.hint {
+                d = d.hint(h);
+            }
+            d
+        })
+        .collect()
+}

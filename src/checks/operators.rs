@@ -1,0 +1,164 @@
+//! The operators as the cluster will run them: how wide Kueue's webhooks reach (RK147, RK148),
+//! and what advertises `nvidia.com/gpu` on GPU nodes (RK460, RK461).
+
+use super::Ctx;
+use crate::base::codes;
+use crate::profile::{Framework, NvidiaInstall, Profile};
+use std::collections::BTreeMap;
+
+/// The integrations whose webhooks the chart sets to `failurePolicy: Fail` only when they are
+/// enabled, and which act on pods, Deployments or StatefulSets in every namespace the webhook
+/// selects (kueue@v0.19.2 `charts/kueue/templates/webhook/manifests.yaml`, `mpod.kb.io`,
+/// `vpod.kb.io` and the deployment and statefulset entries).
+const POD_BASED: [Framework; 3] = [
+    Framework::Pod,
+    Framework::Deployment,
+    Framework::StatefulSet,
+];
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    webhook_scope(ctx);
+    device_plugin(ctx);
+}
+
+/// RK147 and RK148.
+fn webhook_scope(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let Some(k) = &p.operators.kueue else { return };
+    let selector = k
+        .configuration
+        .as_ref()
+        .and_then(|c| c.managed_jobs_namespace_selector.as_ref());
+    let pod_based: Vec<&str> = k
+        .frameworks
+        .iter()
+        .filter(|f| POD_BASED.contains(f))
+        .map(|f| f.as_str())
+        .collect();
+    let Some(selector) = selector else {
+        if let Some(first) = pod_based.first()
+            && k.replicas < 2
+        {
+            let at = k
+                .frameworks
+                .iter()
+                .position(|f| f.as_str() == *first)
+                .unwrap_or(0);
+            let namespaces = managed_namespaces(p)
+                .into_keys()
+                .collect::<Vec<_>>()
+                .join(", ");
+            ctx.report(
+                &codes::POD_WEBHOOK_EVERYWHERE,
+                &format!("/operators/kueue/frameworks/{at}"),
+                format!(
+                    "with `{}` enabled, Kueue's {} webhook has failurePolicy Fail in every namespace but kube-system and `{}`: while its one replica is down (an upgrade, a drained node), no pod is created anywhere — Argo CD, Flux, KubeRay and Ray included",
+                    pod_based.join("`, `"),
+                    if pod_based.contains(&"pod") { "pod" } else { pod_based[0] },
+                    k.namespace
+                ),
+                Some(format!(
+                    "confine Kueue to the namespaces with LocalQueues: operators.kueue.configuration.managedJobsNamespaceSelector: {{matchExpressions: [{{key: kubernetes.io/metadata.name, operator: In, values: [{namespaces}]}}]}} (the chart makes it the webhooks' namespaceSelector); or run operators.kueue.replicas: 2, which also enables the chart's PodDisruptionBudget"
+                )),
+            );
+        }
+        return;
+    };
+    let pointer = "/operators/kueue/configuration/managedJobsNamespaceSelector";
+    // kueue@v0.19.2 pkg/config/validation.go `validateNamespaceSelectorForPodIntegration`: with
+    // the pod integration on, the selector must not match a namespace labelled only with the
+    // name of kube-system or of Kueue's own namespace.
+    if !pod_based.is_empty() && pod_based.contains(&"pod") {
+        for ns in ["kube-system", k.namespace.as_str()] {
+            if selector.matches(&name_label(ns)) {
+                ctx.report(
+                    &codes::MANAGED_NAMESPACES,
+                    pointer,
+                    format!(
+                        "managedJobsNamespaceSelector selects namespace `{ns}`: with the pod integration on, Kueue refuses this configuration and its controller does not start"
+                    ),
+                    Some(
+                        "select only the namespaces of your workloads, e.g. matchExpressions: [{key: kubernetes.io/metadata.name, operator: In, values: [...]}]"
+                            .into(),
+                    ),
+                );
+            }
+        }
+    }
+    for (ns, labels) in managed_namespaces(p) {
+        if !selector.matches(&labels) {
+            ctx.report(
+                &codes::MANAGED_NAMESPACES,
+                pointer,
+                format!(
+                    "managedJobsNamespaceSelector does not select namespace `{ns}`, where the profile has a LocalQueue: Kueue's webhooks skip it, so its jobs start unsuspended and outside every quota"
+                ),
+                Some(format!(
+                    "add `{ns}` to the selector (raykueue writes the selector's matchLabels onto the namespaces it creates; label others yourself)"
+                )),
+            );
+        }
+    }
+}
+
+/// The namespaces the profile's LocalQueues (and workloads) live in, with the labels they will
+/// carry: the API server's name label, plus the selector's `matchLabels`, which raykueue writes
+/// onto the namespace it creates and a user puts on the others.
+fn managed_namespaces(p: &Profile) -> BTreeMap<String, BTreeMap<String, String>> {
+    let extra: BTreeMap<String, String> = p
+        .managed_jobs_selector()
+        .map(|s| {
+            s.match_labels
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut out = BTreeMap::new();
+    let queues = p.queues.iter().flat_map(|q| &q.local_queues);
+    for ns in std::iter::once(p.namespace.as_str()).chain(queues.map(|lq| lq.namespace_in(p))) {
+        let mut labels = name_label(ns);
+        labels.extend(extra.clone());
+        out.insert(ns.to_owned(), labels);
+    }
+    out
+}
+
+/// The label the API server puts on every namespace (`kubernetes.io/metadata.name`).
+fn name_label(ns: &str) -> BTreeMap<String, String> {
+    BTreeMap::from([("kubernetes.io/metadata.name".to_owned(), ns.to_owned())])
+}
+
+/// RK460 and RK461: who advertises `nvidia.com/gpu` (the cloud's answer, `Cloud::device_plugin`
+/// and `Cloud::refuses`).
+fn device_plugin(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let Some(cloud) = p.cloud() else { return };
+    let Some(n) = &p.operators.nvidia else { return };
+    let pointer = "/operators/nvidia/install";
+    if n.install == NvidiaInstall::None && cloud.device_plugin().is_none() {
+        let groups = cloud.node_groups();
+        if let Some(gpu) = groups.iter().find(|g| g.gpu) {
+            ctx.report(
+                &codes::NO_DEVICE_PLUGIN,
+                pointer,
+                format!(
+                    "{} installs the NVIDIA driver on GPU {} `{}`, not the device plugin: unless the node image brings one, its nodes advertise no nvidia.com/gpu and GPU pods stay Pending{}",
+                    cloud.words().service,
+                    cloud.words().pool_short,
+                    gpu.name,
+                    if p.operators.kueue.is_some() { " while Kueue holds their quota" } else { "" }
+                ),
+                Some("install: devicePlugin (NVIDIA's chart, the upstream Azure example's choice) or install: gpuOperator".into()),
+            );
+        }
+    }
+    if let Some(why) = cloud.refuses(n.install) {
+        ctx.report(
+            &codes::SECOND_DEVICE_PLUGIN,
+            pointer,
+            why,
+            Some("remove operators.nvidia (or set install: none): the cloud's plugin tolerates its GPU pools".into()),
+        );
+    }
+}

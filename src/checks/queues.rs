@@ -1,0 +1,353 @@
+//! Kueue rules: references between flavors and queues, queue modes, cohort borrowing, and the
+//! ClusterQueue/ResourceFlavor webhook and CEL rules (FACTS §3–6).
+
+use super::Ctx;
+use crate::base::codes;
+use crate::profile::{
+    FungibilityPolicy, QueueMode, ReclaimWithinCohort, TaintEffect, Toleration, TolerationOperator,
+};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    duplicates(
+        ctx,
+        "/flavors",
+        "ResourceFlavor",
+        p.flavors.iter().map(|f| f.name.as_str()),
+    );
+    duplicates(
+        ctx,
+        "/priorityClasses",
+        "WorkloadPriorityClass",
+        p.priority_classes.iter().map(|c| c.name.as_str()),
+    );
+    for (i, f) in p.flavors.iter().enumerate() {
+        tolerations(ctx, &format!("/flavors/{i}/tolerations"), &f.tolerations);
+        let mut seen = BTreeSet::new();
+        for (j, t) in f.node_taints.iter().enumerate() {
+            if !seen.insert((t.key.as_str(), t.effect)) {
+                ctx.report(
+                    &codes::TAINT_DUPLICATE,
+                    &format!("/flavors/{i}/nodeTaints/{j}"),
+                    format!("taint `{}:{}` is listed twice", t.key, t.effect.as_str()),
+                    Some("keep one entry per key and effect".into()),
+                );
+            }
+        }
+    }
+    let Some(q) = &p.queues else { return };
+    let flavor_names: Vec<&str> = p.flavors.iter().map(|f| f.name.as_str()).collect();
+    let cq_names: Vec<&str> = q.cluster_queues.iter().map(|c| c.name.as_str()).collect();
+    duplicates(
+        ctx,
+        "/queues/clusterQueues",
+        "ClusterQueue",
+        cq_names.iter().copied(),
+    );
+    let ns = p.namespace.as_str();
+    let lq_keys: Vec<String> = q
+        .local_queues
+        .iter()
+        .map(|l| {
+            format!(
+                "{}/{}",
+                l.namespace.as_ref().map_or(ns, |n| n.as_str()),
+                l.name
+            )
+        })
+        .collect();
+    duplicates(
+        ctx,
+        "/queues/localQueues",
+        "LocalQueue",
+        lq_keys.iter().map(String::as_str),
+    );
+
+    mode(ctx);
+    let mut used_flavors = BTreeSet::new();
+    for (i, cq) in q.cluster_queues.iter().enumerate() {
+        let base = format!("/queues/clusterQueues/{i}");
+        let mut resources_seen: BTreeMap<&str, usize> = BTreeMap::new();
+        let mut flavors_seen: BTreeMap<&str, usize> = BTreeMap::new();
+        for (g, group) in cq.resource_groups.iter().enumerate() {
+            let gp = format!("{base}/resourceGroups/{g}");
+            for (r, res) in group.covered_resources.iter().enumerate() {
+                if let Some(prev) = resources_seen.insert(res.as_str(), g) {
+                    ctx.report(
+                        &codes::GROUP_OVERLAP,
+                        &format!("{gp}/coveredResources/{r}"),
+                        format!("resource `{res}` is already covered by resource group {prev}"),
+                        Some("a resource may appear in one resource group only".into()),
+                    );
+                }
+            }
+            for (f, fq) in group.flavors.iter().enumerate() {
+                let fp = format!("{gp}/flavors/{f}");
+                used_flavors.insert(fq.name.as_str());
+                if !flavor_names.contains(&fq.name.as_str()) {
+                    ctx.unknown_name(
+                        &codes::FLAVOR_NOT_FOUND,
+                        &format!("{fp}/name"),
+                        "ResourceFlavor",
+                        &fq.name,
+                        flavor_names.iter().copied(),
+                    );
+                }
+                if let Some(prev) = flavors_seen.insert(fq.name.as_str(), g) {
+                    ctx.report(
+                        &codes::GROUP_OVERLAP,
+                        &format!("{fp}/name"),
+                        format!(
+                            "flavor `{}` is already used by resource group {prev}",
+                            fq.name
+                        ),
+                        Some("a flavor may appear in one resource group only".into()),
+                    );
+                }
+                let listed: Vec<&str> = fq.resources.iter().map(|r| r.name.as_str()).collect();
+                let covered: Vec<&str> = group
+                    .covered_resources
+                    .iter()
+                    .map(std::ops::Deref::deref)
+                    .collect::<Vec<&str>>();
+                if listed != covered {
+                    ctx.report(
+                        &codes::COVERED_RESOURCES,
+                        &format!("{fp}/resources"),
+                        format!(
+                            "flavor `{}` lists [{}] but the group covers [{}]",
+                            fq.name,
+                            listed.join(", "),
+                            covered.join(", ")
+                        ),
+                        Some(format!(
+                            "list exactly these resources, in this order: {}",
+                            covered.join(", ")
+                        )),
+                    );
+                }
+                for (r, res) in fq.resources.iter().enumerate() {
+                    let rp = format!("{fp}/resources/{r}");
+                    if cq.cohort_name.is_none() {
+                        for (field, present) in [
+                            ("borrowingLimit", res.borrowing_limit.is_some()),
+                            ("lendingLimit", res.lending_limit.is_some()),
+                        ] {
+                            if present {
+                                ctx.report(
+                                    &codes::LIMIT_WITHOUT_COHORT,
+                                    &format!("{rp}/{field}"),
+                                    format!(
+                                        "`{field}` on ClusterQueue `{}`, which has no cohortName",
+                                        cq.name
+                                    ),
+                                    Some(
+                                        "set `cohortName` on the ClusterQueue, or remove the limit"
+                                            .into(),
+                                    ),
+                                );
+                            }
+                        }
+                    }
+                    if let Some(lend) = res.lending_limit
+                        && lend > res.nominal_quota
+                    {
+                        ctx.report(
+                            &codes::LENDING_OVER_NOMINAL,
+                            &format!("{rp}/lendingLimit"),
+                            format!(
+                                "lendingLimit {lend} exceeds nominalQuota {} for `{}`",
+                                res.nominal_quota, res.name
+                            ),
+                            Some(format!(
+                                "a queue can lend at most its nominal quota: use ≤ {}",
+                                res.nominal_quota
+                            )),
+                        );
+                    }
+                }
+            }
+        }
+        if let Some(pre) = &cq.preemption
+            && pre
+                .borrow_within_cohort
+                .as_ref()
+                .is_some_and(|b| b.policy != crate::profile::BorrowWithinCohortPolicy::Never)
+            && pre.reclaim_within_cohort == ReclaimWithinCohort::Never
+        {
+            ctx.report(
+                &codes::BORROW_WITHIN_COHORT,
+                &format!("{base}/preemption/borrowWithinCohort"),
+                "borrowWithinCohort is set while reclaimWithinCohort is Never".into(),
+                Some("set reclaimWithinCohort to LowerPriority or Any".into()),
+            );
+        }
+        if let Some(ff) = &cq.flavor_fungibility
+            && ff.preference.is_some()
+            && !(ff.when_can_borrow == Some(FungibilityPolicy::TryNextFlavor)
+                && ff.when_can_preempt == Some(FungibilityPolicy::TryNextFlavor))
+        {
+            ctx.report(
+                &codes::FUNGIBILITY,
+                &format!("{base}/flavorFungibility/preference"),
+                "preference is set but whenCanBorrow and whenCanPreempt are not both TryNextFlavor"
+                    .into(),
+                Some("set both to TryNextFlavor, or remove preference".into()),
+            );
+        }
+    }
+    for (i, f) in p.flavors.iter().enumerate() {
+        if !used_flavors.contains(f.name.as_str()) {
+            ctx.report(
+                &codes::UNUSED_FLAVOR,
+                &format!("/flavors/{i}/name"),
+                format!("ResourceFlavor `{}` is used by no ClusterQueue", f.name),
+                Some("remove it, or give a ClusterQueue quota on it".into()),
+            );
+        }
+    }
+    let mut targeted = BTreeSet::new();
+    for (i, lq) in q.local_queues.iter().enumerate() {
+        targeted.insert(lq.cluster_queue.as_str());
+        if !cq_names.contains(&lq.cluster_queue.as_str()) {
+            ctx.unknown_name(
+                &codes::LOCAL_QUEUE_TARGET,
+                &format!("/queues/localQueues/{i}/clusterQueue"),
+                "ClusterQueue",
+                &lq.cluster_queue,
+                cq_names.iter().copied(),
+            );
+        }
+    }
+    for (i, cq) in q.cluster_queues.iter().enumerate() {
+        if !targeted.contains(cq.name.as_str()) {
+            ctx.report(
+                &codes::UNREACHABLE_CLUSTER_QUEUE,
+                &format!("/queues/clusterQueues/{i}/name"),
+                format!("no LocalQueue points at ClusterQueue `{}`", cq.name),
+                Some("add a LocalQueue with `clusterQueue` set to it".into()),
+            );
+        }
+    }
+}
+
+fn mode(ctx: &mut Ctx<'_>) {
+    let Some(q) = &ctx.profile.queues else { return };
+    match q.mode {
+        QueueMode::Single => {
+            if q.cluster_queues.len() != 1 {
+                ctx.report(
+                    &codes::QUEUE_MODE,
+                    "/queues/clusterQueues",
+                    format!(
+                        "single-queue mode has exactly one ClusterQueue; this profile has {}",
+                        q.cluster_queues.len()
+                    ),
+                    Some("use `mode: team` for several queues sharing a cohort".into()),
+                );
+            }
+            for (i, cq) in q.cluster_queues.iter().enumerate() {
+                if cq.cohort_name.is_some() {
+                    ctx.report(
+                        &codes::QUEUE_MODE,
+                        &format!("/queues/clusterQueues/{i}/cohortName"),
+                        "single-queue mode has no cohort".into(),
+                        Some("remove cohortName, or use `mode: team`".into()),
+                    );
+                }
+            }
+        }
+        QueueMode::Team => {
+            if q.cluster_queues.len() < 2 {
+                ctx.report(
+                    &codes::QUEUE_MODE,
+                    "/queues/clusterQueues",
+                    "team mode needs at least two ClusterQueues".into(),
+                    Some("add a queue per team, or use `mode: single`".into()),
+                );
+            }
+            let cohorts: BTreeSet<Option<&str>> = q
+                .cluster_queues
+                .iter()
+                .map(|c| c.cohort_name.as_deref())
+                .collect();
+            for (i, cq) in q.cluster_queues.iter().enumerate() {
+                if cq.cohort_name.is_none() {
+                    ctx.report(
+                        &codes::QUEUE_MODE,
+                        &format!("/queues/clusterQueues/{i}/name"),
+                        format!(
+                            "team queue `{}` has no cohortName: it can neither borrow nor lend",
+                            cq.name
+                        ),
+                        Some("give every team queue the same cohortName".into()),
+                    );
+                }
+            }
+            if cohorts.iter().flatten().count() > 1 {
+                ctx.report(
+                    &codes::QUEUE_MODE,
+                    "/queues/clusterQueues",
+                    format!(
+                        "team queues are split across cohorts: {}",
+                        cohorts
+                            .iter()
+                            .flatten()
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                    Some("team mode shares one cohort; make the cohortName values equal".into()),
+                );
+            }
+        }
+    }
+}
+
+fn duplicates<'n>(ctx: &mut Ctx<'_>, list: &str, kind: &str, names: impl Iterator<Item = &'n str>) {
+    let mut seen = BTreeSet::new();
+    for (i, name) in names.enumerate() {
+        if !seen.insert(name) {
+            ctx.report(
+                &codes::DUPLICATE_NAME,
+                &format!("{list}/{i}/name"),
+                format!("{kind} `{name}` is defined twice"),
+                Some("names must be unique; rename or remove one".into()),
+            );
+        }
+    }
+}
+
+/// Kueue's CEL rules on tolerations (ResourceFlavor), which Kubernetes applies to pods too.
+pub(super) fn tolerations(ctx: &mut Ctx<'_>, base: &str, list: &[Toleration]) {
+    for (i, t) in list.iter().enumerate() {
+        let p = format!("{base}/{i}");
+        if t.operator == TolerationOperator::Exists
+            && t.value.as_ref().is_some_and(|v| !v.is_empty())
+        {
+            ctx.report(
+                &codes::TOLERATION_SHAPE,
+                &format!("{p}/value"),
+                "a toleration with operator Exists cannot have a value".into(),
+                Some("remove `value`, or use operator Equal".into()),
+            );
+        }
+        if t.key.is_none() && t.operator != TolerationOperator::Exists {
+            ctx.report(
+                &codes::TOLERATION_SHAPE,
+                &p,
+                "a toleration without a key must use operator Exists".into(),
+                Some("add `key`, or set `operator: Exists` to tolerate every taint".into()),
+            );
+        }
+        if t.toleration_seconds.is_some() && t.effect != Some(TaintEffect::NoExecute) {
+            ctx.report(
+                &codes::TOLERATION_SHAPE,
+                &format!("{p}/tolerationSeconds"),
+                "tolerationSeconds applies only to effect NoExecute".into(),
+                Some("set `effect: NoExecute`, or remove tolerationSeconds".into()),
+            );
+        }
+    }
+}

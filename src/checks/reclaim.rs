@@ -1,0 +1,23 @@
+//! RK146: a queued workload that fits its ClusterQueue only by borrowing cannot reclaim the
+//! queue's nominal quota from a cohort peer that borrows it (Kueue's classic preemption). The
+//! finding comes from the simulator's standard scenarios (`simulate::standard::unreclaimable`),
+//! so the rule and `SUMMARY.md`'s "Queue behaviour" section never disagree.
+
+use super::Ctx;
+use crate::base::codes;
+
+pub(super) fn check(ctx: &mut Ctx<'_>) {
+    for u in crate::simulate::standard::unreclaimable(ctx.profile) {
+        let w = &ctx.profile.workloads[u.index];
+        let pointer = if w.queue.is_some() {
+            format!("/workloads/{}/queue", u.index)
+        } else {
+            format!("/workloads/{}", u.index)
+        };
+        let hint = format!(
+            "make it fit `{}`'s nominal quota (fewer or smaller pods, or a larger nominalQuota), or give it a higher priority class and let the queue preempt lower priorities while borrowing with `preemption.borrowWithinCohort`",
+            u.cq
+        );
+        ctx.report(&codes::CANNOT_RECLAIM, &pointer, u.message(), Some(hint));
+    }
+}

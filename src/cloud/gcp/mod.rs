@@ -1,0 +1,387 @@
+//! Google Cloud (GKE): the `gcp:` profile section, what GKE puts on its nodes, where the
+//! operators run, Workload Identity Federation, and the values of the `gcloud` scripts
+//! (`templates/infra/gcp/`). The commands follow the KubeRay GKE guide (ray-project/ray
+//! `doc/source/cluster/kubernetes/user-guides/gcp-gke-gpu-cluster.md`; facts and sources in
+//! `../shared/docs/CLOUDS.md` §2).
+//!
+//! What a pool's nodes carry: the pool's own `labels`, plus what GKE sets itself —
+//! `cloud.google.com/gke-nodepool` (pool name), `node.kubernetes.io/instance-type` (machine
+//! type), `kubernetes.io/os=linux`, `topology.kubernetes.io/zone`, and on GPU nodes
+//! `cloud.google.com/gke-accelerator=<accelerator type>` (GKE's GPU label, also the cluster
+//! autoscaler's: kubernetes/autoscaler `cloudprovider/gce/gce_cloud_provider.go` `GPULabel`)
+//! and `cloud.google.com/gke-gpu-driver-version` when GKE installs the driver.
+//! Taints: the pool's `taints`, and on GPU nodes `nvidia.com/gpu=present:NoSchedule`, which
+//! GKE adds itself when the cluster also has a pool without GPUs (always here: the create-time
+//! pool is the CPU pool). GKE's ExtendedResourceToleration admission plugin gives every pod
+//! that requests `nvidia.com/gpu` the matching toleration, so GPU workloads need none of their
+//! own, and a flavor needs none to be backed by the GPU pool.
+//!
+//! The first pool is created with the cluster (`gcloud container clusters create` has no
+//! pool-name flag — gcloud 528's static completion tree — and GKE's "About node pools" page
+//! calls it the default node pool; it is named `default-pool`, rule RK421); the operators run
+//! there, off the GPU nodes, through a `cloud.google.com/gke-nodepool` node selector (the
+//! label GKE records a node's pool in: Apigee hybrid's "Configure dedicated node pools" docs
+//! select pools by it).
+//!
+//! Workload Identity Federation: the Kubernetes service account is annotated
+//! `iam.gke.io/gcp-service-account: GSA@PROJECT.iam.gserviceaccount.com`, and the Google
+//! service account grants `roles/iam.workloadIdentityUser` to
+//! `serviceAccount:PROJECT.svc.id.goog[NS/KSA]` (KEDA's "GCP Workload Identity" docs; CLOUDS.md
+//! §2.5).
+
+pub mod catalogue;
+pub mod section;
+
+pub use section::*;
+
+mod checks;
+
+use super::{Allocatable, Cloud, InstanceType, NodeGroup, Placement, Words, taint_word};
+use crate::base::diagnostic::Findings;
+use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+const WORDS: Words = Words {
+    service: "GKE",
+    machine_field: "machineType",
+    machine: "machine type",
+    pool: "node pool",
+    pool_short: "pool",
+    cli: "gcloud",
+    default_count: Some(GCLOUD_DEFAULT_NODE_COUNT),
+    taint_refusal: Some("gcloud writes --node-taints only as key=value:Effect"),
+    count_within_autoscale: true,
+    version_example: "\"1.35\"",
+    identity_missing: (
+        "its iam.gke.io/gcp-service-account annotation would stay a placeholder",
+        "add gcp.identity (serviceAccount: the Google service account up.sh creates and binds), or set workloadIdentity: false",
+    ),
+    identity_unused: (
+        "the Google service account has no Kubernetes service account to bind: up.sh creates it, but no pod can act as it",
+        "add serviceAccount: {name: ..., workloadIdentity: true}",
+    ),
+    gpu_example: "machineType g2-standard-4",
+    pool_label: NODEPOOL_LABEL,
+    operators_pool: "the cluster's first pool",
+    gpu_label: ("cloud.google.com/gke-accelerator", None),
+};
+
+/// Label GKE puts on every node with its pool's name.
+pub const NODEPOOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+/// Label GKE puts on GPU nodes with the accelerator type.
+pub const ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
+/// The service-account annotation that links it to a Google service account (Workload
+/// Identity Federation for GKE).
+pub const GSA_ANNOTATION: &str = "iam.gke.io/gcp-service-account";
+/// The name GKE gives the pool `clusters create` makes.
+pub const DEFAULT_POOL: &str = "default-pool";
+/// The node count gcloud gives a pool created without `--num-nodes`.
+
+impl Gcp {
+    /// The Google service account's e-mail, when the project is pinned.
+    pub fn gsa_email(&self) -> Option<String> {
+        let id = self.identity.as_ref()?;
+        let project = self.project.as_ref()?;
+        Some(format!(
+            "{}@{project}.iam.gserviceaccount.com",
+            id.service_account
+        ))
+    }
+}
+
+impl Cloud for Gcp {
+    fn section(&self) -> &'static str {
+        "gcp"
+    }
+
+    fn words(&self) -> &'static Words {
+        &WORDS
+    }
+
+    fn instance(&self, name: &str) -> Option<&'static InstanceType> {
+        catalogue::machine_type(name)
+    }
+
+    fn allocatable(&self, instance: &InstanceType) -> Allocatable {
+        catalogue::allocatable(instance)
+    }
+
+    fn successors(&self, retired: &InstanceType) -> Vec<&'static InstanceType> {
+        super::successors(catalogue::MACHINE_TYPES, retired)
+    }
+
+    fn unknown_instance_hint(&self, name: &str) -> String {
+        unknown_instance_hint(name)
+    }
+
+    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String> {
+        cloud_label_hint(key, value, pools)
+    }
+
+    fn kubernetes_version(&self) -> Option<&str> {
+        self.cluster.kubernetes_version.as_deref()
+    }
+
+    fn has_identity(&self) -> bool {
+        self.identity.is_some()
+    }
+
+    /// GKE runs its managed `nvidia-gpu-device-plugin` DaemonSet on pools with an accelerator;
+    /// it tolerates every NoSchedule taint (GoogleCloudPlatform/container-engine-accelerators
+    /// `cmd/nvidia_gpu/device-plugin.yaml`, a reference copy of it).
+    fn device_plugin(&self) -> Option<&'static str> {
+        Some("its managed nvidia-gpu-device-plugin DaemonSet on every pool with an accelerator")
+    }
+
+    fn annotates_identity(&self) -> bool {
+        true
+    }
+
+    fn check(&self, p: &Profile, out: &mut Findings) {
+        checks::check(self, p, out);
+    }
+
+    fn node_groups(&self) -> Vec<NodeGroup<'_>> {
+        let has_cpu_pool = self.node_pools.iter().any(|n| n.gpus().is_none());
+        self.node_pools
+            .iter()
+            .enumerate()
+            .map(|(index, np)| {
+                let mut labels: BTreeMap<String, String> = np
+                    .labels
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), v.to_string()))
+                    .collect();
+                for (k, v) in [
+                    (NODEPOOL_LABEL, np.name.as_str()),
+                    ("node.kubernetes.io/instance-type", np.machine_type.as_str()),
+                    ("kubernetes.io/os", "linux"),
+                    ("topology.kubernetes.io/zone", self.zone.as_str()),
+                ] {
+                    labels.insert(k.into(), v.into());
+                }
+                let gpus = np.gpus();
+                let mut taints = np.taints.clone();
+                if let Some((kind, _)) = gpus {
+                    labels.insert(ACCELERATOR_LABEL.into(), kind.into());
+                    let managed = np
+                        .accelerator
+                        .as_ref()
+                        .is_none_or(|a| a.gpu_driver_version != GpuDriverVersion::Disabled);
+                    if managed {
+                        labels.insert(
+                            "cloud.google.com/gke-gpu-driver-version".into(),
+                            np.accelerator
+                                .as_ref()
+                                .map_or("default", |a| a.gpu_driver_version.as_str())
+                                .into(),
+                        );
+                    }
+                    // GKE taints GPU nodes when the cluster has a non-GPU pool too.
+                    let gpu_taint = Taint {
+                        key: QualifiedName(super::GPU_RESOURCE.into()),
+                        value: Some(LabelValue("present".into())),
+                        effect: TaintEffect::NoSchedule,
+                    };
+                    if has_cpu_pool && !taints.contains(&gpu_taint) {
+                        taints.push(gpu_taint);
+                    }
+                }
+                // The catalogue's entry, with the GPUs the pool attaches to an N1-style type.
+                let instance = catalogue::machine_type(&np.machine_type);
+                NodeGroup {
+                    index,
+                    name: np.name.as_str(),
+                    machine: np.machine_type.as_str(),
+                    instance,
+                    gpu: gpus.is_some_and(|(_, n)| n > 0),
+                    size: np.size(),
+                    count: np.count,
+                    autoscale: np.autoscale.as_ref(),
+                    pool_taints: &np.taints,
+                    labels,
+                    taints,
+                    hosts_operators: index == 0,
+                    mode: "-",
+                    own_taints: np.taints.iter().map(taint_word).collect(),
+                    own_labels: np.labels.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+                }
+            })
+            .collect()
+    }
+
+    /// On the create-time pool (`default-pool`), when it has no GPUs: GPU nodes may scale to
+    /// zero, and `helm --wait` would hang.
+    fn operator_placement(&self) -> Option<Placement> {
+        let first = self.node_pools.first()?;
+        first.gpus().is_none().then(|| Placement {
+            node_selector: vec![(NODEPOOL_LABEL.into(), first.name.to_string())],
+            tolerations: Vec::new(),
+        })
+    }
+
+    /// `iam.gke.io/gcp-service-account`: the e-mail when the project is pinned, else filled in
+    /// by `up.sh`.
+    fn identity_annotations(&self) -> Vec<(&'static str, Option<String>)> {
+        if self.identity.is_none() {
+            return Vec::new();
+        }
+        vec![(GSA_ANNOTATION, self.gsa_email())]
+    }
+
+    fn pool_fields(&self, group: &NodeGroup<'_>, f: &mut BTreeMap<&'static str, String>) {
+        if let Some(a) = self
+            .node_pools
+            .get(group.index)
+            .and_then(|n| n.accelerator.as_ref())
+        {
+            f.insert(
+                "accelerator",
+                format!(
+                    "type={},count={},gpu-driver-version={}",
+                    a.kind,
+                    a.count,
+                    a.gpu_driver_version.as_str()
+                ),
+            );
+        }
+    }
+
+    fn script_context(&self, p: &Profile) -> Value {
+        serde_json::to_value(gcp_ctx(p, self)).unwrap_or_default()
+    }
+}
+
+/// RK201's hint for GCP.
+fn unknown_instance_hint(name: &str) -> String {
+    let names = catalogue::MACHINE_TYPES.iter().map(|s| s.name);
+    crate::base::diagnostic::did_you_mean(name, names).map_or_else(
+        || {
+            format!(
+                "the catalogue has {}; check the name with `gcloud compute machine-types list`",
+                catalogue::MACHINE_TYPES
+                    .iter()
+                    .map(|m| m.name)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        },
+        |s| format!("did you mean `{s}`?"),
+    )
+}
+
+/// GKE labels GPU nodes `cloud.google.com/gke-accelerator=<type>`, and only GPU nodes: asked
+/// when no pool carries the label at all.
+fn cloud_label_hint(key: &str, value: &str, pools: &str) -> Option<String> {
+    (key == ACCELERATOR_LABEL).then(|| format!(
+        "GKE labels only GPU nodes `{ACCELERATOR_LABEL}`, with their accelerator type, and no pool has GPUs (pools: {pools}); add a pool with `accelerator: {{type: {value}}}` or a machine type that carries it"
+    ))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Script values (`templates/infra/gcp/`)
+
+#[derive(Serialize)]
+struct GcpCtx {
+    project: Option<String>,
+    zone: String,
+    cluster: String,
+    kubernetes_version: Option<String>,
+    workload_identity: bool,
+    /// The pool created with the cluster.
+    default_pool: Option<PoolCtx>,
+    /// Pools added with `gcloud container node-pools create`, in profile order.
+    pools: Vec<PoolCtx>,
+    identity: Option<IdentityCtx>,
+}
+
+#[derive(Serialize)]
+struct PoolCtx {
+    name: String,
+    machine_type: String,
+    count: Option<u32>,
+    min: Option<u32>,
+    max: Option<u32>,
+    /// `--accelerator`: `type=…,count=…,gpu-driver-version=…`.
+    accelerator: Option<String>,
+    /// `--node-taints`: comma-separated `key=value:Effect`.
+    taints: Option<String>,
+    /// `--node-labels`: comma-separated `key=value`.
+    labels: Option<String>,
+    gpu: bool,
+}
+
+#[derive(Serialize)]
+struct IdentityCtx {
+    service_account: String,
+    roles: Vec<String>,
+    /// `serviceAccount:PROJECT.svc.id.goog[NS/KSA]` is built in the script (it needs the
+    /// project); these are its parts. `None` without a service account to bind.
+    namespace: Option<String>,
+    kubernetes_service_account: Option<String>,
+}
+
+fn gcp_ctx(p: &Profile, g: &Gcp) -> GcpCtx {
+    let mut pools: Vec<PoolCtx> = g.node_pools.iter().map(pool).collect();
+    let default_pool = (!pools.is_empty()).then(|| pools.remove(0));
+    GcpCtx {
+        project: g.project.as_ref().map(ToString::to_string),
+        zone: g.zone.to_string(),
+        cluster: g.cluster.name.to_string(),
+        kubernetes_version: g
+            .cluster
+            .kubernetes_version
+            .as_ref()
+            .map(ToString::to_string),
+        // An identity needs the workload pool: it turns it on.
+        workload_identity: g.cluster.workload_identity || g.identity.is_some(),
+        default_pool,
+        pools,
+        identity: g.identity.as_ref().map(|id| IdentityCtx {
+            service_account: id.service_account.to_string(),
+            roles: id.roles.iter().map(ToString::to_string).collect(),
+            namespace: p.service_account.as_ref().map(|_| p.namespace.to_string()),
+            kubernetes_service_account: p.service_account.as_ref().map(|sa| sa.name.to_string()),
+        }),
+    }
+}
+
+fn pool(n: &GkeNodePool) -> PoolCtx {
+    let size = n.size();
+    PoolCtx {
+        name: n.name.to_string(),
+        machine_type: n.machine_type.to_string(),
+        // gcloud starts a pool at 3 nodes without `--num-nodes`, outside a smaller range:
+        // the count is written then.
+        count: n.count.or_else(|| {
+            (size.autoscaled && size.initial != GCLOUD_DEFAULT_NODE_COUNT).then_some(size.initial)
+        }),
+        min: n.autoscale.as_ref().map(|s| s.min),
+        max: n.autoscale.as_ref().map(|s| s.max),
+        accelerator: n.accelerator.as_ref().map(|a| {
+            format!(
+                "type={},count={},gpu-driver-version={}",
+                a.kind,
+                a.count,
+                a.gpu_driver_version.as_str()
+            )
+        }),
+        taints: (!n.taints.is_empty()).then(|| {
+            n.taints
+                .iter()
+                .map(taint_word)
+                .collect::<Vec<_>>()
+                .join(",")
+        }),
+        labels: (!n.labels.is_empty()).then(|| {
+            n.labels
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+        }),
+        gpu: n.gpus().is_some(),
+    }
+}

@@ -1,0 +1,295 @@
+//! The cloud seam: everything that depends on which cloud runs the cluster. A profile names its
+//! cloud by the section it has (`azure:`, `gcp:`, `aws:`, `alibaba:`; at most one, RK400), and
+//! the rest of raykueue asks that section's [`Cloud`] instead of knowing a cloud:
+//!
+//! - the node pools as the scheduler sees their nodes ([`NodeGroup`]: the labels and taints the
+//!   cloud puts on them besides the profile's own), with the instance catalogue behind them and
+//!   the cloud's allocatable model;
+//! - where the operators run ([`Placement`]) and who advertises `nvidia.com/gpu`;
+//! - identity wiring: the service account's annotations and the pods' labels;
+//! - the provisioning scripts: the cloud's template folder (`templates/infra/<section>/`) and
+//!   the values it renders; the cloud-neutral steps live in `templates/infra/common/`;
+//! - the cloud's own checks (`checks.rs`), and the words every message uses.
+//!
+//! Each cloud is one folder with the same layout: `section.rs` (the profile section's types),
+//! `catalogue.rs` (its instance types), `mod.rs` (its `Cloud` impl), `checks.rs` (what its
+//! CLI or API would refuse). The checks every cloud shares (pool names, sizes, autoscale
+//! ranges, taints, the Kubernetes version, identity) run once over every cloud's pools
+//! (`checks::clouds`).
+
+pub mod alibaba;
+pub mod aws;
+pub mod azure;
+pub mod gcp;
+pub mod instance;
+
+pub use instance::{Allocatable, GPU_RESOURCE, InstanceType, Retirement, successors};
+
+use crate::base::diagnostic::{Diagnostic, Findings};
+use crate::profile::{Autoscale, NvidiaInstall, PoolSize, Profile, Taint};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Every cloud section a profile may have, in the order they are read: the one list of clouds.
+/// A fifth cloud adds its line here and its field to `Profile`.
+impl Profile {
+    /// Every cloud section the profile has (RK400 reports a second).
+    pub fn clouds(&self) -> Vec<&dyn Cloud> {
+        let sections: [Option<&dyn Cloud>; 4] = [
+            self.azure.as_ref().map(|c| c as &dyn Cloud),
+            self.gcp.as_ref().map(|c| c as &dyn Cloud),
+            self.aws.as_ref().map(|c| c as &dyn Cloud),
+            self.alibaba.as_ref().map(|c| c as &dyn Cloud),
+        ];
+        sections.into_iter().flatten().collect()
+    }
+
+    /// The profile's cloud: its first cloud section.
+    pub fn cloud(&self) -> Option<&dyn Cloud> {
+        self.clouds().into_iter().next()
+    }
+}
+
+/// The words a cloud's messages use.
+#[derive(Debug, Clone, Copy)]
+pub struct Words {
+    /// The managed Kubernetes service: `AKS`, `GKE`.
+    pub service: &'static str,
+    /// The pool field naming the instance type: `vmSize`, `machineType`.
+    pub machine_field: &'static str,
+    /// The same in prose: `VM size`, `machine type`.
+    pub machine: &'static str,
+    /// What the cloud calls a pool: `node pool`, `node group`; and for short: `pool`.
+    pub pool: &'static str,
+    pub pool_short: &'static str,
+    /// The CLI whose default node count applies when a pool gives none: `az`, `gcloud`.
+    pub cli: &'static str,
+    /// A GPU instance type for hints.
+    pub gpu_example: &'static str,
+    /// The label the cloud puts on every node with its pool's name.
+    pub pool_label: &'static str,
+    /// Where the operators run, in prose: `the System pool`.
+    pub operators_pool: &'static str,
+    /// The label the cloud (or raykueue) puts on NVIDIA GPU nodes, with its value where it is
+    /// one for all GPU nodes: what the device plugin's node affinity selects.
+    pub gpu_label: (&'static str, Option<&'static str>),
+    /// How many nodes the CLI gives a pool created without a count, where it gives one.
+    pub default_count: Option<u32>,
+    /// Where the CLI takes taints only as `key=value:Effect`: what it does with a taint
+    /// without a value (RK450).
+    pub taint_refusal: Option<&'static str>,
+    /// A pool's `count` is sent with its autoscale range, so it must lie inside (RK452).
+    pub count_within_autoscale: bool,
+    /// A current Kubernetes version of the service, for hints (`"1.35"`).
+    pub version_example: &'static str,
+    /// RK453 without the section's `identity`: what the service account misses, and the hint.
+    pub identity_missing: (&'static str, &'static str),
+    /// RK454, the section's `identity` without a service account: message and hint.
+    pub identity_unused: (&'static str, &'static str),
+}
+
+/// A node pool as the scheduler sees its nodes: the profile's pool with what the cloud adds.
+#[derive(Debug, Clone)]
+pub struct NodeGroup<'a> {
+    /// Position in the section's `nodePools`.
+    pub index: usize,
+    pub name: &'a str,
+    /// The instance type as the profile spells it.
+    pub machine: &'a str,
+    /// The catalogue entry, when raykueue knows the type.
+    pub instance: Option<&'static InstanceType>,
+    /// Whether its nodes advertise `nvidia.com/gpu`.
+    pub gpu: bool,
+    pub size: PoolSize,
+    /// `count` and `autoscale` as the profile gives them.
+    pub count: Option<u32>,
+    pub autoscale: Option<&'a Autoscale>,
+    /// The pool's own taints, as the profile gives them.
+    pub pool_taints: &'a [Taint],
+    /// Every label each node carries: the pool's own and the cloud's.
+    pub labels: BTreeMap<String, String>,
+    /// Every taint each node carries: the pool's own and the cloud's.
+    pub taints: Vec<Taint>,
+    /// The operators run here (`Cloud::operator_placement`): their requests are not left for
+    /// pods.
+    pub hosts_operators: bool,
+    /// Mode for the summary (`System`, `User`; `-` where the cloud has none).
+    pub mode: &'static str,
+    /// The pool's own taints and labels as the summary and `diff` show them.
+    pub own_taints: Vec<String>,
+    pub own_labels: Vec<String>,
+}
+
+impl NodeGroup<'_> {
+    /// What one node leaves for pods, by the cloud's model.
+    pub fn allocatable(&self, cloud: &dyn Cloud) -> Option<Allocatable> {
+        self.instance.map(|i| cloud.allocatable(i))
+    }
+}
+
+/// Where the operators' pods run, as Helm values keys under the chart's pod settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Placement {
+    /// The pods' `nodeSelector`.
+    pub node_selector: Vec<(String, String)>,
+    /// The pods' `tolerations` (none: the key is left to the chart).
+    pub tolerations: Vec<Value>,
+}
+
+impl Placement {
+    pub fn node_selector(&self) -> Value {
+        Value::Object(
+            self.node_selector
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                .collect(),
+        )
+    }
+
+    pub fn tolerations(&self) -> Option<Value> {
+        (!self.tolerations.is_empty()).then(|| Value::Array(self.tolerations.clone()))
+    }
+}
+
+/// One cloud, as the rest of raykueue sees it.
+pub trait Cloud: Sync {
+    /// The profile key of the section (`azure`), also the template folder's name.
+    fn section(&self) -> &'static str;
+
+    fn words(&self) -> &'static Words;
+
+    /// The node pools with what the cloud adds to their nodes.
+    fn node_groups(&self) -> Vec<NodeGroup<'_>>;
+
+    /// The catalogue entry of an instance type.
+    fn instance(&self, name: &str) -> Option<&'static InstanceType>;
+
+    /// What one node of this type leaves for pods.
+    fn allocatable(&self, instance: &InstanceType) -> Allocatable;
+
+    /// Current instance types to suggest for a retired one (RK205).
+    fn successors(&self, _retired: &InstanceType) -> Vec<&'static InstanceType> {
+        Vec::new()
+    }
+
+    /// The hint for an instance type the catalogue lacks (RK201).
+    fn unknown_instance_hint(&self, name: &str) -> String;
+
+    /// A hint for a flavor label no pool carries, when the cloud sets that label itself on some
+    /// nodes (AKS's `accelerator=nvidia`, GKE's `cloud.google.com/gke-accelerator`).
+    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String>;
+
+    /// The cluster's Kubernetes version as the profile pins it, for the checks every cloud
+    /// shares.
+    fn kubernetes_version(&self) -> Option<&str>;
+
+    /// Whether the section wires an identity to the service account.
+    fn has_identity(&self) -> bool;
+
+    /// Where the operators run, or `None` for the charts' defaults.
+    fn operator_placement(&self) -> Option<Placement> {
+        None
+    }
+
+    /// Who advertises `nvidia.com/gpu` on the cloud's GPU nodes when raykueue installs nothing
+    /// (`None`: nobody, so raykueue installs NVIDIA's device plugin by default), with a source.
+    fn device_plugin(&self) -> Option<&'static str>;
+
+    /// Why raykueue must not install `install` on this cloud, if it must not (RK461).
+    fn refuses(&self, install: NvidiaInstall) -> Option<String> {
+        match (install, self.device_plugin()) {
+            (NvidiaInstall::None, _) | (_, None) => None,
+            (install, Some(who)) => Some(format!(
+                "{} already runs a device plugin ({who}); {} would be a second one advertising the same GPUs",
+                self.words().service,
+                if install == NvidiaInstall::GpuOperator {
+                    "the NVIDIA GPU Operator"
+                } else {
+                    "NVIDIA's device plugin chart"
+                }
+            )),
+        }
+    }
+
+    /// The service account's workload-identity annotations: (key, value, or `None` while
+    /// `up.sh` has to fill it in).
+    fn identity_annotations(&self) -> Vec<(&'static str, Option<String>)> {
+        Vec::new()
+    }
+
+    /// `up.sh` annotates the service account with the identity (AKS, GKE); elsewhere the
+    /// cloud's own tooling wires it.
+    fn annotates_identity(&self) -> bool {
+        false
+    }
+
+    /// Labels the pods of a workload-identity service account carry.
+    fn identity_pod_labels(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// Labels the workloads' namespace needs for the identity wiring (ACK's RRSA webhook acts
+    /// only in labelled namespaces).
+    fn identity_namespace_labels(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+
+    /// Environment variables every RayJob and Serve application gets from the section.
+    fn workload_env(&self) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// The values the cloud's script templates read (`templates/infra/<section>/`).
+    fn script_context(&self, p: &Profile) -> Value;
+
+    /// Files of `infra/` besides the scripts that the cloud's tools read (eksctl's
+    /// ClusterConfig, ACK's request bodies): path → content.
+    fn infra_files(&self, _p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
+        Ok(Vec::new())
+    }
+
+    /// Fields of a pool that `raykueue diff` compares besides the ones every cloud has.
+    fn pool_fields(&self, _group: &NodeGroup<'_>, _fields: &mut BTreeMap<&'static str, String>) {}
+
+    /// What the cloud's CLI or API would refuse, or what would leave the cluster without what
+    /// the rest of the profile relies on (the checks only this cloud has).
+    fn check(&self, p: &Profile, out: &mut Findings);
+}
+
+/// Per pool, the fields `raykueue diff` compares (they are in scripts, not objects).
+pub fn pool_fields(cloud: &dyn Cloud) -> Vec<(String, BTreeMap<&'static str, String>)> {
+    let field = cloud.words().machine_field;
+    cloud
+        .node_groups()
+        .into_iter()
+        .map(|g| {
+            let mut f = BTreeMap::new();
+            f.insert(field, g.machine.to_owned());
+            cloud.pool_fields(&g, &mut f);
+            if let Some(c) = g.count {
+                f.insert("count", c.to_string());
+            }
+            if g.size.autoscaled {
+                f.insert("min", g.size.min.to_string());
+                f.insert("max", g.size.max.to_string());
+            }
+            if !g.own_taints.is_empty() {
+                f.insert("taints", g.own_taints.join(","));
+            }
+            if !g.own_labels.is_empty() {
+                f.insert("labels", g.own_labels.join(","));
+            }
+            (g.name.to_owned(), f)
+        })
+        .collect()
+}
+
+/// `key=value:Effect`, the CLIs' taint syntax (both `az` and `gcloud` want a value: RK450).
+pub(crate) fn taint_word(t: &Taint) -> String {
+    format!(
+        "{}={}:{}",
+        t.key,
+        t.value.as_ref().map_or("", |v| v.as_str()),
+        t.effect.as_str()
+    )
+}

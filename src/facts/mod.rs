@@ -1,0 +1,12 @@
+//! The admission facts Kueue's view of a profile rests on, shared by `rules` and `simulate`
+//! so the two never disagree: a workload's pod sets as Kueue counts them (`pods`) and the
+//! per-flavor quotas of ClusterQueues and cohorts (`quota`). A leaf: it imports only the
+//! profile types, and both `rules` and `simulate` import it (the only other edge between them
+//! is rules → simulate: the rules ask the simulator).
+
+pub mod kuberay;
+pub mod operators;
+pub mod pods;
+mod quota;
+
+pub(crate) use quota::Quotas;

@@ -1,0 +1,227 @@
+//! The pods a workload creates, grouped as Kueue counts them (pod sets: head, one per worker
+//! group, and the RayJob submitter), with what each pod requests, selects and tolerates. The
+//! admission and placement rules both read this one model.
+
+use crate::base::pointer::pointer_push;
+use crate::profile::{
+    ClusterQueue, Profile, Quantity, SubmissionMode, Toleration, Workload, WorkloadKind,
+};
+use std::collections::{BTreeMap, HashMap};
+
+/// Which pod set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    Head,
+    Worker(usize),
+    Submitter,
+}
+
+/// One Kueue pod set of a workload.
+#[derive(Debug, Clone)]
+pub(crate) struct PodSet<'a> {
+    pub workload: &'a Workload,
+    /// Index of the workload in the profile.
+    pub index: usize,
+    pub role: Role,
+    /// Pods Kueue admits: 1 for head and submitter, `replicas × numOfHosts` for a worker group.
+    pub count: u64,
+    /// Pods at the largest size the group may scale to (`maxReplicas × numOfHosts`).
+    pub max_count: u64,
+    /// What one pod requests, all containers together (sidecars included).
+    pub requests: BTreeMap<String, Quantity>,
+    pub node_selector: BTreeMap<String, String>,
+    pub tolerations: &'a [Toleration],
+    /// JSON pointer of the `resources` map this pod set's requests come from (for the
+    /// submitter: its `submitter.resources`, or the workload when the defaults apply).
+    pub resources_pointer: String,
+    /// JSON pointer of the pod set itself (`/workloads/0/head`, `/workloads/0/workers/1`).
+    pub pointer: String,
+}
+
+impl PodSet<'_> {
+    /// `head`, `worker group `gpu-group``, `submitter`: how messages name the pod set.
+    pub(crate) fn describe(&self) -> String {
+        let what = match self.role {
+            Role::Head => "head".to_string(),
+            Role::Worker(j) => format!(
+                "worker group `{}`",
+                self.workload
+                    .workers
+                    .get(j)
+                    .map_or("?", |g| g.name.as_str())
+            ),
+            Role::Submitter => "submitter pod".to_string(),
+        };
+        format!(
+            "the {what} of {} `{}`",
+            self.workload.kind.as_str(),
+            self.workload.name
+        )
+    }
+
+    /// The request of one pod for `resource` (zero when not requested).
+    pub(crate) fn request(&self, resource: &str) -> Quantity {
+        self.requests
+            .get(resource)
+            .copied()
+            .unwrap_or_else(Quantity::zero)
+    }
+
+    /// Pointer of one requested resource, for diagnostics at that line.
+    pub(crate) fn resource_pointer(&self, resource: &str) -> String {
+        pointer_push(&self.resources_pointer, resource)
+    }
+}
+
+/// KubeRay's submitter container requests (K8sJobMode pod, or SidecarMode container in the head).
+pub(crate) const SUBMITTER_CPU: &str = "500m";
+pub(crate) const SUBMITTER_MEMORY: &str = "200Mi";
+/// The Ray autoscaler sidecar KubeRay adds to the head with in-tree autoscaling.
+pub(crate) const AUTOSCALER_CPU: &str = "500m";
+pub(crate) const AUTOSCALER_MEMORY: &str = "512Mi";
+
+fn q(text: &str) -> Quantity {
+    Quantity::parse(text).unwrap_or_else(|_| Quantity::zero())
+}
+
+fn add(map: &mut BTreeMap<String, Quantity>, resource: &str, amount: Quantity) {
+    let e = map
+        .entry(resource.to_string())
+        .or_insert_with(Quantity::zero);
+    *e = e.plus(amount);
+}
+
+/// The submission mode a RayJob uses (KubeRay's default is K8sJobMode).
+pub(crate) fn submission_mode(w: &Workload) -> SubmissionMode {
+    w.submission_mode.unwrap_or_default()
+}
+
+/// The pod sets of workload `index`, in Kueue's order: head, worker groups, submitter.
+pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
+    let base = format!("/workloads/{index}");
+    let mode = submission_mode(w);
+    let mut head_requests: BTreeMap<String, Quantity> = w
+        .head
+        .resources
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect();
+    if w.kind == WorkloadKind::RayJob && mode == SubmissionMode::SidecarMode {
+        add(&mut head_requests, "cpu", q(SUBMITTER_CPU));
+        add(&mut head_requests, "memory", q(SUBMITTER_MEMORY));
+    }
+    if w.elastic {
+        add(&mut head_requests, "cpu", q(AUTOSCALER_CPU));
+        add(&mut head_requests, "memory", q(AUTOSCALER_MEMORY));
+    }
+    let mut out = vec![PodSet {
+        workload: w,
+        index,
+        role: Role::Head,
+        count: 1,
+        max_count: 1,
+        requests: head_requests,
+        node_selector: selector(&w.head.node_selector),
+        tolerations: &w.head.tolerations,
+        resources_pointer: format!("{base}/head/resources"),
+        pointer: format!("{base}/head"),
+    }];
+    for (j, g) in w.workers.iter().enumerate() {
+        let hosts = u64::from(g.num_of_hosts);
+        out.push(PodSet {
+            workload: w,
+            index,
+            role: Role::Worker(j),
+            count: u64::from(g.replicas) * hosts,
+            max_count: u64::from(g.max().max(g.replicas)) * hosts,
+            requests: g
+                .resources
+                .iter()
+                .map(|(k, v)| (k.to_string(), *v))
+                .collect(),
+            node_selector: selector(&g.node_selector),
+            tolerations: &g.tolerations,
+            resources_pointer: format!("{base}/workers/{j}/resources"),
+            pointer: format!("{base}/workers/{j}"),
+        });
+    }
+    // The submitter pod has no node selector or tolerations of its own (KubeRay's default
+    // submitter template); Kueue's flavor labels and tolerations still apply to it.
+    if w.kind == WorkloadKind::RayJob && mode == SubmissionMode::K8sJobMode {
+        let (requests, resources_pointer) = if let Some(s) = &w.submitter {
+            (
+                s.resources
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+                format!("{base}/submitter/resources"),
+            )
+        } else {
+            let mut m = BTreeMap::new();
+            add(&mut m, "cpu", q(SUBMITTER_CPU));
+            add(&mut m, "memory", q(SUBMITTER_MEMORY));
+            (m, format!("{base}/name"))
+        };
+        out.push(PodSet {
+            workload: w,
+            index,
+            role: Role::Submitter,
+            count: 1,
+            max_count: 1,
+            requests,
+            node_selector: BTreeMap::new(),
+            tolerations: &[],
+            resources_pointer,
+            pointer: format!("{base}/name"),
+        });
+    }
+    out
+}
+
+fn selector<K: ToString>(m: &BTreeMap<K, String>) -> BTreeMap<String, String> {
+    m.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+}
+
+/// The profile's queues by name, for asking `QueueIndex::cluster_queue_of` about every workload: one
+/// hash lookup each instead of two scans (a profile of 1,000 teams has 1,000 of each).
+/// Where names repeat (an error the queue rules report), the first wins.
+pub(crate) struct QueueIndex<'p> {
+    profile: &'p Profile,
+    /// (LocalQueue, namespace) → its ClusterQueue's name.
+    local: HashMap<(&'p str, &'p str), &'p str>,
+    cluster: HashMap<&'p str, usize>,
+}
+
+impl<'p> QueueIndex<'p> {
+    pub(crate) fn new(profile: &'p Profile) -> Self {
+        let mut local = HashMap::new();
+        let mut cluster = HashMap::new();
+        if let Some(queues) = &profile.queues {
+            for lq in &queues.local_queues {
+                local
+                    .entry((lq.name.as_str(), lq.namespace_in(profile)))
+                    .or_insert(lq.cluster_queue.as_str());
+            }
+            for (i, cq) in queues.cluster_queues.iter().enumerate() {
+                cluster.entry(cq.name.as_str()).or_insert(i);
+            }
+        }
+        Self {
+            profile,
+            local,
+            cluster,
+        }
+    }
+
+    /// The ClusterQueue a workload is submitted to, through the LocalQueue it is admitted by in
+    /// its namespace (`Workload::admission`: its `queue`, or the `default` LocalQueue Kueue gives
+    /// it). `None` when Kueue does not queue it as a whole or the queue names nothing (reported by
+    /// the workload rules).
+    pub(crate) fn cluster_queue_of(&self, w: &'p Workload) -> Option<(usize, &'p ClusterQueue)> {
+        let p = self.profile;
+        let queue = w.admission(p).queue()?;
+        let cq = self.local.get(&(queue, w.namespace_in(p)))?;
+        let i = *self.cluster.get(cq)?;
+        Some((i, &p.queues.as_ref()?.cluster_queues[i]))
+    }
+}

@@ -1,0 +1,10 @@
+//! Stages 1–2, the input: find the profile a user named (`resolve`), read it with the position
+//! of every node (`load`), merge `extends:` overlays (`overlay`), check it against the profile
+//! schema and type it (`schema`), and read the local script files its workloads name
+//! (`scripts`).
+
+pub mod load;
+pub mod overlay;
+pub mod resolve;
+pub mod schema;
+pub mod scripts;

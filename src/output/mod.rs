@@ -1,0 +1,8 @@
+//! Stages 5–7, the output: text written from the model (`render` for scripts and Markdown; the
+//! YAML writer is `base::yaml`), the bundle's files assembled (`bundle`), every object checked
+//! against its upstream schema (`validate`), and the bundle written or compared (`emit`).
+
+pub mod bundle;
+pub mod emit;
+pub mod render;
+pub mod validate;
