@@ -20,13 +20,9 @@ fn bench(c: &mut Criterion) {
         b.iter(|| raykueue::compile::compile(black_box(&resolved), false).unwrap());
     });
     c.bench_function("compile team (without validation)", |b| {
-        b.iter(|| {
-            let (typed, _) = raykueue::compile::check(black_box(&resolved));
-            raykueue::compile::render(&typed.unwrap().1, None).unwrap()
-        });
+        b.iter(|| raykueue::compile::render(black_box(&resolved)).unwrap());
     });
-    let (typed, _) = raykueue::compile::check(&resolved);
-    let bundle = raykueue::compile::render(&typed.unwrap().1, None).unwrap();
+    let bundle = raykueue::compile::render(&resolved).unwrap();
     c.bench_function("validate team bundle", |b| {
         b.iter(|| assert!(raykueue::output::validate::bundle(black_box(&bundle)).is_empty()));
     });

@@ -1,14 +1,25 @@
-//! The pipeline in one place: resolve → load → schema check → rules → model → render.
-//! Nothing is written here; `emit` decides where the bundle goes.
+//! The pipeline, each stage entered once: resolve → load (positions, overlays) → schema check →
+//! script files → checks → model → validate the objects (once, on their data) → write (YAML,
+//! templates) → the bundle. Nothing is written to disk here; `output::emit` decides where the
+//! bundle goes.
+//!
+//! Three ways through it, one per kind of run: `compile` (the bundle, for `gen --out` and
+//! `--check`), `stream` (the objects `gen` prints: every object validated as for the tree, only
+//! the printed ones written, no scripts or summary rendered) and `diagnostics` (`check`: every
+//! object validated, nothing written, no text rendered — unless an object fails, when the
+//! objects are written in memory to place each finding at its file and line).
 
 use crate::base::diagnostic::{self, Diagnostic};
+use crate::checks;
 use crate::input::load::{self, Loaded};
 use crate::input::resolve::Resolved;
-use crate::model::{self, Object};
-use crate::output::bundle::Bundle;
+use crate::input::scripts::{self, ScriptFiles};
+use crate::input::{overlay, schema};
+use crate::model::{self, Objects};
+use crate::output::bundle::{self, Bundle};
+use crate::output::{render, validate};
 use crate::profile::Profile;
-use crate::{checks as rules, input::overlay, input::schema as schema_check};
-use std::path::Path;
+use crate::simulate::standard::Unreclaimable;
 
 /// A compiled profile: the bundle plus the warnings found on the way.
 #[derive(Debug)]
@@ -18,240 +29,144 @@ pub struct Compiled {
     pub bundle: Bundle,
 }
 
+/// A profile the input stages read and the checks passed, with what the later stages reuse.
+struct Admitted {
+    profile: Profile,
+    warnings: Vec<Diagnostic>,
+    scripts: ScriptFiles,
+    unreclaimable: Vec<Unreclaimable>,
+}
+
 /// Load, schema-check and rule-check a profile. Returns the profile and every diagnostic
 /// (warnings included); the profile is `None` when the input could not be typed at all.
 pub fn check(resolved: &Resolved) -> (Option<(Loaded, Profile)>, Vec<Diagnostic>) {
-    let loaded = match load::parse_tree(&resolved.source)
-        .and_then(|tree| overlay::expand(tree, resolved.base_dir.as_deref()))
-    {
-        Ok(tree) => load::flatten(tree),
-        Err(d) => return (None, d),
-    };
-    let profile = match schema_check::check(&loaded) {
-        Ok(p) => p,
-        Err(d) => return (None, d),
-    };
-    let mut diags = rules::check(&profile, &loaded, resolved.base_dir.as_deref());
-    diagnostic::normalize(&mut diags);
-    (Some((loaded, profile)), diags)
+    match checked(resolved) {
+        Ok((loaded, profile, _, checked)) => (Some((loaded, profile)), checked.diagnostics),
+        Err(d) => (None, d),
+    }
 }
 
-/// The whole pipeline. Errors (and, with `deny_warnings`, warnings) stop it before rendering.
-pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec<Diagnostic>> {
-    let (profile, diags) = admitted(resolved, deny_warnings)?;
-    let bundle = build(&profile, resolved.base_dir.as_deref())?;
-    Ok(Compiled {
+/// The input stages and the checks.
+fn checked(
+    resolved: &Resolved,
+) -> Result<(Loaded, Profile, ScriptFiles, checks::Checked), Vec<Diagnostic>> {
+    let tree = load::parse_tree(&resolved.source)
+        .and_then(|tree| overlay::expand(tree, resolved.base_dir.as_deref()))?;
+    let loaded = load::flatten(tree);
+    let profile = schema::check(&loaded)?;
+    let scripts = scripts::read_all(&profile, resolved.base_dir.as_deref());
+    let mut checked = checks::check(&profile, &loaded, &scripts);
+    diagnostic::normalize(&mut checked.diagnostics);
+    Ok((loaded, profile, scripts, checked))
+}
+
+/// The profile when nothing the checks found stops the pipeline (errors, and with
+/// `deny_warnings` warnings), with the warnings; else every diagnostic.
+fn admitted(resolved: &Resolved, deny_warnings: bool) -> Result<Admitted, Vec<Diagnostic>> {
+    // The loaded document and its span map are for diagnostics about the profile, all
+    // reported by now: dropped here, before the bundle is built.
+    let (_, profile, scripts, checked) = checked(resolved)?;
+    let blocking = checked
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() || deny_warnings);
+    if blocking {
+        return Err(checked.diagnostics);
+    }
+    Ok(Admitted {
         profile,
-        warnings: diags,
+        warnings: checked.diagnostics,
+        scripts,
+        unreclaimable: checked.unreclaimable,
+    })
+}
+
+/// The whole pipeline. Errors (and, with `deny_warnings`, warnings) stop it before the model
+/// is built; an object that fails validation (a bug in raykueue) stops it with the object's
+/// file and line.
+pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec<Diagnostic>> {
+    let a = admitted(resolved, deny_warnings)?;
+    let wide = crate::base::par::wide(a.profile.items());
+    // The text reads the profile, not the objects: a large profile builds both at once.
+    let (objects, texts) = crate::base::par::join(
+        wide,
+        || model::objects(&a.profile, &a.scripts),
+        || -> Result<Vec<(String, String)>, Diagnostic> {
+            model::texts(&a.profile, &a.unreclaimable)?
+                .into_iter()
+                .map(render::text)
+                .collect()
+        },
+    );
+    let objects = objects?;
+    let texts = texts.map_err(|d| vec![d])?;
+    let failed = validate::generated(objects.iter());
+    let bundle = bundle::assemble(&a.profile, objects, texts)?;
+    if !failed.is_empty() {
+        return Err(validate::place(&bundle, failed));
+    }
+    Ok(Compiled {
+        profile: a.profile,
+        warnings: a.warnings,
         bundle,
     })
 }
 
 /// Every diagnostic `gen` would report, without writing anything: the profile's (load, schema,
-/// rules) and its objects' (output validation). The text writers (YAML, scripts, the summary)
-/// are skipped: they fail only on a raykueue bug, never on a profile. When an object fails
-/// validation, the bundle is written after all, so the diagnostic names its file and line.
+/// checks) and its objects' (output validation). No text is rendered: templates fail only on a
+/// raykueue bug, never on a profile.
 pub fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> {
-    let (profile, diags) = match admitted(resolved, deny_warnings) {
-        Ok(p) => p,
+    let a = match admitted(resolved, deny_warnings) {
+        Ok(a) => a,
         Err(d) => return d,
     };
-    // Each object is dropped where it was validated: at 1,000 teams, freeing them all on
-    // one thread afterwards took 10 ms.
-    match validated(&profile, resolved.base_dir.as_deref(), drop) {
-        Ok(_) => diags,
+    match validated_objects(&a) {
+        Ok(_) => a.warnings,
         Err(d) => d,
     }
 }
 
 /// The objects under `prefix` (`platform/`, `workloads/`) as one stream, with the warnings:
 /// what `gen` prints when it writes no tree. Every object is validated, as for the tree, so
-/// the stream fails where the tree would; only the stream's objects are written, and the
-/// scripts and summary, which are not in it, are not rendered.
+/// the stream fails where the tree would; only the stream's objects are written.
 pub fn stream(
     resolved: &Resolved,
     deny_warnings: bool,
     prefix: &str,
 ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
-    let (profile, diags) = admitted(resolved, deny_warnings)?;
-    let written = validated(&profile, resolved.base_dir.as_deref(), |o| {
-        o.file
-            .starts_with(prefix)
-            .then(|| crate::base::yaml::to_yaml(&o.value))
-    })?;
-    let mut out = String::new();
-    for yaml in written.into_iter().flatten() {
-        out.push_str("---\n");
-        out.push_str(&yaml.map_err(|d| vec![d])?);
+    let a = admitted(resolved, deny_warnings)?;
+    let objects = validated_objects(&a)?;
+    let printed: Vec<model::Object> = objects
+        .platform
+        .into_iter()
+        .chain(objects.workloads)
+        .chain(objects.smoke)
+        .chain(objects.gitops)
+        .filter(|o| o.file.starts_with(prefix))
+        .collect();
+    let written = bundle::write(printed)?;
+    Ok((bundle::stream(&written), a.warnings))
+}
+
+/// The model's objects, each validated once; when one fails, the objects are written in
+/// memory so that each finding names its file and line.
+fn validated_objects(a: &Admitted) -> Result<Objects, Vec<Diagnostic>> {
+    let objects = model::objects(&a.profile, &a.scripts)?;
+    let failed = validate::generated(objects.iter());
+    if failed.is_empty() {
+        return Ok(objects);
     }
-    Ok((out, diags))
+    let bundle = bundle::assemble(&a.profile, objects, Vec::new())?;
+    Err(validate::place(&bundle, failed))
 }
 
-/// Every object of the bundle validated against its upstream schema, without writing it, and
-/// then handed to `then`; its results in apply order. When an object fails, the bundle is
-/// written after all, so each finding names its file and line.
-fn validated<R: Send>(
-    profile: &Profile,
-    base_dir: Option<&Path>,
-    then: impl Fn(Object) -> R + Sync + Send,
-) -> Result<Vec<R>, Vec<Diagnostic>> {
-    let all = objects(profile, base_dir)?.into_all();
-    let done = crate::base::par::map(crate::base::par::wide(all.len()), all, |o| {
-        (crate::output::validate::passes(&o), then(o))
-    });
-    if done.iter().all(|(ok, _)| *ok) {
-        return Ok(done.into_iter().map(|(_, r)| r).collect());
-    }
-    match build(profile, base_dir) {
-        Err(d) => Err(d),
-        // The written bundle passes where the data did not: the two validations disagree (a
-        // raykueue bug). Its objects go on, as `gen --out` would write them.
-        Ok(bundle) => Ok(bundle
-            .objects
-            .into_iter()
-            .map(|r| {
-                then(Object {
-                    value: r.value,
-                    ..r.object
-                })
-            })
-            .collect()),
-    }
-}
-
-/// The profile when nothing the profile's own checks found stops the pipeline (errors, and
-/// with `deny_warnings` warnings), with the warnings; else every diagnostic.
-fn admitted(
-    resolved: &Resolved,
-    deny_warnings: bool,
-) -> Result<(Profile, Vec<Diagnostic>), Vec<Diagnostic>> {
-    let (typed, diags) = check(resolved);
-    let blocking = diags.iter().any(|d| d.is_error() || deny_warnings);
-    match typed {
-        // The loaded document and its span map are for diagnostics about the profile, all
-        // reported by now: dropped here, before the bundle is built.
-        Some((_, profile)) if !blocking => Ok((profile, diags)),
-        _ => Err(diags),
-    }
-}
-
-/// The bundle's objects as data, each part in apply order.
-#[derive(Debug, Default)]
-pub struct Objects {
-    pub platform: Vec<Object>,
-    pub workloads: Vec<Object>,
-    pub smoke: Vec<Object>,
-    pub gitops: Vec<Object>,
-}
-
-impl Objects {
-    /// Every object, in apply order.
-    fn into_all(self) -> Vec<Object> {
-        [self.platform, self.workloads, self.smoke, self.gitops]
-            .into_iter()
-            .flatten()
-            .collect()
-    }
-}
-
-/// The model stage: every object of the bundle, built as data and not yet written.
-pub fn objects(profile: &Profile, base_dir: Option<&Path>) -> Result<Objects, Vec<Diagnostic>> {
-    let (platform, workloads) = crate::base::par::join(
-        crate::base::par::wide(profile.items()),
-        || model::platform_objects(profile),
-        || model::workload_objects(profile, base_dir),
-    );
-    Ok(Objects {
-        platform,
-        workloads: workloads?,
-        smoke: model::smoke::smoke_objects(profile).map_err(|d| vec![d])?,
-        gitops: model::gitops_objects(profile).map_err(|d| vec![d])?,
-    })
-}
-
-/// Render the bundle and validate every object in it against its upstream schema: output
-/// that the API server would reject or prune never leaves the tool (RK9xx, a raykueue bug).
-fn build(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagnostic>> {
-    match assemble(profile, base_dir, true)? {
-        (bundle, true) => Ok(bundle),
-        // Some object fails: the written bundle places each finding in its file.
-        (bundle, false) => Err(crate::output::validate::bundle(&bundle)),
-    }
-}
-
-/// The bundle as rendered, before output validation (`build` is the pipeline's way in; this
-/// is public for the benchmark that measures what validation costs).
-pub fn render(profile: &Profile, base_dir: Option<&Path>) -> Result<Bundle, Vec<Diagnostic>> {
-    assemble(profile, base_dir, false).map(|(bundle, _)| bundle)
-}
-
-/// The one place the bundle is assembled: objects written into their files (and, with
-/// `validate`, validated as they are written), kustomizations, summary, scripts. For a large
-/// profile the text that is not objects (the summary, with its simulated queue behaviour, and
-/// the scripts) is rendered on the other core while the objects are built and written. The
-/// second value: whether every object passed.
-fn assemble(
-    profile: &Profile,
-    base_dir: Option<&Path>,
-    validate: bool,
-) -> Result<(Bundle, bool), Vec<Diagnostic>> {
-    let write = |objects| Bundle::render_objects(objects, validate);
-    // The text reads the profile, not the objects: a large profile builds both at once.
-    let wide = crate::base::par::wide(profile.items());
-    let (text, written) = crate::base::par::join(
-        wide,
-        || {
-            crate::base::par::join(
-                wide,
-                || {
-                    crate::output::render::render_text(
-                        "SUMMARY.md.j2",
-                        &model::summary_context(profile),
-                    )
-                },
-                || model::infra_files(profile),
-            )
-        },
-        || -> Result<_, Vec<Diagnostic>> {
-            let objects = objects(profile, base_dir)?;
-            Ok([
-                write(objects.platform),
-                write(objects.workloads),
-                write(objects.smoke),
-                write(objects.gitops),
-            ])
-        },
-    );
-    // The precedence one thread would give: the objects' errors (the profile's), then the
-    // text's, then the writer's.
-    let [platform, workloads, smoke, gitops] = written?;
-    let (summary, infra) = (text.0.map_err(|d| vec![d])?, text.1.map_err(|d| vec![d])?);
-    let [(platform, p1), (workloads, p2), (smoke, p3), (gitops, p4)] =
-        [platform?, workloads?, smoke?, gitops?];
-    let mut bundle = Bundle::default();
-    let header = crate::base::yaml::HEADER;
-    bundle.add_object_files(platform, header);
-    bundle.add_kustomization("platform", &bundle.files_in("platform"), header)?;
-    bundle.files.insert("SUMMARY.md".into(), summary);
-    bundle.add_workloads(workloads, header)?;
-    bundle.files.extend(infra);
-    bundle.add_object_files(smoke, header);
-    if !gitops.is_empty() {
-        bundle.add_object_files(gitops, header);
-        for dir in ["gitops/argocd", "gitops/flux", "gitops/flux/operators"] {
-            let files = bundle.files_in(dir);
-            if !files.is_empty() {
-                bundle.add_kustomization(dir, &files, header)?;
-            }
-        }
-        // What both tools sync of the workloads: the long-running ones' folders.
-        let synced: Vec<String> = model::gitops::synced_workloads(profile)
-            .iter()
-            .map(|w| format!("../../workloads/{}", w.name))
-            .collect();
-        if !synced.is_empty() {
-            bundle.add_kustomization(model::gitops::GITOPS_WORKLOADS, &synced, header)?;
-        }
-    }
-    Ok((bundle, p1 && p2 && p3 && p4))
+/// The bundle as written, without output validation: what the validation benchmark measures
+/// validation against.
+pub fn render(resolved: &Resolved) -> Result<Bundle, Vec<Diagnostic>> {
+    let a = admitted(resolved, false)?;
+    let objects = model::objects(&a.profile, &a.scripts)?;
+    let texts = model::texts(&a.profile, &a.unreclaimable)
+        .and_then(|t| t.into_iter().map(render::text).collect())
+        .map_err(|d| vec![d])?;
+    bundle::assemble(&a.profile, objects, texts)
 }

@@ -428,7 +428,7 @@ mod tests {
             let bundle = crate::compile::compile(&resolved, false).unwrap().bundle;
             for r in &bundle.objects {
                 objects += 1;
-                taken += usize::from(same(&r.value));
+                taken += usize::from(same(&r.object.value));
             }
         }
         assert!(taken * 10 >= objects * 9, "{taken} of {objects}");

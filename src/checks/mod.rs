@@ -18,14 +18,17 @@ use crate::base::diagnostic::{Diagnostic, Findings, did_you_mean};
 use crate::base::pointer::field_path;
 use crate::input::load::Loaded;
 use crate::profile::Profile;
-use std::path::Path;
+use crate::input::scripts::ScriptFiles;
+use crate::simulate::standard::Unreclaimable;
 
 /// What a rule sees, and where it reports.
 pub struct Ctx<'a> {
     pub profile: &'a Profile,
-    /// The profile's folder, where `scripts` are read from (`None` for shipped profiles).
-    pub base_dir: Option<&'a Path>,
+    /// The workloads' script files, as the input read them.
+    pub scripts: &'a ScriptFiles,
     out: Findings,
+    /// The standard scenarios' finding (RK146), handed on to the summary.
+    unreclaimable: Vec<Unreclaimable>,
 }
 
 impl Ctx<'_> {
@@ -84,23 +87,34 @@ const CHECKS: &[Check] = &[
     clouds::check,
 ];
 
+/// The checks' verdict on a profile: every diagnostic, placed at its line, and what the model
+/// reuses instead of computing it again.
+#[derive(Debug, Default)]
+pub struct Checked {
+    pub diagnostics: Vec<Diagnostic>,
+    /// The queued workloads that cannot reclaim their queue's quota (RK146): the summary's
+    /// "Queue behaviour" says the same.
+    pub unreclaimable: Vec<Unreclaimable>,
+}
+
 /// Run every rule over the profile and place each finding at its line. The groups read the
 /// profile and nothing of each other's, so a large profile's run on all cores; their findings
 /// are joined in `CHECKS` order.
-pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec<Diagnostic> {
-    let findings = crate::base::par::map(crate::base::par::wide(profile.items()), CHECKS, |c| {
+pub fn check(profile: &Profile, loaded: &Loaded, scripts: &ScriptFiles) -> Checked {
+    let groups = crate::base::par::map(crate::base::par::wide(profile.items()), CHECKS, |c| {
         let mut ctx = Ctx {
             profile,
-            base_dir,
+            scripts,
             out: Findings::default(),
+            unreclaimable: Vec::new(),
         };
         c(&mut ctx);
-        ctx.out.into_vec()
+        (ctx.out.into_vec(), ctx.unreclaimable)
     });
-    findings
-        .into_iter()
-        .flatten()
-        .map(|f| {
+    let mut checked = Checked::default();
+    for (findings, unreclaimable) in groups {
+        checked.unreclaimable.extend(unreclaimable);
+        checked.diagnostics.extend(findings.into_iter().map(|f| {
             let mut d = loaded
                 .at_value(Diagnostic::new(f.code, f.message), &f.pointer)
                 .path(field_path(&f.pointer));
@@ -108,6 +122,7 @@ pub fn check(profile: &Profile, loaded: &Loaded, base_dir: Option<&Path>) -> Vec
                 d = d.hint(h);
             }
             d
-        })
-        .collect()
+        }));
+    }
+    checked
 }

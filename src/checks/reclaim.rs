@@ -7,7 +7,8 @@ use super::Ctx;
 use crate::base::codes;
 
 pub(super) fn check(ctx: &mut Ctx<'_>) {
-    for u in crate::simulate::standard::unreclaimable(ctx.profile) {
+    let found = crate::simulate::standard::unreclaimable(ctx.profile);
+    for u in &found {
         let w = &ctx.profile.workloads[u.index];
         let pointer = if w.queue.is_some() {
             format!("/workloads/{}/queue", u.index)
@@ -20,4 +21,5 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         );
         ctx.report(&codes::CANNOT_RECLAIM, &pointer, u.message(), Some(hint));
     }
+    ctx.unreclaimable = found;
 }

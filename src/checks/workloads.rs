@@ -36,7 +36,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
         kind_fields(ctx, &base, w);
         groups(ctx, &base, w);
         image(ctx, &base, w);
-        scripts_of(ctx, &base, w);
+        scripts_of(ctx, &base, i, w);
     }
     frameworks(ctx);
 }
@@ -381,7 +381,7 @@ fn image(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     }
 }
 
-fn scripts_of(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn scripts_of(ctx: &mut Ctx<'_>, base: &str, i: usize, w: &Workload) {
     if !w.scripts.is_empty() && !w.scripts_mount_path.starts_with('/') {
         ctx.report(
             &codes::MOUNT_PATH,
@@ -409,10 +409,11 @@ fn scripts_of(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                 Some("scripts are mounted by file name: rename one of the files".into()),
             );
         }
-        match scripts::read(ctx.base_dir, rel) {
-            Ok(script) => read.push(script),
-            Err(e) => {
-                let hint = match &e {
+        match ctx.scripts.of(i).get(s) {
+            Some(Ok(script)) => read.push(script.clone()),
+            None => {}
+            Some(Err(e)) => {
+                let hint = match e {
                     ScriptError::NoBaseDir(_) => {
                         "`raykueue init DIR` writes the profile and its scripts into DIR; name yours there and pass `--profile DIR/profile.yaml`"
                     }

@@ -31,18 +31,18 @@ pub fn object_changes(old: &Bundle, new: &Bundle) -> Vec<Change> {
     // The smoke test's RayJob is submitted and deleted by `infra/smoke.sh`, never kept in the
     // cluster: not a change a reviewer of the cluster needs to see.
     let kept =
-        |r: &&crate::output::bundle::Rendered| !crate::model::smoke::is_smoke_file(&r.object.file);
+        |r: &&crate::output::bundle::Written| !crate::model::smoke::is_smoke_file(&r.object.file);
     let olds: BTreeMap<String, &Value> = old
         .objects
         .iter()
         .filter(kept)
-        .map(|r| (key(&r.value), &r.value))
+        .map(|r| (key(&r.object.value), &r.object.value))
         .collect();
     let news: Vec<(String, &Value)> = new
         .objects
         .iter()
         .filter(kept)
-        .map(|r| (key(&r.value), &r.value))
+        .map(|r| (key(&r.object.value), &r.object.value))
         .collect();
     let mut out = Vec::new();
     for (subject, value) in &news {

@@ -1,8 +1,8 @@
 //! Local script files a workload names (`scripts:`), read relative to the profile's folder and
-//! packed into one ConfigMap per workload. Read by the rules (to report a bad entry at its line)
-//! and by the model (to pack it); both go through `read`, so they agree on what is accepted.
+//! packed into one ConfigMap per workload. Read once, with the profile (`read_all`): the checks
+//! report a bad entry at its line, and the model packs what was read.
 
-use crate::profile::RelativePath;
+use crate::profile::{Profile, RelativePath};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
 use std::io::Read;
@@ -117,6 +117,29 @@ pub fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptErr
         key: key(rel).to_owned(),
         text,
     })
+}
+
+/// Every workload's script files, read once: per workload (in profile order) the result of each
+/// `scripts` entry.
+#[derive(Debug, Default)]
+pub struct ScriptFiles(Vec<Vec<Result<Script, ScriptError>>>);
+
+impl ScriptFiles {
+    /// The entries of workload `index`, read.
+    pub fn of(&self, index: usize) -> &[Result<Script, ScriptError>] {
+        self.0.get(index).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Read the script files of every workload of a profile, relative to `base` (the profile's
+/// folder; `None` for a shipped profile, whose scripts are embedded).
+pub fn read_all(p: &Profile, base: Option<&Path>) -> ScriptFiles {
+    ScriptFiles(
+        p.workloads
+            .iter()
+            .map(|w| w.scripts.iter().map(|rel| read(base, rel)).collect())
+            .collect(),
+    )
 }
 
 /// Bytes the scripts take in a ConfigMap (keys and values).

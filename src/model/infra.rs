@@ -8,10 +8,10 @@
 //! ever parsed as shell syntax. This module prepares those values as plain strings.
 
 use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
+use super::TextFile;
 use crate::base::diagnostic::Diagnostic;
 use crate::base::yaml;
 use crate::facts::operators;
-use crate::output::render;
 use crate::profile::{Framework, KubeRayOperator, KueueOperator, NvidiaInstall, Profile};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -120,8 +120,9 @@ struct FlavorCtx {
     selector: Option<String>,
 }
 
-/// All `infra/` files of a profile: path → content.
-pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
+/// All `infra/` files of a profile: the scripts as their templates' values (rendered by
+/// `output::render`), the values files and the cloud's own files as text.
+pub fn infra_files(p: &Profile) -> Result<Vec<TextFile>, Diagnostic> {
     let mut ctx = serde_json::to_value(context(p)).unwrap_or_default();
     let provider = p.cloud();
     let folder = provider.map_or("common", |pr| pr.section());
@@ -134,30 +135,26 @@ pub fn infra_files(p: &Profile) -> Result<Vec<(String, String)>, Diagnostic> {
         (FILE_VERIFY, "verify.sh.j2"),
         (FILE_DOWN, "down.sh.j2"),
     ] {
-        let template = format!("infra/{folder}/{script}");
-        out.push((file.to_owned(), render::render_text(&template, &ctx)?));
+        out.push(TextFile::template(file, format!("infra/{folder}/{script}"), ctx.clone()));
     }
     if !ctx["smoke"].is_null() {
-        out.push((
-            FILE_SMOKE.to_owned(),
-            render::render_text("infra/smoke.sh.j2", &ctx)?,
-        ));
+        out.push(TextFile::template(FILE_SMOKE, "infra/smoke.sh.j2".into(), ctx));
     }
     if let Some(pr) = provider {
-        out.extend(pr.infra_files(p)?);
+        out.extend(pr.infra_files(p)?.into_iter().map(|(path, text)| TextFile::written(path, text)));
     }
     let yaml_header = crate::base::yaml::HEADER;
     if let Some(k) = &p.operators.kueue {
         let values = yaml::to_yaml(&kueue_values(p, k)?)?;
-        out.push((FILE_KUEUE_VALUES.into(), format!("{yaml_header}{values}")));
+        out.push(TextFile::written(FILE_KUEUE_VALUES, format!("{yaml_header}{values}")));
     }
     if p.operators.kuberay.is_some() {
         let values = yaml::to_yaml(&kuberay_values(p))?;
-        out.push((FILE_KUBERAY_VALUES.into(), format!("{yaml_header}{values}")));
+        out.push(TextFile::written(FILE_KUBERAY_VALUES, format!("{yaml_header}{values}")));
     }
     if let Some(stack) = operators::nvidia(p) {
         let values = yaml::to_yaml(&nvidia_values(p, &stack))?;
-        out.push((stack.values_file.into(), format!("{yaml_header}{values}")));
+        out.push(TextFile::written(stack.values_file, format!("{yaml_header}{values}")));
     }
     Ok(out)
 }

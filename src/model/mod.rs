@@ -1,4 +1,7 @@
-//! Stage 4: the profile as the objects to generate, built as data; nothing here is YAML text.
+//! The model: the profile as the bundle's content, built as data. Kubernetes objects are values
+//! the one YAML writer writes (`output`); files that are text by nature (the scripts, the
+//! reviewer summary) are their templates' values, which `output::render` renders. Nothing here
+//! renders a template or validates an object.
 
 pub mod gitops;
 pub mod infra;
@@ -12,6 +15,93 @@ pub use infra::infra_files;
 pub use platform::platform_objects;
 pub use summary::summary_context;
 pub use workloads::workload_objects;
+
+use crate::base::diagnostic::Diagnostic;
+use crate::input::scripts::ScriptFiles;
+use crate::profile::Profile;
+use crate::simulate::standard::Unreclaimable;
+use serde_json::Value;
+
+/// A file of the bundle that is text by nature.
+#[derive(Debug, Clone)]
+pub struct TextFile {
+    /// Path in the bundle (`infra/up.sh`).
+    pub path: String,
+    pub text: Text,
+}
+
+#[derive(Debug, Clone)]
+pub enum Text {
+    /// Written by a template (`templates/<template>`) from these values.
+    Template { template: String, context: Value },
+    /// Written already: values files (by the YAML writer), eksctl's ClusterConfig, ACK's
+    /// request bodies.
+    Written(String),
+}
+
+impl TextFile {
+    pub fn template(path: &str, template: String, context: Value) -> Self {
+        Self {
+            path: path.to_owned(),
+            text: Text::Template { template, context },
+        }
+    }
+
+    pub fn written(path: impl Into<String>, text: String) -> Self {
+        Self {
+            path: path.into(),
+            text: Text::Written(text),
+        }
+    }
+}
+
+/// The bundle's objects as data, each part in apply order.
+#[derive(Debug, Default)]
+pub struct Objects {
+    pub platform: Vec<Object>,
+    pub workloads: Vec<Object>,
+    pub smoke: Vec<Object>,
+    pub gitops: Vec<Object>,
+}
+
+impl Objects {
+    /// Every object, in apply order.
+    pub fn iter(&self) -> impl Iterator<Item = &Object> {
+        self.platform
+            .iter()
+            .chain(&self.workloads)
+            .chain(&self.smoke)
+            .chain(&self.gitops)
+    }
+}
+
+/// Every object of the bundle, built as data. For a large profile, platform and workload
+/// objects are built on both cores.
+pub fn objects(profile: &Profile, scripts: &ScriptFiles) -> Result<Objects, Vec<Diagnostic>> {
+    let (platform, workloads) = crate::base::par::join(
+        crate::base::par::wide(profile.items()),
+        || platform_objects(profile),
+        || workload_objects(profile, scripts),
+    );
+    Ok(Objects {
+        platform,
+        workloads: workloads?,
+        smoke: smoke::smoke_objects(profile).map_err(|d| vec![d])?,
+        gitops: gitops_objects(profile).map_err(|d| vec![d])?,
+    })
+}
+
+/// The bundle's text files: `infra/` and `SUMMARY.md` (whose queue behaviour reuses the checks'
+/// RK146 finding, `unreclaimable`).
+pub fn texts(profile: &Profile, unreclaimable: &[Unreclaimable]) -> Result<Vec<TextFile>, Diagnostic> {
+    let mut files = infra_files(profile)?;
+    files.push(TextFile::template(
+        "SUMMARY.md",
+        "SUMMARY.md.j2".into(),
+        summary_context(profile, unreclaimable),
+    ));
+    Ok(files)
+}
 
 /// Label on every generated object, so users (and `kubectl apply --prune`) can select them.
 pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "raykueue");

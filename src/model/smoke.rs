@@ -102,7 +102,12 @@ pub fn smoke_objects(p: &Profile) -> Result<Vec<Object>, Diagnostic> {
         return Ok(Vec::new());
     };
     // The embedded gpu_check.py: no folder to read from.
-    let mut objects = workloads::workload(p, &workload, None)?;
+    let read: Vec<_> = workload
+        .scripts
+        .iter()
+        .map(|rel| crate::input::scripts::read(None, rel))
+        .collect();
+    let mut objects = workloads::workload(p, &workload, &read)?;
     for o in &mut objects {
         let file = o.file.rsplit('/').next().unwrap_or_default().to_owned();
         o.file = format!("{SMOKE_DIR}/{file}");

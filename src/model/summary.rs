@@ -4,11 +4,12 @@
 
 use super::moved;
 use crate::profile::{Admission, DEFAULT_LOCAL_QUEUE, Profile, Quantity};
+use crate::simulate::standard::Unreclaimable;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 
-/// The template context of `SUMMARY.md`.
-pub fn summary_context(p: &Profile) -> Value {
+/// The template context of `SUMMARY.md`; `unreclaimable` is the checks' RK146 finding.
+pub fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
     let mut queues = Vec::new();
     // cohort → resource → (nominal, borrowing limits known?)
     let mut cohorts: BTreeMap<String, BTreeMap<(String, String), Quantity>> = BTreeMap::new();
@@ -150,7 +151,7 @@ pub fn summary_context(p: &Profile) -> Value {
     moved([
         ("name", json!(p.name)),
         ("description", json!(p.description)),
-        ("behaviour", behaviour(p)),
+        ("behaviour", behaviour(p, unreclaimable)),
         ("queues", Value::Array(queues)),
         ("cohorts", Value::Array(cohorts)),
         ("pools", Value::Array(pools)),
@@ -164,7 +165,7 @@ pub fn summary_context(p: &Profile) -> Value {
 
 /// The "Queue behaviour" section: per standard scenario its table rows, its Mermaid `gantt`
 /// lines and the whole-workload sentences; then the workloads that cannot reclaim (RK146).
-fn behaviour(p: &Profile) -> Value {
+fn behaviour(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
     let (runs, left_out) = crate::simulate::standard::runs(p);
     let runs: Vec<Value> = runs
         .into_iter()
@@ -198,7 +199,6 @@ fn behaviour(p: &Profile) -> Value {
             })
         })
         .collect();
-    let unreclaimable = crate::simulate::standard::unreclaimable(p);
     // The profile's own queued workloads in a cohort that can reclaim: for them the table's
     // step 2 holds as it does for the synthetic workloads.
     let by_name = crate::facts::pods::QueueIndex::new(p);

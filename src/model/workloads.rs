@@ -5,13 +5,12 @@
 use super::{MANAGED_BY, Object};
 use crate::base::codes;
 use crate::base::diagnostic::Diagnostic;
-use crate::input::scripts::{self, Script};
+use crate::input::scripts::{self, Script, ScriptError, ScriptFiles};
 use crate::model::platform::toleration;
 use crate::profile::{
     EnvName, HeadGroup, Profile, Resources, RuntimeEnv, Serve, WorkerGroup, Workload, WorkloadKind,
 };
 use serde_json::{Map, Value, json};
-use std::path::Path;
 
 pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
 pub const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
@@ -38,15 +37,13 @@ pub fn object_file_name(kind: WorkloadKind) -> String {
 pub const CONFIGMAP_FILE: &str = "configmap.yaml";
 
 /// All workload objects of a profile, in apply order: per workload its ConfigMap, then the Ray
-/// object. Scripts are read from `base_dir` (the rules have already reported unreadable ones).
-pub fn workload_objects(
-    p: &Profile,
-    base_dir: Option<&Path>,
-) -> Result<Vec<Object>, Vec<Diagnostic>> {
+/// object. Scripts are what the input read (the checks have already reported unreadable ones).
+pub fn workload_objects(p: &Profile, scripts: &ScriptFiles) -> Result<Vec<Object>, Vec<Diagnostic>> {
     let wide = crate::base::par::wide(p.items());
     let mut out = Vec::new();
     let mut errors = Vec::new();
-    for built in crate::base::par::map(wide, &p.workloads, |w| workload(p, w, base_dir)) {
+    let indexed: Vec<(usize, &Workload)> = p.workloads.iter().enumerate().collect();
+    for built in crate::base::par::map(wide, &indexed, |&(i, w)| workload(p, w, scripts.of(i))) {
         match built {
             Ok(objs) => out.extend(objs),
             Err(d) => errors.push(d),
@@ -64,7 +61,7 @@ pub fn workload_objects(
 pub fn workload(
     p: &Profile,
     w: &Workload,
-    base_dir: Option<&Path>,
+    read: &[Result<Script, ScriptError>],
 ) -> Result<Vec<Object>, Diagnostic> {
     let ns = w.namespace_in(p);
     let dir = folder(w);
@@ -85,10 +82,9 @@ pub fn workload(
     })?;
     let mut out = Vec::new();
 
-    let scripts = w
-        .scripts
+    let scripts = read
         .iter()
-        .map(|rel| scripts::read(base_dir, rel))
+        .cloned()
         .collect::<Result<Vec<Script>, _>>()
         .map_err(|e| {
             Diagnostic::new(

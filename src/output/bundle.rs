@@ -1,68 +1,115 @@
-//! The generated output in memory: the files of the bundle tree and the platform stream.
+//! The bundle in memory: every object written once as YAML into its file, the kustomizations
+//! that list them, and the text files. The one place the tree is put together; writing it to
+//! disk or comparing it with one is `emit`'s.
 
 use crate::base::diagnostic::Diagnostic;
-use crate::model::Object;
+use crate::base::yaml;
+use crate::model::{Object, Objects, gitops};
+use crate::profile::Profile;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// A rendered object: what it is, where it goes, and its data (for output validation).
+/// An object as written: what it is, where it goes, its data and its YAML.
 #[derive(Debug, Clone)]
-pub struct Rendered {
+pub struct Written {
     pub object: Object,
-    pub value: Value,
     pub yaml: String,
 }
 
-/// Everything `gen` produces for one profile.
+/// Everything `gen --out` produces for one profile.
 #[derive(Debug, Default, Clone)]
 pub struct Bundle {
     /// Relative path (always `/`-separated) → content. Sorted, so iteration is deterministic.
     pub files: BTreeMap<String, String>,
-    /// Rendered objects in apply order.
-    pub objects: Vec<Rendered>,
+    /// Objects as written, in apply order.
+    pub objects: Vec<Written>,
+}
+
+/// Write objects as YAML, once each (on all cores when there are many). The data stays with
+/// each object: the semantic diff and the tests read it.
+pub fn write(objects: Vec<Object>) -> Result<Vec<Written>, Vec<Diagnostic>> {
+    let yaml = crate::base::par::map(crate::base::par::wide(objects.len()), &objects, |o| {
+        yaml::to_yaml(&o.value)
+    });
+    let mut out = Vec::with_capacity(objects.len());
+    let mut errors = Vec::new();
+    for (object, yaml) in objects.into_iter().zip(yaml) {
+        match yaml {
+            Ok(yaml) => out.push(Written { object, yaml }),
+            Err(d) => errors.push(d),
+        }
+    }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
+}
+
+/// The objects of `stream` as one multi-document YAML stream (what `gen` prints).
+pub fn stream(written: &[Written]) -> String {
+    let mut out = String::new();
+    for w in written {
+        out.push_str("---\n");
+        out.push_str(&w.yaml);
+    }
+    out
+}
+
+/// The bundle of a profile: its objects, written, grouped into their files with
+/// kustomizations, and its text files, rendered.
+pub fn assemble(
+    profile: &Profile,
+    objects: Objects,
+    texts: Vec<(String, String)>,
+) -> Result<Bundle, Vec<Diagnostic>> {
+    let header = yaml::HEADER;
+    let Objects {
+        platform,
+        workloads,
+        smoke,
+        gitops,
+    } = objects;
+    let wide = crate::base::par::wide(profile.items());
+    let (platform, rest) = crate::base::par::join(
+        wide,
+        || write(platform),
+        || (write(workloads), write(smoke), write(gitops)),
+    );
+    let (workloads, smoke, gitops) = rest;
+    let mut bundle = Bundle::default();
+    bundle.add_object_files(platform?, header);
+    bundle.add_kustomization("platform", &bundle.files_in("platform"), header)?;
+    bundle.add_workloads(workloads?, header)?;
+    bundle.files.extend(texts);
+    bundle.add_object_files(smoke?, header);
+    let gitops = gitops?;
+    if !gitops.is_empty() {
+        bundle.add_object_files(gitops, header);
+        for dir in ["gitops/argocd", "gitops/flux", "gitops/flux/operators"] {
+            let files = bundle.files_in(dir);
+            if !files.is_empty() {
+                bundle.add_kustomization(dir, &files, header)?;
+            }
+        }
+        // What both tools sync of the workloads: the long-running ones' folders.
+        let synced: Vec<String> = gitops::synced_workloads(profile)
+            .iter()
+            .map(|w| format!("../../workloads/{}", w.name))
+            .collect();
+        if !synced.is_empty() {
+            bundle.add_kustomization(gitops::GITOPS_WORKLOADS, &synced, header)?;
+        }
+    }
+    Ok(bundle)
 }
 
 impl Bundle {
-    /// Write objects as YAML, once each (on all cores when there are many); their files are
-    /// filled by `add_object_files`. With `validate`, each object is also checked against its schema on
-    /// the way (`validate::passes`): the second value says whether all passed.
-    pub fn render_objects(
-        objects: Vec<Object>,
-        validate: bool,
-    ) -> Result<(Vec<Rendered>, bool), Vec<Diagnostic>> {
-        let written = crate::base::par::map(crate::base::par::wide(objects.len()), &objects, |o| {
-            let ok = !validate || crate::output::validate::passes(o);
-            (crate::base::yaml::to_yaml(&o.value), ok)
-        });
-        let mut out = Vec::with_capacity(objects.len());
-        let mut errors = Vec::new();
-        let mut all_pass = true;
-        for (mut object, (yaml, ok)) in objects.into_iter().zip(written) {
-            all_pass &= ok;
-            // The data moves out of the object: nothing reads it there again, and a large
-            // profile has thousands.
-            let value = std::mem::take(&mut object.value);
-            match yaml {
-                Ok(yaml) => out.push(Rendered {
-                    object,
-                    value,
-                    yaml,
-                }),
-                Err(d) => errors.push(d),
-            }
-        }
-        if errors.is_empty() {
-            Ok((out, all_pass))
-        } else {
-            Err(errors)
-        }
-    }
-
-    /// Group rendered objects into their files, each with a header, documents in order.
-    pub fn add_object_files(&mut self, rendered: Vec<Rendered>, header: &str) {
+    /// Group written objects into their files, each with a header, documents in order.
+    pub fn add_object_files(&mut self, written: Vec<Written>, header: &str) {
         let mut order: Vec<String> = Vec::new();
         let mut docs: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-        for r in &rendered {
+        for r in &written {
             if !docs.contains_key(&r.object.file) {
                 order.push(r.object.file.clone());
             }
@@ -76,7 +123,7 @@ impl Bundle {
             }
             self.files.insert(file, text);
         }
-        self.objects.extend(rendered);
+        self.objects.extend(written);
     }
 
     /// Add `<dir>/kustomization.yaml` listing `resources` (paths relative to `dir`) in order:
@@ -89,7 +136,7 @@ impl Bundle {
     ) -> Result<(), Vec<Diagnostic>> {
         // `sortOptions: fifo` keeps the files' apply order (flavors before queues) in what
         // `kubectl kustomize` prints, instead of kustomize's own kind order.
-        let text = crate::base::yaml::to_yaml(&serde_json::json!({
+        let text = yaml::to_yaml(&serde_json::json!({
             "apiVersion": "kustomize.config.k8s.io/v1beta1",
             "kind": "Kustomization",
             "sortOptions": { "order": "fifo" },
@@ -109,14 +156,14 @@ impl Bundle {
     /// workloads` submits all). Nothing when there are no workloads.
     pub fn add_workloads(
         &mut self,
-        rendered: Vec<Rendered>,
+        written: Vec<Written>,
         header: &str,
     ) -> Result<(), Vec<Diagnostic>> {
-        if rendered.is_empty() {
+        if written.is_empty() {
             return Ok(());
         }
         let mut folders: Vec<(String, Vec<String>)> = Vec::new();
-        for r in &rendered {
+        for r in &written {
             let Some((folder, file)) = r.object.file.rsplit_once('/') else {
                 continue;
             };
@@ -129,7 +176,7 @@ impl Bundle {
                 _ => folders.push((folder.to_owned(), vec![file.to_owned()])),
             }
         }
-        self.add_object_files(rendered, header);
+        self.add_object_files(written, header);
         let mut names = Vec::new();
         for (folder, files) in &folders {
             self.add_kustomization(folder, files, header)?;
@@ -147,5 +194,10 @@ impl Bundle {
             .filter(|f| !f.contains('/') && *f != "kustomization.yaml")
             .map(str::to_owned)
             .collect()
+    }
+
+    /// The data of the written object at `i`.
+    pub fn value(&self, i: usize) -> Option<&Value> {
+        self.objects.get(i).map(|w| &w.object.value)
     }
 }

@@ -83,6 +83,15 @@ fn markdown_cell(value: &str) -> String {
         .replace(['\n', '\r'], " ")
 }
 
+/// A text file of the model, written: its template rendered, or its text as it is.
+pub fn text(file: crate::model::TextFile) -> Result<(String, String), Diagnostic> {
+    let text = match file.text {
+        crate::model::Text::Written(text) => text,
+        crate::model::Text::Template { template, context } => render_text(&template, &context)?,
+    };
+    Ok((file.path, text))
+}
+
 /// Render a text template (scripts, values files) with a context. Every file ends in exactly
 /// one newline, whatever the template's last line looks like.
 pub fn render_text(template: &str, context: &Value) -> Result<String, Diagnostic> {

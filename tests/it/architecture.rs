@@ -360,7 +360,7 @@ fn a_planted_backward_import_or_cycle_is_caught() {
     let base = files["base/pointer.rs"].clone();
     files.insert(
         "base/pointer.rs".into(),
-        format!("{base}\nuse crate::compile::compile;\n"),
+        format!("use crate::compile::compile;\n{base}"),
     );
     let found = problems(&files);
     assert!(
@@ -373,12 +373,12 @@ fn a_planted_backward_import_or_cycle_is_caught() {
     let par = files["base/par.rs"].clone();
     files.insert(
         "base/par.rs".into(),
-        format!("{par}\nuse crate::base::source::Source;\n"),
+        format!("use crate::base::source::Source;\n{par}"),
     );
     let source = files["base/source.rs"].clone();
     files.insert(
         "base/source.rs".into(),
-        format!("{source}\nuse crate::base::par::map;\n"),
+        format!("use crate::base::par::map;\n{source}"),
     );
     let found = problems(&files);
     assert!(

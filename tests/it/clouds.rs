@@ -592,7 +592,7 @@ fn eks_and_ack_values_that_bypass_the_schema_stay_inert() {
         p[section]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
         let typed: raykueue::profile::Profile =
             raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
-        let files = raykueue::profile::unchecked(|| raykueue::model::infra_files(&typed)).unwrap();
+        let files = crate::common::infra_text(&typed);
         let sb = Sandbox::from_files(&files);
         for (name, text) in [("aws", AWS), ("eksctl", EKSCTL), ("aliyun", ALIYUN)] {
             sb.add_stub(name, text);

@@ -115,3 +115,13 @@ pub(crate) fn shipped_text(name: &str) -> &'static str {
         .map(|(_, t)| *t)
         .expect("a shipped profile")
 }
+
+/// The `infra/` files of a typed profile, rendered: path → text. Profiles built in a test may
+/// break what the schema would refuse (`profile::unchecked`).
+pub(crate) fn infra_text(p: &raykueue::profile::Profile) -> Vec<(String, String)> {
+    raykueue::profile::unchecked(|| raykueue::model::infra_files(p))
+        .unwrap()
+        .into_iter()
+        .map(|f| raykueue::output::render::text(f).unwrap())
+        .collect()
+}

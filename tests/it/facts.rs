@@ -136,7 +136,7 @@ workloads:
         .iter()
         .find(|r| r.object.kind == "RayJob")
         .expect("the RayJob");
-    let v = &job.value;
+    let v = &job.object.value;
     assert_eq!(
         v["metadata"]["labels"]["kueue.x-k8s.io/queue-name"],
         "default"

@@ -225,7 +225,7 @@ fn gitops_never_syncs_a_one_shot_rayjob() {
     let files = &c.bundle.files;
     let mut sources = Vec::new();
     for r in &c.bundle.objects {
-        let v = &r.value;
+        let v = &r.object.value;
         let path = match v["kind"].as_str() {
             Some("Application") => v["spec"]["source"]["path"].as_str(),
             Some("Kustomization")
@@ -285,10 +285,10 @@ fn a_queued_rayservice_is_synced_with_its_suspend_left_to_kueue() {
         .objects
         .iter()
         .find(|r| {
-            r.value["metadata"]["name"] == "team-workloads" && r.value["kind"] == "Application"
+            r.object.value["metadata"]["name"] == "team-workloads" && r.object.value["kind"] == "Application"
         })
         .expect("the workloads Application");
-    let ignored = app.value["spec"]["ignoreDifferences"].as_array().unwrap();
+    let ignored = app.object.value["spec"]["ignoreDifferences"].as_array().unwrap();
     assert_eq!(ignored.len(), 1, "{ignored:?}");
     assert_eq!(ignored[0]["kind"], "RayService");
     assert_eq!(
@@ -299,10 +299,10 @@ fn a_queued_rayservice_is_synced_with_its_suspend_left_to_kueue() {
         .bundle
         .objects
         .iter()
-        .find(|r| r.value["kind"] == "RayService")
+        .find(|r| r.object.value["kind"] == "RayService")
         .unwrap();
     assert_eq!(
-        service.value["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"],
+        service.object.value["metadata"]["annotations"]["kustomize.toolkit.fluxcd.io/ssa"],
         "IfNotPresent"
     );
 }

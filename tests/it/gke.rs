@@ -351,7 +351,7 @@ fn gcp_values_that_bypass_the_schema_stay_inert_in_the_scripts() {
     p["gcp"]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
     let profile: raykueue::profile::Profile =
         raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
-    let files = raykueue::profile::unchecked(|| raykueue::model::infra_files(&profile)).unwrap();
+    let files = crate::common::infra_text(&profile);
     let sb = Sandbox::from_files(&files);
     // SC2016: shellcheck noticing that `$(...)` in the values is inert text.
     assert_clean_bash(&scripts(&sb.bundle()), &["SC2016"]);
@@ -479,10 +479,9 @@ fn a_pinned_project_puts_the_google_service_account_in_the_manifest() {
         sa["metadata"]["annotations"]["iam.gke.io/gcp-service-account"],
         "ray-workload@my-project-123.iam.gserviceaccount.com"
     );
-    let files = raykueue::model::infra_files(
+    let files = crate::common::infra_text(
         &serde_json::from_value::<raykueue::profile::Profile>(base_profile()).unwrap(),
-    )
-    .unwrap();
+    );
     let up = &files.iter().find(|(n, _)| n == "infra/up.sh").unwrap().1;
     assert!(!up.contains("kubectl annotate"), "nothing left to annotate");
 }

@@ -1164,7 +1164,7 @@ fn values_that_bypass_the_schema_stay_inert_in_the_scripts() {
     // Names are checked while deserializing; this test is about what happens past that.
     let profile: raykueue::profile::Profile =
         raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
-    let files = raykueue::profile::unchecked(|| raykueue::model::infra_files(&profile)).unwrap();
+    let files = crate::common::infra_text(&profile);
     let sb = Sandbox::from_files(&files);
     // SC2016 ("expressions don't expand in single quotes") is the point here: it is shellcheck
     // noticing that `$(...)` and backticks in the values are inert text.
@@ -1290,7 +1290,7 @@ fn verify_without_a_smoke_test_takes_no_option_and_is_clean() {
     let mut p = base_profile();
     p.as_object_mut().unwrap().remove("ray");
     let profile: raykueue::profile::Profile = serde_json::from_value(p).unwrap();
-    let files = raykueue::model::infra_files(&profile).unwrap();
+    let files = crate::common::infra_text(&profile);
     assert!(
         !files.iter().any(|(f, _)| f.ends_with("smoke.sh")),
         "no smoke test without Ray defaults"

@@ -46,9 +46,7 @@ fn validate_stdin(args: &[&str], input: &str) -> std::process::Output {
 fn every_shipped_profile_output_validates() {
     for p in SHIPPED {
         let resolved = raykueue::input::resolve::resolve(p).unwrap();
-        let (typed, _) = raykueue::compile::check(&resolved);
-        let profile = typed.unwrap().1;
-        let bundle = raykueue::compile::render(&profile, None).unwrap();
+        let bundle = raykueue::compile::render(&resolved).unwrap();
         assert!(!bundle.objects.is_empty(), "{p}");
         let found = raykueue::output::validate::bundle(&bundle);
         assert!(found.is_empty(), "{p}: {found:#?}");
@@ -451,8 +449,8 @@ fn gitops_objects_are_validated_against_their_crds() {
     let compiled = raykueue::compile::compile(&resolved, false).unwrap();
     let mut kinds = std::collections::BTreeSet::new();
     for r in &compiled.bundle.objects {
-        let kind = r.value["kind"].as_str().unwrap().to_owned();
-        match raykueue::output::validate::object(&r.value) {
+        let kind = r.object.value["kind"].as_str().unwrap().to_owned();
+        match raykueue::output::validate::object(&r.object.value) {
             raykueue::output::validate::Verdict::Checked(v) => {
                 assert!(v.is_empty(), "{kind}: {v:?}");
                 kinds.insert(kind);

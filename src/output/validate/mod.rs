@@ -295,28 +295,48 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
     }
 }
 
-/// Whether an object, not yet written, passes output validation (`raykueue check`): what
-/// `bundle` would report nothing about.
-pub fn passes(object: &crate::model::Object) -> bool {
-    match self::object(&object.value) {
-        Verdict::Checked(v) => v.is_empty(),
-        Verdict::Unknown { .. } => unchecked_group(&object.value),
-    }
+/// Validate the bundle's objects once, on the data that will be written (on all cores when
+/// there are many): the objects that fail, by their index in apply order, with what fails. An
+/// object of a kind without a schema fails too, unless its group is one raykueue writes
+/// unchecked (kustomize's own files).
+pub fn generated<'a>(objects: impl IntoIterator<Item = &'a crate::model::Object>) -> Vec<(usize, Verdict)> {
+    let objects: Vec<&crate::model::Object> = objects.into_iter().collect();
+    let verdicts = crate::base::par::map(crate::base::par::wide(objects.len()), &objects, |o| {
+        object(&o.value)
+    });
+    verdicts
+        .into_iter()
+        .enumerate()
+        .zip(&objects)
+        .filter_map(|((i, v), o)| match &v {
+            Verdict::Checked(found) if found.is_empty() => None,
+            Verdict::Unknown { .. } if unchecked_group(&o.value) => None,
+            _ => Some((i, v)),
+        })
+        .collect()
 }
 
-/// The compile hook: validate every object of a rendered bundle. Every finding is an error
-/// (RK9xx), placed in the bundle file the object goes to.
+/// Every object of a written bundle validated (`generated`) and its findings placed (`place`):
+/// what a test or the validation benchmark asks of a whole bundle.
 pub fn bundle(bundle: &Bundle) -> Vec<Diagnostic> {
+    place(bundle, generated(bundle.objects.iter().map(|w| &w.object)))
+}
+
+/// The findings of the objects that failed (`generated`), as errors (RK9xx) placed in the file
+/// of the written bundle each object goes to. Nothing is validated again.
+pub fn place(bundle: &Bundle, failed: Vec<(usize, Verdict)>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
-    for (i, r) in bundle.objects.iter().enumerate() {
+    for (i, verdict) in failed {
+        let Some(r) = bundle.objects.get(i) else {
+            continue;
+        };
         let name = r.object.display_name();
-        let violations = match object(&r.value) {
+        let violations = match verdict {
             Verdict::Checked(v) => v,
-            Verdict::Unknown { .. } if unchecked_group(&r.value) => continue,
             Verdict::Unknown { message, hint } => {
                 let mut d = Diagnostic::new(&codes::GENERATED_UNPLACED, format!("internal error: {message}"))
                     .path(name)
-                    .hint("import its schema (xtask/src/import.rs) or, for GitOps kinds without one, list its group in UNCHECKED_GROUPS (src/validate/mod.rs)");
+                    .hint("import its schema (xtask/src/import.rs) or, for GitOps kinds without one, list its group in UNCHECKED_GROUPS (src/output/validate/mod.rs)");
                 if let Some(h) = hint {
                     d = d.hint(h);
                 }
@@ -324,9 +344,6 @@ pub fn bundle(bundle: &Bundle) -> Vec<Diagnostic> {
                 continue;
             }
         };
-        if violations.is_empty() {
-            continue;
-        }
         let located = locate(bundle, i);
         for v in &violations {
             out.push(diagnostic(
@@ -460,26 +477,20 @@ mod tests {
     #[test]
     fn the_compile_hook_names_object_path_and_rule_in_the_bundle_file() {
         use crate::model::Object;
-        use crate::output::bundle::Rendered;
+        use crate::output::bundle::Written;
         let value = cq(&json!({"cohort": "shared", "namespaceSelector": {}}));
         let object = Object::data(
             "ClusterQueue",
             "team-a-cq",
             None,
             "platform/20-clusterqueues.yaml",
-            json!({}),
+            value.clone(),
         );
+        let failed = generated([&object]);
         let yaml = crate::base::yaml::to_yaml(&value).unwrap();
         let mut b = Bundle::default();
-        b.add_object_files(
-            vec![Rendered {
-                object,
-                value,
-                yaml,
-            }],
-            "# header\n",
-        );
-        let diags = bundle(&b);
+        b.add_object_files(vec![Written { object, yaml }], "# header\n");
+        let diags = place(&b, failed);
         assert_eq!(diags.len(), 1, "{diags:#?}");
         let d = &diags[0];
         assert_eq!(d.code, "RK901");
