@@ -23,7 +23,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use raykueue::simulate::{self, model, scenario};
+use raykueue::simulate::{self, scenario, world};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -61,7 +61,7 @@ fn scenario_text(workloads: usize) -> String {
 fn profile() -> raykueue::profile::Profile {
     let text = raykueue::synthetic::teams_profile(QUEUES);
     let source = raykueue::input::load::decode("synthetic.yaml", text.as_bytes()).unwrap();
-    let (typed, _) = raykueue::compile::check(&raykueue::input::resolve::Resolved {
+    let (typed, _) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
         source,
         base_dir: None,
     });
@@ -75,7 +75,7 @@ fn scenario(
     let text = scenario_text(workloads);
     let source = raykueue::input::load::decode("scenario.yaml", text.as_bytes()).unwrap();
     let (loaded, scn) = scenario::parse(&source).unwrap();
-    let problems = scenario::check(profile, &loaded, &scn);
+    let problems = scenario::against_profile(profile, &loaded, &scn);
     assert!(problems.is_empty(), "{problems:?}");
     scn
 }
@@ -85,7 +85,7 @@ fn simulate(
     profile: &raykueue::profile::Profile,
     scn: &raykueue::simulate::scenario::Scenario,
 ) -> usize {
-    let world = model::build(profile, scn);
+    let world = world::build(profile, scn);
     simulate::run(&world, None).events.len()
 }
 

@@ -39,7 +39,7 @@ struct Admitted {
 
 /// Load, schema-check and rule-check a profile. Returns the profile and every diagnostic
 /// (warnings included); the profile is `None` when the input could not be typed at all.
-pub fn check(resolved: &Resolved) -> (Option<(Loaded, Profile)>, Vec<Diagnostic>) {
+pub fn check_profile(resolved: &Resolved) -> (Option<(Loaded, Profile)>, Vec<Diagnostic>) {
     match checked(resolved) {
         Ok((loaded, profile, _, checked)) => (Some((loaded, profile)), checked.diagnostics),
         Err(d) => (None, d),
@@ -53,9 +53,9 @@ fn checked(
     let tree = load::parse_tree(&resolved.source)
         .and_then(|tree| overlay::expand(tree, resolved.base_dir.as_deref()))?;
     let loaded = load::flatten(tree);
-    let profile = schema::check(&loaded)?;
+    let profile = schema::typed(&loaded)?;
     let scripts = scripts::read_all(&profile, resolved.base_dir.as_deref());
-    let mut checked = checks::check(&profile, &loaded, &scripts);
+    let mut checked = checks::run(&profile, &loaded, &scripts);
     diagnostic::normalize(&mut checked.diagnostics);
     Ok((loaded, profile, scripts, checked))
 }

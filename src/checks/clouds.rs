@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 /// Kueue v0.19 needs Kubernetes 1.29 or newer.
 const KUEUE_MIN_MINOR: u32 = 29;
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let clouds = p.clouds();
     if let [first, second, ..] = clouds.as_slice() {
@@ -50,7 +50,7 @@ pub(super) fn check(ctx: &mut Ctx<'_>) {
             )),
         );
     }
-    cloud.check(p, &mut ctx.out);
+    cloud.own_checks(p, &mut ctx.out);
 }
 
 /// The minor version of a Kubernetes version string (`"1.34"`, `"1.34.2"` → 34).

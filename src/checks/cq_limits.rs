@@ -9,7 +9,7 @@ const MAX_FLAVORS: usize = 256;
 const MAX_COVERED: usize = 256;
 const MAX_PAIRS_PER_GROUP: usize = 512;
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let Some(q) = &ctx.profile.queues else { return };
     for (i, cq) in q.cluster_queues.iter().enumerate() {
         let base = format!("/queues/clusterQueues/{i}");

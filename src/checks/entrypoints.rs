@@ -9,7 +9,7 @@ use crate::input::scripts;
 use crate::profile::{ServeApplication, Workload, WorkloadKind};
 use std::collections::BTreeSet;
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     for (i, w) in ctx.profile.workloads.iter().enumerate() {
         let base = format!("/workloads/{i}");
         let keys: BTreeSet<&str> = w.scripts.iter().map(scripts::key).collect();

@@ -2,14 +2,14 @@
 //! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
 //! reports at the profile line it is about.
 
-mod admission;
+mod admissible;
 mod clouds;
 mod cq_limits;
 mod entrypoints;
-mod kuberay;
 mod nodes;
 mod operators;
 mod queues;
+mod ray;
 mod reclaim;
 mod workloads;
 
@@ -17,8 +17,8 @@ use crate::base::codes::Code;
 use crate::base::diagnostic::{Diagnostic, Findings, did_you_mean};
 use crate::base::pointer::field_path;
 use crate::input::load::Loaded;
-use crate::profile::Profile;
 use crate::input::scripts::ScriptFiles;
+use crate::profile::Profile;
 use crate::simulate::standard::Unreclaimable;
 
 /// What a rule sees, and where it reports.
@@ -75,16 +75,16 @@ type Check = fn(&mut Ctx<'_>);
 
 /// Every rule group, in reporting order.
 const CHECKS: &[Check] = &[
-    queues::check,
-    cq_limits::check,
-    admission::check,
-    reclaim::check,
-    nodes::check,
-    workloads::check,
-    entrypoints::check,
-    kuberay::check,
-    operators::check,
-    clouds::check,
+    queues::run,
+    cq_limits::run,
+    admissible::run,
+    reclaim::run,
+    nodes::run,
+    workloads::run,
+    entrypoints::run,
+    ray::run,
+    operators::run,
+    clouds::run,
 ];
 
 /// The checks' verdict on a profile: every diagnostic, placed at its line, and what the model
@@ -100,7 +100,7 @@ pub struct Checked {
 /// Run every rule over the profile and place each finding at its line. The groups read the
 /// profile and nothing of each other's, so a large profile's run on all cores; their findings
 /// are joined in `CHECKS` order.
-pub fn check(profile: &Profile, loaded: &Loaded, scripts: &ScriptFiles) -> Checked {
+pub fn run(profile: &Profile, loaded: &Loaded, scripts: &ScriptFiles) -> Checked {
     let groups = crate::base::par::map(crate::base::par::wide(profile.items()), CHECKS, |c| {
         let mut ctx = Ctx {
             profile,

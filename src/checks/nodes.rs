@@ -219,7 +219,7 @@ struct Placement {
     extended: Vec<String>,
 }
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(provider) = p.cloud() else { return };
     let pools = pools(provider);

@@ -16,7 +16,7 @@ const POD_BASED: [Framework; 3] = [
     Framework::StatefulSet,
 ];
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     webhook_scope(ctx);
     device_plugin(ctx);
 }

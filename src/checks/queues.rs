@@ -8,7 +8,7 @@ use crate::profile::{
 };
 use std::collections::{BTreeMap, BTreeSet};
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     duplicates(
         ctx,

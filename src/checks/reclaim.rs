@@ -6,7 +6,7 @@
 use super::Ctx;
 use crate::base::codes;
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let found = crate::simulate::standard::unreclaimable(ctx.profile);
     for u in &found {
         let w = &ctx.profile.workloads[u.index];

@@ -13,7 +13,7 @@ use crate::profile::{
 // Kueue's PodSet limit, one definition with the output validation's.
 use std::collections::{BTreeMap, BTreeSet};
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, w) in p.workloads.iter().enumerate() {

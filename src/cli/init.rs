@@ -107,7 +107,7 @@ fn readme(from: &str, shipped: &str) -> Result<String, crate::base::diagnostic::
         source: crate::base::source::Source::new(format!("profiles/{from}.yaml"), shipped),
         base_dir: None,
     };
-    let profile = crate::compile::check(&resolved).0.map(|(_, p)| p);
+    let profile = crate::compile::check_profile(&resolved).0.map(|(_, p)| p);
     let workload = profile.as_ref().and_then(|p| {
         p.workloads.first().map(|w| {
             serde_json::json!({

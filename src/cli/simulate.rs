@@ -3,7 +3,7 @@
 
 use super::{ErrorFormat, exit, print_diagnostics, print_error, resolve_profile, write_stdout};
 use crate::compile;
-use crate::simulate::{self, events, model, scenario};
+use crate::simulate::{self, events, scenario, world};
 use clap::{Args, ValueEnum};
 
 /// How the timeline is printed.
@@ -43,7 +43,7 @@ impl SimulateCommand {
             Err(code) => return code,
         };
         // Warnings of the profile are `check`'s business; errors make the simulation moot.
-        let (typed, diags) = compile::check(&resolved);
+        let (typed, diags) = compile::check_profile(&resolved);
         let errors: Vec<_> = diags
             .into_iter()
             .filter(crate::base::diagnostic::Diagnostic::is_error)
@@ -60,12 +60,12 @@ impl SimulateCommand {
                 return exit::INVALID;
             }
         };
-        let problems = scenario::check(&profile, &loaded, &scn);
+        let problems = scenario::against_profile(&profile, &loaded, &scn);
         if !problems.is_empty() {
             print_diagnostics(&problems, self.error_format);
             return exit::INVALID;
         }
-        let world = model::build(&profile, &scn);
+        let world = world::build(&profile, &scn);
         let outcome = match self.output {
             Output::Json => simulate::run(&world, self.until),
             Output::Human => simulate::run_with_usage(&world, self.until),

@@ -253,7 +253,7 @@ pub trait Cloud: Sync {
 
     /// What the cloud's CLI or API would refuse, or what would leave the cluster without what
     /// the rest of the profile relies on (the checks only this cloud has).
-    fn check(&self, p: &Profile, out: &mut Findings);
+    fn own_checks(&self, p: &Profile, out: &mut Findings);
 }
 
 /// Per pool, the fields `raykueue diff` compares (they are in scripts, not objects).

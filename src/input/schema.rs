@@ -76,15 +76,15 @@ pub(crate) fn strip_null(v: &mut Value) {
 /// validator, the costliest thing to build in a run, is compiled only to explain an error.
 /// `null` is the one value serde accepts (as an absent option) and the schema does not;
 /// `load::strict` refuses the other leniency, a struct given as a sequence.
-pub fn check(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
-    if let Some(profile) = typed(&loaded.value) {
+pub fn typed(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
+    if let Some(profile) = fast(&loaded.value) {
         return Ok(profile);
     }
     check_against_schema(loaded)
 }
 
 /// The fast path alone: the typed profile when the value deserializes and holds no `null`.
-pub fn typed(value: &Value) -> Option<Profile> {
+pub fn fast(value: &Value) -> Option<Profile> {
     if has_null(value) {
         return None;
     }

@@ -7,8 +7,8 @@
 //! the top and use `"$VAR"` below, so a reviewer sees every value in one place and no value is
 //! ever parsed as shell syntax. This module prepares those values as plain strings.
 
-use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
 use super::TextFile;
+use super::platform::{FILE_NAMESPACE, IDENTITY_PLACEHOLDER, platform_objects};
 use crate::base::diagnostic::Diagnostic;
 use crate::base::yaml;
 use crate::facts::operators;
@@ -135,26 +135,47 @@ pub fn infra_files(p: &Profile) -> Result<Vec<TextFile>, Diagnostic> {
         (FILE_VERIFY, "verify.sh.j2"),
         (FILE_DOWN, "down.sh.j2"),
     ] {
-        out.push(TextFile::template(file, format!("infra/{folder}/{script}"), ctx.clone()));
+        out.push(TextFile::template(
+            file,
+            format!("infra/{folder}/{script}"),
+            ctx.clone(),
+        ));
     }
     if !ctx["smoke"].is_null() {
-        out.push(TextFile::template(FILE_SMOKE, "infra/smoke.sh.j2".into(), ctx));
+        out.push(TextFile::template(
+            FILE_SMOKE,
+            "infra/smoke.sh.j2".into(),
+            ctx,
+        ));
     }
     if let Some(pr) = provider {
-        out.extend(pr.infra_files(p)?.into_iter().map(|(path, text)| TextFile::written(path, text)));
+        out.extend(
+            pr.infra_files(p)?
+                .into_iter()
+                .map(|(path, text)| TextFile::written(path, text)),
+        );
     }
     let yaml_header = crate::base::yaml::HEADER;
     if let Some(k) = &p.operators.kueue {
         let values = yaml::to_yaml(&kueue_values(p, k)?)?;
-        out.push(TextFile::written(FILE_KUEUE_VALUES, format!("{yaml_header}{values}")));
+        out.push(TextFile::written(
+            FILE_KUEUE_VALUES,
+            format!("{yaml_header}{values}"),
+        ));
     }
     if p.operators.kuberay.is_some() {
         let values = yaml::to_yaml(&kuberay_values(p))?;
-        out.push(TextFile::written(FILE_KUBERAY_VALUES, format!("{yaml_header}{values}")));
+        out.push(TextFile::written(
+            FILE_KUBERAY_VALUES,
+            format!("{yaml_header}{values}"),
+        ));
     }
     if let Some(stack) = operators::nvidia(p) {
         let values = yaml::to_yaml(&nvidia_values(p, &stack))?;
-        out.push(TextFile::written(stack.values_file, format!("{yaml_header}{values}")));
+        out.push(TextFile::written(
+            stack.values_file,
+            format!("{yaml_header}{values}"),
+        ));
     }
     Ok(out)
 }

@@ -93,7 +93,10 @@ pub fn objects(profile: &Profile, scripts: &ScriptFiles) -> Result<Objects, Vec<
 
 /// The bundle's text files: `infra/` and `SUMMARY.md` (whose queue behaviour reuses the checks'
 /// RK146 finding, `unreclaimable`).
-pub fn texts(profile: &Profile, unreclaimable: &[Unreclaimable]) -> Result<Vec<TextFile>, Diagnostic> {
+pub fn texts(
+    profile: &Profile,
+    unreclaimable: &[Unreclaimable],
+) -> Result<Vec<TextFile>, Diagnostic> {
     let mut files = infra_files(profile)?;
     files.push(TextFile::template(
         "SUMMARY.md",

@@ -130,7 +130,7 @@ mod tests {
             source: crate::base::source::Source::new("p.yaml", text),
             base_dir: None,
         };
-        let (typed, diags) = crate::compile::check(&resolved);
+        let (typed, diags) = crate::compile::check_profile(&resolved);
         typed.unwrap_or_else(|| panic!("{diags:?}")).1
     }
 

@@ -38,7 +38,10 @@ pub const CONFIGMAP_FILE: &str = "configmap.yaml";
 
 /// All workload objects of a profile, in apply order: per workload its ConfigMap, then the Ray
 /// object. Scripts are what the input read (the checks have already reported unreadable ones).
-pub fn workload_objects(p: &Profile, scripts: &ScriptFiles) -> Result<Vec<Object>, Vec<Diagnostic>> {
+pub fn workload_objects(
+    p: &Profile,
+    scripts: &ScriptFiles,
+) -> Result<Vec<Object>, Vec<Diagnostic>> {
     let wide = crate::base::par::wide(p.items());
     let mut out = Vec::new();
     let mut errors = Vec::new();

@@ -17,10 +17,10 @@
 use super::Sim;
 use super::events::Event;
 use super::flavors::{self, Assignment, Mode};
-use super::model::FrMap;
 use super::preemption::{self, Target};
 use super::queues::Requeue;
 use super::snapshot::Running;
+use super::world::FrMap;
 use crate::profile::ReclaimWithinCohort;
 use std::collections::{BTreeMap, BTreeSet};
 

@@ -3,8 +3,8 @@
 //! after every second that had events.
 
 use super::flavors::NoFitReason;
-use super::model::World;
 use super::preemption::Reason;
+use super::world::World;
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -9,11 +9,11 @@
 //! keeps the first flavor `flavorFungibility` lets it stop at, else the best one seen. Earlier
 //! pod sets' requests count against later ones on the same flavor.
 
-use super::model::{Fr, FrMap, World, flavor_matches};
 use super::oracle::{OracleKey, Possibility};
 use super::preemption;
 use super::quota::Usage;
 use super::snapshot::Snapshot;
+use super::world::{Fr, FrMap, World, flavor_matches};
 use crate::profile::{
     FungibilityPolicy, FungibilityPreference, ReclaimWithinCohort, WithinClusterQueue,
 };

@@ -12,7 +12,6 @@
 mod cycle;
 pub mod events;
 mod flavors;
-pub mod model;
 pub(crate) mod never;
 mod oracle;
 mod preemption;
@@ -21,15 +20,16 @@ mod quota;
 pub mod scenario;
 mod snapshot;
 pub mod standard;
+pub mod world;
 
 use events::{Event, UsageLine};
 use flavors::NoFitReason;
-use model::World;
 use queues::Queues;
 use snapshot::State;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt::Write as _;
+use world::World;
 
 /// A cycle cap per second, beyond the workload count: every useful cycle admits, preempts or
 /// parks a workload; preemptions that chase each other (possible only with unusual policies)
@@ -208,7 +208,7 @@ fn usage_lines(sim: &Sim<'_>, spelling: &[crate::profile::Quantity]) -> Vec<(Str
         for g in &cq.groups {
             for &f in &g.flavors {
                 for &r in &g.resources {
-                    let fr = model::Fr {
+                    let fr = world::Fr {
                         flavor: f,
                         resource: r,
                     };

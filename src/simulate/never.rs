@@ -12,8 +12,8 @@
 //! Kueue's reason.
 
 use super::flavors::{NoFitReason, find_flavor};
-use super::model::{Fr, FrMap, World, flavor_matches};
 use super::snapshot::{Snapshot, State};
+use super::world::{Fr, FrMap, World, flavor_matches};
 
 /// One reason a workload can never be admitted.
 #[derive(Clone, Debug, PartialEq, Eq)]

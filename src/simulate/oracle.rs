@@ -3,7 +3,7 @@
 //! module so that the snapshot (which holds it) and the flavor assignment (which asks it) need
 //! nothing of each other.
 
-use super::model::Fr;
+use super::world::Fr;
 
 /// Kueue's `preemptionMode`, ordered worst to best.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

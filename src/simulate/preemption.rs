@@ -10,8 +10,8 @@
 //! most recently admitted, and removed one by one until the preemptor fits; then each but the
 //! last is put back, newest first, if the preemptor still fits without it.
 
-use super::model::{Fr, FrMap, World};
 use super::snapshot::Snapshot;
+use super::world::{Fr, FrMap, World};
 use crate::profile::{ReclaimWithinCohort, WithinClusterQueue};
 use std::cmp::Ordering;
 

@@ -18,7 +18,7 @@
 //! blocks the queue); in `BestEffortFIFO` back only after a failure that depended on the cycle
 //! (it no longer fit after another admission) or while its preemptions complete.
 
-use super::model::World;
+use super::world::World;
 use crate::profile::QueueingStrategy;
 use std::cmp::Reverse;
 use std::collections::VecDeque;

@@ -6,7 +6,7 @@
 //! rest in its cohort; the cohort's quota is what its queues store there, and its usage what
 //! they use beyond what they keep. Amounts are nano-units (`Quantity::nanos`).
 
-use super::model::{Fr, FrMap, QuotaSpec, World};
+use super::world::{Fr, FrMap, QuotaSpec, World};
 
 /// Usage of every ClusterQueue and cohort: the state a scheduling cycle snapshots. Dense
 /// tables (one row per queue or cohort, one column per flavor/resource): a cycle copies them
@@ -196,7 +196,7 @@ mod tests {
     use crate::profile::{
         FungibilityPolicy, QueueingStrategy, ReclaimWithinCohort, WithinClusterQueue,
     };
-    use crate::simulate::model::{CqSpec, Group, QuotaSpec};
+    use crate::simulate::world::{CqSpec, Group, QuotaSpec};
     use std::collections::HashMap;
 
     const GPU: Fr = Fr {
@@ -232,7 +232,7 @@ mod tests {
                     },
                 ))
                 .collect(),
-                table: crate::simulate::model::QuotaTable::default(),
+                table: crate::simulate::world::QuotaTable::default(),
             })
             .collect();
         let mut world = World {

@@ -140,7 +140,7 @@ pub fn parse(source: &crate::base::source::Source) -> Result<(Loaded, Scenario),
 }
 
 /// The checks of a scenario against the profile it runs on, every finding located.
-pub fn check(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Diagnostic> {
+pub fn against_profile(profile: &Profile, loaded: &Loaded, scenario: &Scenario) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     let mut report = |info: &'static Code, pointer: &str, message: String, hint: Option<String>| {
         let mut d = loaded

@@ -5,9 +5,9 @@
 //! cycle costs at most the size of the quota table, not of the scenario, and a cycle that only
 //! turns heads away copies nothing.
 
-use super::model::{Fr, FrMap, World};
 use super::oracle::OracleMemo;
 use super::quota::Usage;
+use super::world::{Fr, FrMap, World};
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::BTreeSet;

@@ -13,8 +13,8 @@
 //! they never collide with a workload of the profile.
 
 use super::events::Event;
-use super::model::{self, Fr, WorkloadSpec, World};
 use super::scenario::{Scenario, ScenarioKind, ScenarioWorkload};
+use super::world::{self, Fr, WorkloadSpec, World};
 use crate::facts::{Quotas, pods};
 use crate::profile::{
     Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Queues, Toleration,
@@ -213,7 +213,7 @@ fn push_synthetic(
         priority: 0,
         submit_at,
         run_for: RUN_FOR,
-        pod_sets: vec![model::PodSetSpec {
+        pod_sets: vec![world::PodSetSpec {
             name: "main".to_owned(),
             count: 1,
             requests: requests.iter().map(|(r, q)| (*r, q.nanos())).collect(),
@@ -241,7 +241,7 @@ fn world_with(profile: &Profile, workloads: Vec<ScenarioWorkload>) -> World {
         description: None,
         workloads,
     };
-    model::build(profile, &scenario)
+    world::build(profile, &scenario)
 }
 
 /// Kept name order after synthetic workloads are added (the simulator relies on it).

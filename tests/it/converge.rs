@@ -17,7 +17,11 @@ fn prod_objects() -> Vec<Value> {
     let text = shipped_text("team").to_owned()
         + "gitops:\n  repoURL: https://example.com/ray.git\n  path: deploy/team\n  argocd: {}\n  flux: {}\n";
     let c = compile_text(text.as_bytes()).unwrap_or_else(|d| panic!("{d:?}"));
-    c.bundle.objects.iter().map(|r| r.object.value.clone()).collect()
+    c.bundle
+        .objects
+        .iter()
+        .map(|r| r.object.value.clone())
+        .collect()
 }
 
 /// The objects with one setting of every object of `kind` removed (`spec.<path>`): the

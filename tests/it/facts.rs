@@ -34,7 +34,7 @@ fn a_gpu_size_in_lower_case_is_a_gpu_pool_for_rules_scripts_and_summary() {
 fn a_pool_without_count_or_autoscale_has_azs_three_nodes_in_the_rules() {
     let text = shipped_text("kuberay-gpu").replace("      autoscale: {min: 0, max: 3}\n", "");
     let source = raykueue::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
-    let (_, diags) = raykueue::compile::check(&raykueue::input::resolve::Resolved {
+    let (_, diags) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
         source,
         base_dir: None,
     });
@@ -85,7 +85,7 @@ fn the_capacity_rule_counts_the_operators_on_the_system_pool() {
         .replace("criticalAddonsOnly: true", "criticalAddonsOnly: false")
         .replace("nominalQuota: \"96\"", "nominalQuota: \"1000\"");
     let source = raykueue::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
-    let (_, diags) = raykueue::compile::check(&raykueue::input::resolve::Resolved {
+    let (_, diags) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
         source,
         base_dir: None,
     });
@@ -170,7 +170,7 @@ fn a_rayservice_whose_raycluster_is_queued_is_not_admitted_pod_by_pod() {
     .unwrap();
     let check = |text: &str| {
         let source = raykueue::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
-        let (_, diags) = raykueue::compile::check(&raykueue::input::resolve::Resolved {
+        let (_, diags) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
             source,
             base_dir: None,
         });

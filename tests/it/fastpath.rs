@@ -6,7 +6,7 @@
 //! range) must be broken by some mutant, which the fast path then refuses.
 
 use crate::common::{repo, shipped_text};
-use raykueue::input::schema::{schema_violations, typed};
+use raykueue::input::schema::{fast, schema_violations};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -51,7 +51,7 @@ fn sources() -> Vec<(String, Value)> {
         ));
     }
     for (name, v) in &out {
-        assert!(typed(v).is_some(), "{name} is a valid profile");
+        assert!(fast(v).is_some(), "{name} is a valid profile");
         assert_eq!(schema_violations(v), Vec::<String>::new(), "{name}");
     }
     out
@@ -167,7 +167,7 @@ fn the_fast_path_never_accepts_what_the_schema_refuses_and_every_limit_is_exerci
                 *v.pointer_mut(pointer).unwrap() = m.clone();
                 tried += 1;
                 let violations = schema_violations(&v);
-                let accepted = typed(&v).is_some();
+                let accepted = fast(&v).is_some();
                 assert!(
                     !accepted || violations.is_empty(),
                     "{name}: the fast path accepts {pointer} = {m}, the schema refuses it: {violations:?}"
@@ -208,10 +208,10 @@ fn the_fast_path_and_the_schema_agree_on_every_fixture_profile() {
             continue;
         };
         let v = raykueue::input::load::flatten(tree).value;
-        let fast = typed(&v).is_some();
+        let accepted_fast = fast(&v).is_some();
         let schema = schema_violations(&v).is_empty();
         assert!(
-            !fast || schema,
+            !accepted_fast || schema,
             "{}: fast path accepts, schema refuses",
             entry.display()
         );

@@ -285,10 +285,13 @@ fn a_queued_rayservice_is_synced_with_its_suspend_left_to_kueue() {
         .objects
         .iter()
         .find(|r| {
-            r.object.value["metadata"]["name"] == "team-workloads" && r.object.value["kind"] == "Application"
+            r.object.value["metadata"]["name"] == "team-workloads"
+                && r.object.value["kind"] == "Application"
         })
         .expect("the workloads Application");
-    let ignored = app.object.value["spec"]["ignoreDifferences"].as_array().unwrap();
+    let ignored = app.object.value["spec"]["ignoreDifferences"]
+        .as_array()
+        .unwrap();
     assert_eq!(ignored.len(), 1, "{ignored:?}");
     assert_eq!(ignored[0]["kind"], "RayService");
     assert_eq!(

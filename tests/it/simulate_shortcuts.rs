@@ -160,10 +160,11 @@ fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
         let (profile_text, scenario_text) = case(seed);
         let source = raykueue::input::load::decode("random.yaml", profile_text.as_bytes())
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-        let (typed, diagnostics) = raykueue::compile::check(&raykueue::input::resolve::Resolved {
-            source,
-            base_dir: None,
-        });
+        let (typed, diagnostics) =
+            raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
+                source,
+                base_dir: None,
+            });
         let Some((_, profile)) = typed else {
             panic!(
                 "seed {seed}: the generator made an invalid profile: {diagnostics:?}\n{profile_text}"
@@ -173,9 +174,9 @@ fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         let (loaded, scenario) = raykueue::simulate::scenario::parse(&source)
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-        let problems = raykueue::simulate::scenario::check(&profile, &loaded, &scenario);
+        let problems = raykueue::simulate::scenario::against_profile(&profile, &loaded, &scenario);
         assert!(problems.is_empty(), "seed {seed}: {problems:?}");
-        let world = raykueue::simulate::model::build(&profile, &scenario);
+        let world = raykueue::simulate::world::build(&profile, &scenario);
         // The debug assertion fires inside `run` if the shortcut is ever wrong.
         let outcome = raykueue::simulate::run(&world, None);
         let json = raykueue::simulate::events::render_json(&world, &outcome.events);

@@ -450,7 +450,7 @@ fn shipped_profiles_read_only_their_embedded_example_scripts() {
     for p in SHIPPED {
         let r = raykueue::input::resolve::resolve(p).unwrap();
         assert!(r.base_dir.is_none());
-        let (typed, _) = raykueue::compile::check(&r);
+        let (typed, _) = raykueue::compile::check_profile(&r);
         let (_, profile) = typed.unwrap();
         let scripts: Vec<&str> = profile
             .workloads

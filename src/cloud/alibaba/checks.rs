@@ -21,7 +21,7 @@ fn overlap(a: (u32, u32), b: (u32, u32)) -> bool {
     a.0 <= b.1 && b.0 <= a.1
 }
 
-pub(super) fn check(a: &Alibaba, _p: &Profile, out: &mut Findings) {
+pub(super) fn run(a: &Alibaba, _p: &Profile, out: &mut Findings) {
     if let (Some(vpc), Some(vsw)) = (range(&a.vpc.cidr), range(&a.vpc.vswitch_cidr))
         && !(vpc.0 <= vsw.0 && vsw.1 <= vpc.1)
     {

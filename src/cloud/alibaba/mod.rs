@@ -207,8 +207,8 @@ impl Cloud for Alibaba {
         IDENTITY_NAMESPACE_LABELS
     }
 
-    fn check(&self, p: &Profile, out: &mut Findings) {
-        checks::check(self, p, out);
+    fn own_checks(&self, p: &Profile, out: &mut Findings) {
+        checks::run(self, p, out);
     }
 
     /// The node pools with what ACK and raykueue put on their nodes.

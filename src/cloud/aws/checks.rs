@@ -7,7 +7,7 @@ use crate::base::codes;
 use crate::base::diagnostic::Findings;
 use crate::profile::Profile;
 
-pub(super) fn check(a: &Aws, _p: &Profile, out: &mut Findings) {
+pub(super) fn run(a: &Aws, _p: &Profile, out: &mut Findings) {
     for (i, g) in a.node_pools.iter().enumerate() {
         let base = format!("/aws/nodePools/{i}");
         if let Some(r) = &g.autoscale

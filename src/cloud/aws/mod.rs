@@ -208,8 +208,8 @@ impl Cloud for Aws {
         }
     }
 
-    fn check(&self, p: &Profile, out: &mut Findings) {
-        checks::check(self, p, out);
+    fn own_checks(&self, p: &Profile, out: &mut Findings) {
+        checks::run(self, p, out);
     }
 
     /// The node groups with what eksctl and raykueue put on their nodes.

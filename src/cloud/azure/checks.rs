@@ -9,7 +9,7 @@ use crate::base::codes;
 use crate::base::diagnostic::{Findings, did_you_mean};
 use crate::profile::Profile;
 
-pub(super) fn check(az: &Azure, p: &Profile, out: &mut Findings) {
+pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
     if !REGIONS.contains(&az.location.as_str()) {
         let hint = did_you_mean(&az.location, REGIONS.iter().copied()).map_or_else(
             || "use a region name as `az account list-locations --query [].name` prints it, e.g. eastus2".to_string(),

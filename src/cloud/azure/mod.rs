@@ -130,8 +130,8 @@ impl Cloud for Azure {
         fields.insert("mode", group.mode.to_owned());
     }
 
-    fn check(&self, p: &Profile, out: &mut Findings) {
-        checks::check(self, p, out);
+    fn own_checks(&self, p: &Profile, out: &mut Findings) {
+        checks::run(self, p, out);
     }
 
     /// The node pools with what AKS adds to their nodes.

@@ -7,7 +7,7 @@ use crate::base::codes;
 use crate::base::diagnostic::Findings;
 use crate::profile::Profile;
 
-pub(super) fn check(g: &Gcp, _p: &Profile, out: &mut Findings) {
+pub(super) fn run(g: &Gcp, _p: &Profile, out: &mut Findings) {
     if let Some(first) = g.node_pools.first()
         && first.name.as_str() != DEFAULT_POOL
     {

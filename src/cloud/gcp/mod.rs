@@ -139,8 +139,8 @@ impl Cloud for Gcp {
         true
     }
 
-    fn check(&self, p: &Profile, out: &mut Findings) {
-        checks::check(self, p, out);
+    fn own_checks(&self, p: &Profile, out: &mut Findings) {
+        checks::run(self, p, out);
     }
 
     fn node_groups(&self) -> Vec<NodeGroup<'_>> {

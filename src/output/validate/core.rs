@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 /// `corev1.MaxSecretSize`, which also bounds a ConfigMap's data.
 const CONFIGMAP_MAX_BYTES: usize = 1024 * 1024;
 
-pub(super) fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
+pub(super) fn run(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
     if kind == "ConfigMap" {
         config_map(w, root);
     }

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 const ANNOTATIONS_MAX_BYTES: usize = 256 * 1024;
 
 /// Check `metadata` of an object of `kind`; `namespaced` from the kind's scope.
-pub(super) fn check(w: &mut Walker, kind: &str, namespaced: bool, root: &Map<String, Value>) {
+pub(super) fn run(w: &mut Walker, kind: &str, namespaced: bool, root: &Map<String, Value>) {
     let meta = match root.get("metadata") {
         Some(Value::Object(meta)) => meta,
         // A wrong type is reported by the schema walk already.

@@ -18,13 +18,13 @@
 //! it accepts with a consequence is a warning.
 
 use crate::base::codes;
-pub(crate) mod admission;
 mod cel;
 mod core;
-pub(crate) mod kuberay;
 mod meta;
+pub(crate) mod reconcile;
 mod schema;
 mod walk;
+pub(crate) mod webhooks;
 
 use crate::base::diagnostic::Diagnostic;
 use crate::base::pointer::field_path;
@@ -164,9 +164,9 @@ pub fn object(value: &Value) -> Verdict {
         };
     };
     w.walk(entry.root, value, "");
-    meta::check(&mut w, kind, entry.namespaced, root);
-    core::check(&mut w, kind, root);
-    admission::check(&mut w, kind, root);
+    meta::run(&mut w, kind, entry.namespaced, root);
+    core::run(&mut w, kind, root);
+    webhooks::run(&mut w, kind, root);
     let refused: Vec<String> = w
         .out
         .iter()
@@ -174,7 +174,7 @@ pub fn object(value: &Value) -> Verdict {
         .map(|v| v.pointer.clone())
         .collect();
     let before = w.out.len();
-    kuberay::check(&mut w, kind, root);
+    reconcile::run(&mut w, kind, root);
     // A field the API server refuses never reaches the controller: one finding, the first
     // layer's (the CRD bounds some fields the controller checks again).
     let mut i = 0;
@@ -299,7 +299,9 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
 /// there are many): the objects that fail, by their index in apply order, with what fails. An
 /// object of a kind without a schema fails too, unless its group is one raykueue writes
 /// unchecked (kustomize's own files).
-pub fn generated<'a>(objects: impl IntoIterator<Item = &'a crate::model::Object>) -> Vec<(usize, Verdict)> {
+pub fn generated<'a>(
+    objects: impl IntoIterator<Item = &'a crate::model::Object>,
+) -> Vec<(usize, Verdict)> {
     let objects: Vec<&crate::model::Object> = objects.into_iter().collect();
     let verdicts = crate::base::par::map(crate::base::par::wide(objects.len()), &objects, |o| {
         object(&o.value)

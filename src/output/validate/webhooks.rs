@@ -34,7 +34,7 @@ fn has_submitter_pod_set(spec: &Value) -> bool {
         .is_none_or(|m| m == "K8sJobMode")
 }
 
-pub(crate) fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
+pub(crate) fn run(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
     let spec = root.get("spec").filter(|s| s.is_object());
     match (kind, spec) {
         ("ClusterQueue", Some(spec)) => cluster_queue(w, spec),

@@ -37,7 +37,7 @@ const GEN_AUTOSCALER_START_CMD: &str = "KUBERAY_GEN_AUTOSCALER_START_CMD";
 const DEFAULT_MIN_REPLICAS: i64 = 0;
 const DEFAULT_MAX_REPLICAS: i64 = 2_147_483_647;
 
-pub(crate) fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
+pub(crate) fn run(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
     let annotations = root
         .get("metadata")
         .and_then(|m| m.get("annotations"))
@@ -56,7 +56,7 @@ pub(crate) fn check(w: &mut Walker, kind: &str, root: &Map<String, Value>) {
                 let queued = root
                     .get("metadata")
                     .and_then(|m| m.get("labels"))
-                    .and_then(|l| l.get(super::admission::QUEUE_LABEL))
+                    .and_then(|l| l.get(super::webhooks::QUEUE_LABEL))
                     .is_some();
                 ray_job(w, spec, annotations, queued);
             }

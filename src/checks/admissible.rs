@@ -26,10 +26,10 @@ use crate::base::codes;
 use crate::facts::Quotas;
 use crate::facts::pods::{self, PodSet, pod_sets};
 use crate::profile::{Quantity, Workload};
-use crate::simulate::model::{Fr, World, flavor_mismatch, profile_world};
 use crate::simulate::never::{Finding, findings};
+use crate::simulate::world::{Fr, World, flavor_mismatch, profile_world};
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(queues) = &p.queues else { return };
     let (world, index) = profile_world(p);

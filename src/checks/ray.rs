@@ -144,7 +144,7 @@ fn image_of<'p>(ctx: &Ctx<'p>, i: usize, w: &'p Workload) -> Option<(&'p str, St
     Some((ray.image.as_str(), "/ray/image".to_string()))
 }
 
-pub(super) fn check(ctx: &mut Ctx<'_>) {
+pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     if let Some(ray) = &p.ray {
         pinned(ctx, ray.image.as_str(), "/ray/image");
