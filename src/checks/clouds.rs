@@ -150,7 +150,7 @@ fn pools(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
 /// RK454: the cloud section wires an identity, and there is no service account to carry it.
 fn identity(ctx: &mut Ctx<'_>, cloud: Option<&dyn Cloud>) {
     let p = ctx.profile;
-    let wired = cloud.is_some_and(|c| c.has_identity());
+    let wired = cloud.is_some_and(crate::cloud::Cloud::has_identity);
     // Without a cloud section the messages name Azure, raykueue's first cloud.
     let (section, words) = cloud.map_or(("azure", &crate::cloud::azure::WORDS), |c| {
         (c.section(), c.words())

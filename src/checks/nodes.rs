@@ -374,7 +374,7 @@ fn flavor_labels(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
                 } else if let Some(s) = did_you_mean(k, keys) {
                     format!("did you mean the label `{s}`?")
                 } else {
-                    let words = provider.map(|c| c.words());
+                    let words = provider.map(crate::cloud::Cloud::words);
                     format!(
                         "add `{k}: {v}` to the `labels` of the node pool these pods belong on, or select a label {} sets, e.g. `{}: {}`",
                         words.map_or("the cloud", |w| w.service),

@@ -118,7 +118,10 @@ fn readme(from: &str, shipped: &str) -> Result<String, crate::base::diagnostic::
         })
     });
     let name = profile.as_ref().map_or(from, |p| p.name.as_str());
-    let words = profile.as_ref().and_then(|p| p.cloud()).map(|c| c.words());
+    let words = profile
+        .as_ref()
+        .and_then(|p| p.cloud())
+        .map(crate::cloud::Cloud::words);
     crate::output::render::render_text(
         "init/README.md.j2",
         &serde_json::json!({

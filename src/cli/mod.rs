@@ -7,6 +7,7 @@ mod completions;
 mod diff;
 mod gen_cmd;
 mod init;
+pub mod reference;
 mod schema;
 pub mod semantic_diff;
 mod simulate;

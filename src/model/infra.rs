@@ -203,9 +203,11 @@ fn context(p: &Profile) -> Context {
         }
         _ => None,
     };
-    let groups = provider.map(|c| c.node_groups()).unwrap_or_default();
+    let groups = provider
+        .map(crate::cloud::Cloud::node_groups)
+        .unwrap_or_default();
     Context {
-        provider: provider.map(|c| c.section()),
+        provider: provider.map(crate::cloud::Cloud::section),
         scales_to_zero: groups.iter().any(|g| g.size.min == 0),
         kueue: p.operators.kueue.as_ref().map(kueue),
         kuberay: p.operators.kuberay.as_ref().map(kuberay),
@@ -383,7 +385,10 @@ pub fn kuberay_values(p: &Profile) -> Value {
 /// profile's GPU pools they do not cover: a plugin that cannot land on a GPU node leaves it
 /// without `nvidia.com/gpu`.
 pub fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
-    let groups = p.cloud().map(|c| c.node_groups()).unwrap_or_default();
+    let groups = p
+        .cloud()
+        .map(crate::cloud::Cloud::node_groups)
+        .unwrap_or_default();
     let mut tolerations = operators::device_plugin_default_tolerations();
     let defaults: Vec<crate::profile::Toleration> = tolerations
         .iter()

@@ -80,7 +80,7 @@ pub fn platform_objects(p: &Profile) -> Vec<Object> {
         // `up.sh` replaces.
         let ids = p
             .cloud()
-            .map(|c| c.identity_annotations())
+            .map(crate::cloud::Cloud::identity_annotations)
             .unwrap_or_default();
         if sa.workload_identity && !ids.is_empty() {
             m.annotations = Some(

@@ -75,7 +75,7 @@ pub fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
         .collect();
     let provider = p.cloud();
     let pools: Vec<Value> = provider
-        .map(|c| c.node_groups())
+        .map(crate::cloud::Cloud::node_groups)
         .unwrap_or_default()
         .into_iter()
         .map(|g| {

@@ -442,7 +442,11 @@ fn runtime_env_yaml(env: &RuntimeEnv) -> Result<Option<String>, Diagnostic> {
 /// name); the workload's own values win.
 fn with_storage(p: &Profile, env: Option<&RuntimeEnv>) -> RuntimeEnv {
     let mut env = env.cloned().unwrap_or_default();
-    for (name, value) in p.cloud().map(|c| c.workload_env()).unwrap_or_default() {
+    for (name, value) in p
+        .cloud()
+        .map(crate::cloud::Cloud::workload_env)
+        .unwrap_or_default()
+    {
         env.env_vars
             .entry(EnvName(name.to_owned()))
             .or_insert(value);

@@ -25,6 +25,7 @@ mod infra;
 mod init;
 mod overlay;
 mod properties;
+mod reference;
 mod rules;
 mod simulate;
 mod simulate_shortcuts;

@@ -81,27 +81,6 @@ fn shipped_profiles_warn_only_as_documented() {
     }
 }
 
-#[test]
-fn every_rule_code_is_in_the_readme() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
-    let rules = raykueue::base::codes::ALL;
-    let mut seen = std::collections::BTreeSet::new();
-    for r in rules {
-        assert!(seen.insert(r.id), "{} is listed twice", r.id);
-        assert!(
-            readme.contains(&format!("| `{}` |", r.id)),
-            "README.md has no row for {} ({})",
-            r.id,
-            r.title
-        );
-    }
-    // And the README lists no code the tool does not have.
-    for line in readme.lines().filter(|l| l.starts_with("| `RK")) {
-        let code = &line[3..8];
-        assert!(seen.contains(code), "README lists unknown code {code}");
-    }
-}
-
 /// Two team queues in one cohort, 4 GPUs nominal each, and one RayJob with `gpus` one-GPU
 /// workers on team A's queue.
 fn cohort_profile(gpus: u32, borrowing_limit: Option<u32>, lending_limit_b: Option<u32>) -> String {

@@ -4,6 +4,9 @@
 //! CRD and Kubernetes schemas) and `assets/charts.json` (the pinned Helm charts' value keys and
 //! the defaults raykueue builds on) from `DIR/schemas` (default: `../shared` beside the
 //! repository). `--check` writes nothing and exits 1 when a committed file differs.
+//!
+//! `docs [--check]`: regenerate `docs/rules.md` (from the code table) and `docs/profile.md`
+//! (from the profile's JSON Schema).
 
 mod charts;
 mod import;
@@ -31,23 +34,34 @@ fn main() -> ExitCode {
                 None => return usage("--shared needs a directory"),
             },
             "--check" => check = true,
-            "import-schemas" if task.is_none() => task = Some(a.as_str()),
+            "import-schemas" | "docs" if task.is_none() => task = Some(a.as_str()),
             other => return usage(&format!("unknown argument `{other}`")),
         }
     }
-    if task.is_none() {
+    let Some(task) = task else {
         return usage("no task given");
-    }
+    };
     let mut status = ExitCode::SUCCESS;
-    let tables: [(&str, Importer); 2] = [
-        (import::OUTPUT, import::import),
-        (charts::OUTPUT, charts::import),
-    ];
+    let tables: Vec<(&str, Importer)> = if task == "docs" {
+        vec![
+            (raykueue::cli::reference::RULES_FILE, |_| {
+                Ok(raykueue::cli::reference::rules())
+            }),
+            (raykueue::cli::reference::PROFILE_FILE, |_| {
+                Ok(raykueue::cli::reference::profile())
+            }),
+        ]
+    } else {
+        vec![
+            (import::OUTPUT, import::import),
+            (charts::OUTPUT, charts::import),
+        ]
+    };
     for (output, generate) in tables {
         let text = match generate(&shared.join("schemas")) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("import-schemas: {e}");
+                eprintln!("{task}: {e}");
                 return ExitCode::from(2);
             }
         };
@@ -57,7 +71,7 @@ fn main() -> ExitCode {
             if current == text {
                 eprintln!("{output} is up to date");
             } else {
-                eprintln!("{output} is stale: run `cargo run -p xtask -- import-schemas`");
+                eprintln!("{output} is stale: run `cargo run -p xtask -- {task}`");
                 status = ExitCode::from(1);
             }
             continue;
@@ -78,6 +92,8 @@ fn main() -> ExitCode {
 }
 
 fn usage(problem: &str) -> ExitCode {
-    eprintln!("{problem}\nusage: cargo run -p xtask -- import-schemas [--shared DIR] [--check]");
+    eprintln!(
+        "{problem}\nusage: cargo run -p xtask -- import-schemas [--shared DIR] [--check]\n       cargo run -p xtask -- docs [--check]"
+    );
     ExitCode::from(2)
 }

@@ -77,7 +77,6 @@ pub const ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
 pub const GSA_ANNOTATION: &str = "iam.gke.io/gcp-service-account";
 /// The name GKE gives the pool `clusters create` makes.
 pub const DEFAULT_POOL: &str = "default-pool";
-/// The node count gcloud gives a pool created without `--num-nodes`.
 
 impl Gcp {
     /// The Google service account's e-mail, when the project is pinned.

@@ -1,0 +1,58 @@
+//! The generated reference documents are what the code says today: `docs/rules.md` from the
+//! code table, `docs/profile.md` from the profile's JSON Schema. `cargo run -p xtask -- docs`
+//! rewrites them.
+
+use crate::common::repo;
+use raykueue::cli::reference;
+
+#[test]
+fn the_reference_documents_are_fresh() {
+    for (file, text) in [
+        (reference::RULES_FILE, reference::rules()),
+        (reference::PROFILE_FILE, reference::profile()),
+    ] {
+        let committed = std::fs::read_to_string(repo().join(file)).unwrap_or_default();
+        assert!(
+            committed == text,
+            "{file} is stale: run `cargo run -p xtask -- docs`"
+        );
+    }
+}
+
+/// The rules reference lists every code and every retired one, each once.
+#[test]
+fn the_rules_reference_lists_every_code() {
+    let text = reference::rules();
+    for c in raykueue::base::codes::ALL {
+        assert_eq!(
+            text.matches(&format!("| `{}` |", c.id)).count(),
+            1,
+            "{} ({})",
+            c.id,
+            c.title
+        );
+    }
+    for (old, new) in raykueue::base::codes::RETIRED {
+        assert!(text.contains(&format!("| `{old}` | `{}`", new.id)), "{old}");
+    }
+    // And the profile reference has a section for every object of the format.
+    let profile = reference::profile();
+    for object in [
+        "Profile",
+        "Azure",
+        "Gcp",
+        "Aws",
+        "Alibaba",
+        "Queues",
+        "Workload",
+        "NvidiaOperator",
+    ] {
+        assert!(
+            profile.contains(&format!(
+                "<a id=\"{}\"></a>`{object}`",
+                object.to_ascii_lowercase()
+            )),
+            "{object}"
+        );
+    }
+}
