@@ -36,7 +36,7 @@ pub mod facts;
 
 pub mod simulate;
 
-pub mod checks;
+pub(crate) mod checks;
 
 pub mod model;
 

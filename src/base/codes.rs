@@ -44,7 +44,7 @@ const fn code(
 }
 
 /// The groups of the rules reference, by code range: title, first code, last code.
-pub const GROUPS: &[(&str, &str, &str)] = &[
+pub(crate) const GROUPS: &[(&str, &str, &str)] = &[
     ("Input and schema: the profile as a file", "RK000", "RK049"),
     (
         "`raykueue validate`: manifests given to it",
@@ -76,80 +76,80 @@ pub const GROUPS: &[(&str, &str, &str)] = &[
 ];
 
 // ---- Input and schema: the profile as a file (`input`)
-pub const USAGE: Code = code(
+pub(crate) const USAGE: Code = code(
     "RK000",
     Error,
     "usage or I/O: the profile cannot be found or read",
     "`--profile tem` → no profile named `tem` (did you mean the shipped profile `team`?)",
 );
-pub const YAML_SYNTAX: Code = code(
+pub(crate) const YAML_SYNTAX: Code = code(
     "RK001",
     Error,
     "YAML syntax error, or more than one document",
     "`flavors: [default` → fix the YAML syntax at this place",
 );
-pub const NOT_UTF8: Code = code(
+pub(crate) const NOT_UTF8: Code = code(
     "RK002",
     Error,
     "the profile is not valid UTF-8",
     "a Latin-1 `é` in a description",
 );
-pub const DUPLICATE_KEY: Code = code(
+pub(crate) const DUPLICATE_KEY: Code = code(
     "RK003",
     Error,
     "a mapping has the same key twice",
     "`namespace: ray` twice",
 );
-pub const INPUT_TOO_LARGE: Code = code(
+pub(crate) const INPUT_TOO_LARGE: Code = code(
     "RK004",
     Error,
     "the profile exceeds a size, depth, node-count or alias-expansion limit",
     "a YAML alias bomb",
 );
-pub const YAML_TAG: Code = code(
+pub(crate) const YAML_TAG: Code = code(
     "RK005",
     Error,
     "a YAML tag (`!!binary`, `!custom`): profiles are plain data",
     "`name: !!binary aGk=`",
 );
-pub const EMPTY_INPUT: Code = code("RK006", Error, "the profile is empty", "an empty file");
-pub const UNKNOWN_KEY: Code = code(
+pub(crate) const EMPTY_INPUT: Code = code("RK006", Error, "the profile is empty", "an empty file");
+pub(crate) const UNKNOWN_KEY: Code = code(
     "RK010",
     Error,
     "unknown key (with did-you-mean)",
     "`namspace: ray` → did you mean `namespace`?",
 );
-pub const WRONG_TYPE: Code = code(
+pub(crate) const WRONG_TYPE: Code = code(
     "RK011",
     Error,
     "wrong type (e.g. a number where text is expected)",
     "`count: \"two\"` where a number is expected",
 );
-pub const INVALID_VALUE: Code = code(
+pub(crate) const INVALID_VALUE: Code = code(
     "RK012",
     Error,
     "invalid value: pattern, enum, range, length or item count",
     "`name: Team-A` is not a DNS-1123 label; `nodeLabels` with 9 entries",
 );
-pub const MISSING_KEY: Code = code(
+pub(crate) const MISSING_KEY: Code = code(
     "RK013",
     Error,
     "missing required key",
     "a node pool without `vmSize`",
 );
-pub const EXTENDS_NOT_FOUND: Code = code(
+pub(crate) const EXTENDS_NOT_FOUND: Code = code(
     "RK020",
     Error,
     "`extends` names a parent profile that cannot be found",
     "`extends: ../bsae.yaml`",
 );
-pub const EXTENDS_CYCLE: Code = code(
+pub(crate) const EXTENDS_CYCLE: Code = code(
     "RK021",
     Error,
     "`extends` forms a cycle, or a chain too long to be anything else",
     "`a.yaml` extends `b.yaml`, which extends `a.yaml`",
 );
-pub const OVERLAY_CLASH: Code = code(
+pub(crate) const OVERLAY_CLASH: Code = code(
     "RK022",
     Error,
     "an overlay replaces a mapping, list or scalar with another type, or deletes what the parent lacks",
@@ -157,67 +157,67 @@ pub const OVERLAY_CLASH: Code = code(
 );
 
 // ---- `raykueue validate`: manifests given to it (`output::validate`)
-pub const MANIFEST_SCHEMA: Code = code(
+pub(crate) const MANIFEST_SCHEMA: Code = code(
     "RK050",
     Error,
     "validate: a manifest breaks its kind's schema, or has a field the schema lacks",
     "`spec.cohort` in a v1beta2 ClusterQueue",
 );
-pub const MANIFEST_DEFAULTED: Code = code(
+pub(crate) const MANIFEST_DEFAULTED: Code = code(
     "RK051",
     Warning,
     "validate: a required field left to the API server's default",
     "a RayCluster worker group without `minReplicas`",
 );
-pub const MANIFEST_RULE: Code = code(
+pub(crate) const MANIFEST_RULE: Code = code(
     "RK052",
     Error,
     "validate: a manifest breaks a CEL rule of its CRD",
     "a ClusterQueue with 65 resource groups",
 );
-pub const MANIFEST_WEBHOOK: Code = code(
+pub(crate) const MANIFEST_WEBHOOK: Code = code(
     "RK053",
     Error,
     "validate: a manifest breaks a Kueue admission webhook rule",
     "a queued RayJob with `shutdownAfterJobFinishes: false`",
 );
-pub const MANIFEST_NOT_EVALUATED: Code = code(
+pub(crate) const MANIFEST_NOT_EVALUATED: Code = code(
     "RK054",
     Warning,
     "validate: a rule that could not be evaluated",
     "(named by its CEL text)",
 );
-pub const MANIFEST_NO_SCHEMA: Code = code(
+pub(crate) const MANIFEST_NO_SCHEMA: Code = code(
     "RK055",
     Warning,
     "validate: no schema for this apiVersion and kind: not validated",
     "a Deployment in the stream",
 );
-pub const MANIFEST_NOT_OBJECT: Code = code(
+pub(crate) const MANIFEST_NOT_OBJECT: Code = code(
     "RK056",
     Error,
     "validate: a document that is not a Kubernetes object",
     "a bare list",
 );
-pub const MANIFEST_EMPTY: Code = code(
+pub(crate) const MANIFEST_EMPTY: Code = code(
     "RK057",
     Warning,
     "validate: no Kubernetes objects in the input",
     "an empty file",
 );
-pub const UNMANAGED: Code = code(
+pub(crate) const UNMANAGED: Code = code(
     "RK060",
     Warning,
     "Kueue accepts the object but does not manage it (a queued RayJob with clusterSelector): it stays suspended",
     "a queued RayJob with `clusterSelector` and no `rayClusterSpec`",
 );
-pub const NO_WORKLOAD: Code = code(
+pub(crate) const NO_WORKLOAD: Code = code(
     "RK061",
     Error,
     "Kueue accepts the object but cannot create its Workload (more than 18 PodSets with the submitter)",
     "a K8sJobMode RayJob with 17 worker groups (19 PodSets)",
 );
-pub const KUBERAY_REFUSES: Code = code(
+pub(crate) const KUBERAY_REFUSES: Code = code(
     "RK070",
     Error,
     "the KubeRay controller refuses the object at reconcile (ValidationFailed), after `kubectl apply` said created",
@@ -225,289 +225,289 @@ pub const KUBERAY_REFUSES: Code = code(
 );
 
 // ---- Kueue: queues, flavors and workload admission (`checks`)
-pub const LOCAL_QUEUE_TARGET: Code = code(
+pub(crate) const LOCAL_QUEUE_TARGET: Code = code(
     "RK101",
     Error,
     "a LocalQueue points at a ClusterQueue the profile does not define",
     "`clusterQueue: team-c-cq` → did you mean `team-a-cq`?",
 );
-pub const FLAVOR_NOT_FOUND: Code = code(
+pub(crate) const FLAVOR_NOT_FOUND: Code = code(
     "RK102",
     Error,
     "a ClusterQueue names a ResourceFlavor that does not exist (the queue goes inactive with FlavorNotFound)",
     "flavor `gpus` in a resource group, only `gpu` defined",
 );
-pub const QUEUE_MODE: Code = code(
+pub(crate) const QUEUE_MODE: Code = code(
     "RK104",
     Error,
     "single and team queue modes are exclusive: one queue without a cohort, or team queues that share one",
     "`mode: single` with two ClusterQueues, or a `cohortName`",
 );
-pub const LIMIT_WITHOUT_COHORT: Code = code(
+pub(crate) const LIMIT_WITHOUT_COHORT: Code = code(
     "RK105",
     Error,
     "borrowingLimit and lendingLimit are allowed only in a ClusterQueue with a cohortName",
     "`borrowingLimit: \"4\"` on a queue without cohort",
 );
-pub const LENDING_OVER_NOMINAL: Code = code(
+pub(crate) const LENDING_OVER_NOMINAL: Code = code(
     "RK106",
     Error,
     "lendingLimit must not exceed nominalQuota",
     "nominal `\"4\"`, lendingLimit `\"6\"`",
 );
-pub const COVERED_RESOURCES: Code = code(
+pub(crate) const COVERED_RESOURCES: Code = code(
     "RK107",
     Error,
     "each flavor lists exactly its group's coveredResources, in the same order",
     "covers `[cpu, memory]`, flavor lists `[memory, cpu]`",
 );
-pub const DUPLICATE_NAME: Code = code(
+pub(crate) const DUPLICATE_NAME: Code = code(
     "RK108",
     Error,
     "two objects of one kind share a name",
     "two ResourceFlavors named `gpu`",
 );
-pub const GROUP_OVERLAP: Code = code(
+pub(crate) const GROUP_OVERLAP: Code = code(
     "RK109",
     Error,
     "a resource or a flavor appears in more than one resource group of a ClusterQueue",
     "`cpu` covered by groups 0 and 1",
 );
-pub const PRIORITY_NOT_FOUND: Code = code(
+pub(crate) const PRIORITY_NOT_FOUND: Code = code(
     "RK110",
     Error,
     "a workload names a WorkloadPriorityClass the profile does not define",
     "`priorityClass: hihg`",
 );
-pub const TOLERATION_SHAPE: Code = code(
+pub(crate) const TOLERATION_SHAPE: Code = code(
     "RK112",
     Error,
     "a toleration Kueue's CEL rules reject (Exists with a value, tolerationSeconds without NoExecute, no key without Exists)",
     "`{operator: Exists, value: \"x\"}`",
 );
-pub const FUNGIBILITY: Code = code(
+pub(crate) const FUNGIBILITY: Code = code(
     "RK113",
     Error,
     "flavorFungibility.preference needs whenCanBorrow and whenCanPreempt both TryNextFlavor",
     "`preference: BorrowingOverPreemption` alone",
 );
-pub const BORROW_WITHIN_COHORT: Code = code(
+pub(crate) const BORROW_WITHIN_COHORT: Code = code(
     "RK114",
     Error,
     "preemption.borrowWithinCohort needs reclaimWithinCohort other than Never",
     "`borrowWithinCohort: {policy: LowerPriority}` with `reclaimWithinCohort: Never`",
 );
-pub const TAINT_DUPLICATE: Code = code(
+pub(crate) const TAINT_DUPLICATE: Code = code(
     "RK115",
     Error,
     "a ResourceFlavor lists the same taint key and effect twice",
     "`nvidia.com/gpu:NoSchedule` twice",
 );
-pub const UNUSED_FLAVOR: Code = code(
+pub(crate) const UNUSED_FLAVOR: Code = code(
     "RK116",
     Warning,
     "a ResourceFlavor no ClusterQueue uses",
     "flavor `spot` in no resource group",
 );
-pub const UNREACHABLE_CLUSTER_QUEUE: Code = code(
+pub(crate) const UNREACHABLE_CLUSTER_QUEUE: Code = code(
     "RK117",
     Warning,
     "a ClusterQueue no LocalQueue points at: nothing can be submitted to it",
     "`team-c-cq` with no LocalQueue",
 );
-pub const QUEUE_TOTALS: Code = code(
+pub(crate) const QUEUE_TOTALS: Code = code(
     "RK118",
     Error,
     "a ClusterQueue over Kueue's totals: 256 flavors, 256 covered resources, 512 flavor × resource pairs per group",
     "23 flavors × 23 resources = 529 in one group",
 );
-pub const FAIR_SHARING_WEIGHT: Code = code(
+pub(crate) const FAIR_SHARING_WEIGHT: Code = code(
     "RK119",
     Error,
     "fairSharingWeight is positive but not above 1n (Kueue refuses weights that collapse to zero)",
     "`fairSharingWeight: 1n`",
 );
-pub const QUEUE_NOT_FOUND: Code = code(
+pub(crate) const QUEUE_NOT_FOUND: Code = code(
     "RK120",
     Error,
     "a workload's queue names no LocalQueue in its namespace (it stays pending: LocalQueue not found)",
     "`queue: team-c` → did you mean `team-a`?",
 );
-pub const UNQUEUED: Code = code(
+pub(crate) const UNQUEUED: Code = code(
     "RK121",
     Warning,
     "a workload without `queue` and no `default` LocalQueue in its namespace bypasses admission and quota",
     "`team`'s `aurora-serve` (see [Workloads](#workloads))",
 );
-pub const TOO_MANY_GROUPS: Code = code(
+pub(crate) const TOO_MANY_GROUPS: Code = code(
     "RK122",
     Error,
     "more worker groups than a Kueue Workload has PodSets for (16 in K8sJobMode, else 17)",
     "17 worker groups on a K8sJobMode RayJob",
 );
-pub const HEAD_GROUP_NAME: Code = code(
+pub(crate) const HEAD_GROUP_NAME: Code = code(
     "RK123",
     Error,
     "a worker group is named `head`, which Kueue reserves for the head PodSet",
     "`workers: [{name: head, ...}]`",
 );
-pub const DUPLICATE_GROUP: Code = code(
+pub(crate) const DUPLICATE_GROUP: Code = code(
     "RK124",
     Error,
     "two worker groups of a workload share a name",
     "two groups `gpu-workers`",
 );
-pub const DUPLICATE_WORKLOAD: Code = code(
+pub(crate) const DUPLICATE_WORKLOAD: Code = code(
     "RK125",
     Error,
     "two workloads share a name (one `workloads/<name>/` folder each)",
     "two RayJobs `train`",
 );
-pub const ELASTIC_GATE_OFF: Code = code(
+pub(crate) const ELASTIC_GATE_OFF: Code = code(
     "RK126",
     Error,
     "an elastic queued workload while Kueue's ElasticJobsViaWorkloadSlices feature gate is off",
     "`elastic: true`, feature gate set to false",
 );
-pub const WRONG_KIND_FIELD: Code = code(
+pub(crate) const WRONG_KIND_FIELD: Code = code(
     "RK127",
     Error,
     "a field that belongs to another kind (RayJob-only fields, `serve` outside RayService, `submitter` outside K8sJobMode)",
     "`submitter` with `submissionMode: SidecarMode`",
 );
-pub const ENTRYPOINT_REQUIRED: Code = code(
+pub(crate) const ENTRYPOINT_REQUIRED: Code = code(
     "RK128",
     Error,
     "a RayJob without `entrypoint` (only InteractiveMode submits it later)",
     "a RayJob with no `entrypoint`",
 );
-pub const SERVE_REQUIRED: Code = code(
+pub(crate) const SERVE_REQUIRED: Code = code(
     "RK129",
     Error,
     "a RayService without `serve` applications",
     "`kind: RayService` without `serve`",
 );
-pub const FRAMEWORK_MISSING: Code = code(
+pub(crate) const FRAMEWORK_MISSING: Code = code(
     "RK130",
     Error,
     "a queued workload's kind is not in operators.kueue.frameworks, so Kueue never admits it",
     "a queued RayService, frameworks without `ray.io/rayservice`",
 );
-pub const SCRIPT_UNREADABLE: Code = code(
+pub(crate) const SCRIPT_UNREADABLE: Code = code(
     "RK131",
     Error,
     "a script is missing, unreadable, not UTF-8 text, outside the profile's folder, or (in a shipped profile) not one of its example scripts",
     "`scripts: [train.py]`, no such file",
 );
-pub const SCRIPT_KEY_CLASH: Code = code(
+pub(crate) const SCRIPT_KEY_CLASH: Code = code(
     "RK132",
     Error,
     "two scripts of a workload have the same file name (one ConfigMap key)",
     "`a/train.py` and `b/train.py`",
 );
-pub const SCRIPTS_TOO_LARGE: Code = code(
+pub(crate) const SCRIPTS_TOO_LARGE: Code = code(
     "RK133",
     Error,
     "a workload's scripts exceed the 1 MiB a ConfigMap can hold",
     "a 2 MiB data file in `scripts`",
 );
-pub const NO_IMAGE: Code = code(
+pub(crate) const NO_IMAGE: Code = code(
     "RK134",
     Error,
     "a workload has no image (`image`, or `ray.image` for all)",
     "no `image` and no `ray.image`",
 );
-pub const NO_RAY_VERSION: Code = code(
+pub(crate) const NO_RAY_VERSION: Code = code(
     "RK135",
     Error,
     "a workload's rayVersion is not given and its image tag names no Ray version",
     "`image: example.com/ml/trainer:1.4.0-cuda12.4` without `rayVersion`",
 );
-pub const MOUNT_PATH: Code = code(
+pub(crate) const MOUNT_PATH: Code = code(
     "RK136",
     Error,
     "scriptsMountPath is not an absolute path",
     "`scriptsMountPath: scripts`",
 );
-pub const SERVE_APPS: Code = code(
+pub(crate) const SERVE_APPS: Code = code(
     "RK137",
     Error,
     "Serve applications must have unique names and unique route prefixes starting with `/`",
     "two applications on `routePrefix: /aurora`",
 );
-pub const NO_REQUESTS: Code = code(
+pub(crate) const NO_REQUESTS: Code = code(
     "RK138",
     Error,
     "a Ray pod without cpu and memory requests: Kueue assigns it no flavor (so no node selector) and Ray no CPUs",
     "`head: {resources: {}}`",
 );
-pub const POD_BY_POD: Code = code(
+pub(crate) const POD_BY_POD: Code = code(
     "RK139",
     Warning,
     "a workload without `queue` whose kind's integration is off, in a namespace with a `default` LocalQueue and the `pod` integration on: Kueue admits its pods one by one",
     "a RayService in `single`",
 );
-pub const OVER_QUOTA: Code = code(
+pub(crate) const OVER_QUOTA: Code = code(
     "RK140",
     Error,
     "a workload needs more than its ClusterQueue can ever get (nominal quota + borrowing): it stays pending forever",
     "5 workers × 1 GPU on a queue with 4 GPUs and no cohort",
 );
-pub const NOT_COVERED: Code = code(
+pub(crate) const NOT_COVERED: Code = code(
     "RK141",
     Error,
     "a workload requests a resource its ClusterQueue does not cover (or no flavor of it matches its pods): Kueue never admits it",
     "workers request `nvidia.com/gpu`, the queue covers `[cpu, memory]`",
 );
-pub const FLAVOR_LABELS_UNMATCHED: Code = code(
+pub(crate) const FLAVOR_LABELS_UNMATCHED: Code = code(
     "RK142",
     Error,
     "a ResourceFlavor's nodeLabels are carried by no node pool: pods admitted on it stay Pending",
     "`accelerator: nvidia` with only D-series pools",
 );
-pub const TAINT_NOT_TOLERATED: Code = code(
+pub(crate) const TAINT_NOT_TOLERATED: Code = code(
     "RK143",
     Error,
     "a pod does not tolerate the taints of the only node pools it can run on",
     "GPU workers, the only GPU pool tainted `sku=gpu:NoSchedule`",
 );
-pub const NO_POOL_MATCHES: Code = code(
+pub(crate) const NO_POOL_MATCHES: Code = code(
     "RK144",
     Error,
     "no node pool matches a pod's node selector (with its flavors' labels) or has the GPUs it requests",
     "`nodeSelector: {disktype: nvme}`, no pool labelled so",
 );
-pub const INTEGRATION_CLASH: Code = code(
+pub(crate) const INTEGRATION_CLASH: Code = code(
     "RK145",
     Warning,
     "`ray.io/raycluster` on without `ray.io/rayservice` while a RayService is queued: Kueue queues each of its RayClusters as a standalone job",
     "frameworks `[ray.io/raycluster, ray.io/rayjob]` and a RayService",
 );
-pub const CANNOT_RECLAIM: Code = code(
+pub(crate) const CANNOT_RECLAIM: Code = code(
     "RK146",
     Warning,
     "a queued workload fits its ClusterQueue only by borrowing: it cannot reclaim its queue's quota from a borrowing cohort peer",
     "the upstream example's `llm-training`: 68.5 CPU on a queue with 48 CPU nominal",
 );
-pub const POD_WEBHOOK_EVERYWHERE: Code = code(
+pub(crate) const POD_WEBHOOK_EVERYWHERE: Code = code(
     "RK147",
     Warning,
     "a pod-based Kueue integration without managedJobsNamespaceSelector, on one Kueue replica: while Kueue is down no pod starts in any namespace",
     "the upstream example's Kueue settings",
 );
-pub const MANAGED_NAMESPACES: Code = code(
+pub(crate) const MANAGED_NAMESPACES: Code = code(
     "RK148",
     Error,
     "managedJobsNamespaceSelector selects kube-system or Kueue's namespace (Kueue refuses to start), or misses a namespace with a LocalQueue (its jobs are never managed)",
     "`{matchExpressions: [{key: team, operator: DoesNotExist}]}`",
 );
-pub const DANGLING_SCRIPT: Code = code(
+pub(crate) const DANGLING_SCRIPT: Code = code(
     "RK150",
     Error,
     "an entrypoint or Serve import names a file under scriptsMountPath that the workload's `scripts` do not provide (the job fails at start)",
     "`entrypoint: python /home/ray/scripts/train_llm.py` with no `train_llm.py` in `scripts`",
 );
-pub const HEAD_GPU_PARAMS: Code = code(
+pub(crate) const HEAD_GPU_PARAMS: Code = code(
     "RK151",
     Warning,
     "a RayService head requests GPUs without `num-cpus` and `num-gpus` in rayStartParams: Ray takes the whole container",
@@ -515,31 +515,31 @@ pub const HEAD_GPU_PARAMS: Code = code(
 );
 
 // ---- Capacity: pods and quotas against the node pools (`checks::nodes`)
-pub const UNKNOWN_INSTANCE_TYPE: Code = code(
+pub(crate) const UNKNOWN_INSTANCE_TYPE: Code = code(
     "RK201",
     Warning,
     "a node pool's VM size is not in raykueue's catalogue: capacity checks skip the pool",
     "`Standard_NC24ads_A100_v5` → did you mean `Standard_NC24ads_A100_v4`?",
 );
-pub const QUOTA_BEYOND_POOLS: Code = code(
+pub(crate) const QUOTA_BEYOND_POOLS: Code = code(
     "RK202",
     Warning,
     "a flavor's nominal quota exceeds what the node pools carrying it can provide at their maximum size",
     "8 GPUs of quota, pool of at most 4 × 1-GPU nodes",
 );
-pub const POD_FITS_NO_NODE: Code = code(
+pub(crate) const POD_FITS_NO_NODE: Code = code(
     "RK203",
     Error,
     "a pod requests more than one node of any pool it can run on has allocatable: it stays Pending",
     "a 300Gi worker on Standard_NC24ads_A100_v4 (220 GiB)",
 );
-pub const GROUP_BEYOND_POOLS: Code = code(
+pub(crate) const GROUP_BEYOND_POOLS: Code = code(
     "RK204",
     Warning,
     "a worker group at maxReplicas needs more nodes than its pools can scale to",
     "seed 004: up to 5 one-GPU workers, a one-GPU pool with at most 3 nodes",
 );
-pub const RETIRED_INSTANCE: Code = code(
+pub(crate) const RETIRED_INSTANCE: Code = code(
     "RK205",
     Error,
     "a node pool's instance type was retired: the cloud refuses to create it",
@@ -547,37 +547,37 @@ pub const RETIRED_INSTANCE: Code = code(
 );
 
 // ---- KubeRay and images (`checks::ray`)
-pub const NAME_TOO_LONG: Code = code(
+pub(crate) const NAME_TOO_LONG: Code = code(
     "RK301",
     Error,
     "a RayJob or RayService name longer than 47 characters, or a RayCluster name longer than 53",
     "a 48-character RayJob name",
 );
-pub const REPLICAS_RANGE: Code = code(
+pub(crate) const REPLICAS_RANGE: Code = code(
     "RK302",
     Error,
     "a worker group breaks minReplicas ≤ replicas ≤ maxReplicas",
     "`replicas: 3`, `maxReplicas: 2`",
 );
-pub const IMAGE_NOT_PINNED: Code = code(
+pub(crate) const IMAGE_NOT_PINNED: Code = code(
     "RK303",
     Warning,
     "an image without a fixed tag (none, `latest`, `nightly`) or digest: every pull may bring another Ray",
     "`rayproject/ray:latest`, `rayproject/ray:nightly-gpu`",
 );
-pub const GPU_ON_CPU_IMAGE: Code = code(
+pub(crate) const GPU_ON_CPU_IMAGE: Code = code(
     "RK304",
     Error,
     "a pod requesting nvidia.com/gpu runs a CPU-only Ray image",
     "GPU workers on `rayproject/ray:2.57.0` (no `-gpu`/`-cuXXX`)",
 );
-pub const RAY_VERSION_MISMATCH: Code = code(
+pub(crate) const RAY_VERSION_MISMATCH: Code = code(
     "RK305",
     Error,
     "rayVersion differs from the Ray version of the image",
     "`rayVersion: \"2.52.0\"` with `rayproject/ray:2.57.0-gpu`",
 );
-pub const RAY_START_LABELS: Code = code(
+pub(crate) const RAY_START_LABELS: Code = code(
     "RK307",
     Error,
     "rayStartParams sets `labels`, which KubeRay forbids (it has its own `labels` field)",
@@ -586,139 +586,139 @@ pub const RAY_START_LABELS: Code = code(
 
 // ---- Clouds: node pools, the cloud sections and their operators (`checks::clouds`,
 // `checks::operators`, `cloud/<name>/checks.rs`)
-pub const TWO_PROVIDERS: Code = code(
+pub(crate) const TWO_PROVIDERS: Code = code(
     "RK400",
     Error,
     "a profile names more than one provider section (azure, gcp, …): it provisions one cluster",
     "`azure:` and `gcp:` together",
 );
-pub const POOL_NAME_TWICE: Code = code(
+pub(crate) const POOL_NAME_TWICE: Code = code(
     "RK402",
     Error,
     "two node pools of the cluster share a name",
     "two pools `gpupool`",
 );
-pub const SYSTEM_POOL_EMPTY: Code = code(
+pub(crate) const SYSTEM_POOL_EMPTY: Code = code(
     "RK403",
     Error,
     "a System node pool that can have 0 nodes (AKS requires at least 1)",
     "System pool with `autoscale: {min: 0, max: 3}`",
 );
-pub const POOL_SIZE_MISSING: Code = code(
+pub(crate) const POOL_SIZE_MISSING: Code = code(
     "RK404",
     Error,
     "a node pool gives neither `count` nor `autoscale` (its size would be the cloud CLI's default, unknown to the profile)",
     "`{name: gpupool, vmSize: Standard_NC8as_T4_v3}`",
 );
-pub const WORKLOAD_IDENTITY_OIDC: Code = code(
+pub(crate) const WORKLOAD_IDENTITY_OIDC: Code = code(
     "RK406",
     Error,
     "cluster.workloadIdentity without cluster.oidcIssuer",
     "`workloadIdentity: true, oidcIssuer: false`",
 );
-pub const SERVICE_ACCOUNT_IDENTITY: Code = code(
+pub(crate) const SERVICE_ACCOUNT_IDENTITY: Code = code(
     "RK407",
     Error,
     "serviceAccount.workloadIdentity on a cluster without workloadIdentity: no token reaches the pods",
     "`azure.identity` set, `cluster.workloadIdentity: false`",
 );
-pub const UNKNOWN_LOCATION: Code = code(
+pub(crate) const UNKNOWN_LOCATION: Code = code(
     "RK408",
     Warning,
     "an Azure location raykueue does not know",
     "`location: eastus22` → did you mean `eastus2`?",
 );
-pub const STORAGE_WITHOUT_IDENTITY: Code = code(
+pub(crate) const STORAGE_WITHOUT_IDENTITY: Code = code(
     "RK409",
     Warning,
     "a storage account without azure.identity: its role is granted to nobody",
     "`storage` set, `identity` missing",
 );
-pub const KUBERNETES_TOO_OLD: Code = code(
+pub(crate) const KUBERNETES_TOO_OLD: Code = code(
     "RK410",
     Error,
     "the cluster's kubernetesVersion is older than 1.29, which Kueue needs",
     "`kubernetesVersion: \"1.28\"`",
 );
-pub const FIRST_POOL_NAME: Code = code(
+pub(crate) const FIRST_POOL_NAME: Code = code(
     "RK421",
     Error,
     "the first GKE node pool is created with the cluster, which names it default-pool",
     "first pool `system`",
 );
-pub const ACCELERATOR_MISMATCH: Code = code(
+pub(crate) const ACCELERATOR_MISMATCH: Code = code(
     "RK422",
     Error,
     "a GKE node pool's accelerator disagrees with the GPUs its machine type carries",
     "`g2-standard-4` with `type: nvidia-tesla-t4`",
 );
-pub const NO_AUTOSCALER: Code = code(
+pub(crate) const NO_AUTOSCALER: Code = code(
     "RK433",
     Warning,
     "an autoscaled EKS node group without `aws.autoscaler`: EKS runs no node autoscaler, so the group stays at its starting size",
     "`autoscale: {min: 0, max: 1}`, no `autoscaler`",
 );
-pub const TAINT_BLOCKS_DEVICE_PLUGIN: Code = code(
+pub(crate) const TAINT_BLOCKS_DEVICE_PLUGIN: Code = code(
     "RK434",
     Error,
     "a taint on an AmazonLinux2023 GPU node group that eksctl's NVIDIA device plugin does not tolerate: its nodes never advertise nvidia.com/gpu",
     "the guide's `ray.io/node-type=worker:NoSchedule`",
 );
-pub const COUNT_WITH_AUTOSCALE: Code = code(
+pub(crate) const COUNT_WITH_AUTOSCALE: Code = code(
     "RK442",
     Warning,
     "an ACK node pool gives both `count` and `autoscale`: with auto scaling, ACK sizes the pool and `count` is not sent",
     "`count: 1, autoscale: {min: 0, max: 1}`",
 );
-pub const VSWITCH_OUTSIDE_VPC: Code = code(
+pub(crate) const VSWITCH_OUTSIDE_VPC: Code = code(
     "RK444",
     Error,
     "the vSwitch CIDR is not inside the VPC CIDR",
     "VPC `192.168.0.0/16`, vSwitch `10.0.0.0/24`",
 );
-pub const CIDR_OVERLAP: Code = code(
+pub(crate) const CIDR_OVERLAP: Code = code(
     "RK445",
     Error,
     "the cluster's pod or service CIDR overlaps the VPC or the other",
     "`containerCidr: 192.168.0.0/16` in a `192.168.0.0/16` VPC",
 );
-pub const TAINT_WITHOUT_VALUE: Code = code(
+pub(crate) const TAINT_WITHOUT_VALUE: Code = code(
     "RK450",
     Error,
     "a node pool taint without a value, where the cloud CLI takes only key=value:Effect (AKS, GKE)",
     "`{key: sku, effect: NoSchedule}`",
 );
-pub const NO_SYSTEM_POOL: Code = code(
+pub(crate) const NO_SYSTEM_POOL: Code = code(
     "RK451",
     Error,
     "azure.nodePools needs a System pool: the cluster is created with it",
     "two User pools only",
 );
-pub const AUTOSCALE_RANGE: Code = code(
+pub(crate) const AUTOSCALE_RANGE: Code = code(
     "RK452",
     Error,
     "a node pool's autoscale min is larger than its max, or its count lies outside the range",
     "`autoscale: {min: 5, max: 4}`",
 );
-pub const IDENTITY_WITHOUT_PROVIDER_IDENTITY: Code = code(
+pub(crate) const IDENTITY_WITHOUT_PROVIDER_IDENTITY: Code = code(
     "RK453",
     Error,
     "serviceAccount.workloadIdentity needs the provider's identity (azure.identity, gcp.identity): nothing else sets the annotation",
     "`serviceAccount: {workloadIdentity: true}`, no `azure.identity`",
 );
-pub const IDENTITY_WITHOUT_SERVICE_ACCOUNT: Code = code(
+pub(crate) const IDENTITY_WITHOUT_SERVICE_ACCOUNT: Code = code(
     "RK454",
     Warning,
     "the provider section's identity without a serviceAccount: nothing in the cluster uses it",
     "`identity` set, `serviceAccount` missing",
 );
-pub const NO_DEVICE_PLUGIN: Code = code(
+pub(crate) const NO_DEVICE_PLUGIN: Code = code(
     "RK460",
     Warning,
     "operators.nvidia.install is none on AKS GPU pools: AKS installs the driver only, so nothing advertises nvidia.com/gpu",
     "seed 004's \"nothing else to do\"",
 );
-pub const SECOND_DEVICE_PLUGIN: Code = code(
+pub(crate) const SECOND_DEVICE_PLUGIN: Code = code(
     "RK461",
     Error,
     "operators.nvidia installs a device plugin where the cloud or the node image already runs one, or the GPU Operator off AKS",
@@ -726,37 +726,37 @@ pub const SECOND_DEVICE_PLUGIN: Code = code(
 );
 
 // ---- `raykueue simulate` scenarios (`simulate::scenario`)
-pub const UNKNOWN_QUEUE: Code = code(
+pub(crate) const UNKNOWN_QUEUE: Code = code(
     "RK601",
     Error,
     "a scenario workload's queue names no LocalQueue of the profile",
     "`queue: team-c` → did you mean `team-a`?",
 );
-pub const UNKNOWN_PRIORITY_CLASS: Code = code(
+pub(crate) const UNKNOWN_PRIORITY_CLASS: Code = code(
     "RK602",
     Error,
     "a scenario workload's priorityClass names no WorkloadPriorityClass of the profile",
     "`priorityClass: hihg`",
 );
-pub const UNKNOWN_FROM: Code = code(
+pub(crate) const UNKNOWN_FROM: Code = code(
     "RK603",
     Error,
     "a scenario workload's `from` names no workload of the profile",
     "`from: llm-trainin` → did you mean `llm-training`?",
 );
-pub const SCENARIO_DUPLICATE_WORKLOAD: Code = code(
+pub(crate) const SCENARIO_DUPLICATE_WORKLOAD: Code = code(
     "RK604",
     Error,
     "two scenario workloads, or two pod sets of one workload, share a name",
     "two submissions named `a`",
 );
-pub const PODS_OR_FROM: Code = code(
+pub(crate) const PODS_OR_FROM: Code = code(
     "RK605",
     Error,
     "a scenario workload needs exactly one of `podSets` and `from`",
     "neither given",
 );
-pub const PRIORITY_TWICE: Code = code(
+pub(crate) const PRIORITY_TWICE: Code = code(
     "RK606",
     Error,
     "a scenario workload gives both `priority` and `priorityClass`",
@@ -764,43 +764,43 @@ pub const PRIORITY_TWICE: Code = code(
 );
 
 // ---- Internal: raykueue's own output (`output::validate`)
-pub const INTERNAL: Code = code(
+pub(crate) const INTERNAL: Code = code(
     "RK900",
     Error,
     "internal: raykueue generated an invalid object (a bug in raykueue)",
     "(report it)",
 );
-pub const GENERATED_SCHEMA: Code = code(
+pub(crate) const GENERATED_SCHEMA: Code = code(
     "RK901",
     Error,
     "internal: a generated object breaks its schema or has an unknown field",
     "(report it)",
 );
-pub const GENERATED_RULE: Code = code(
+pub(crate) const GENERATED_RULE: Code = code(
     "RK902",
     Error,
     "internal: a generated object breaks a CEL rule",
     "(report it)",
 );
-pub const GENERATED_WEBHOOK: Code = code(
+pub(crate) const GENERATED_WEBHOOK: Code = code(
     "RK903",
     Error,
     "internal: a generated object breaks a Kueue admission webhook rule",
     "(report it)",
 );
-pub const GENERATED_NOT_EVALUATED: Code = code(
+pub(crate) const GENERATED_NOT_EVALUATED: Code = code(
     "RK904",
     Error,
     "internal: a rule on a generated object could not be evaluated",
     "(report it)",
 );
-pub const GENERATED_UNPLACED: Code = code(
+pub(crate) const GENERATED_UNPLACED: Code = code(
     "RK905",
     Error,
     "internal: a generated object could not be placed or checked",
     "(report it)",
 );
-pub const GENERATED_KUBERAY_REFUSES: Code = code(
+pub(crate) const GENERATED_KUBERAY_REFUSES: Code = code(
     "RK906",
     Error,
     "raykueue wrote an object the KubeRay controller would refuse (a profile value passed through, or a bug)",
@@ -948,8 +948,3 @@ pub const RETIRED: &[(&str, &Code)] = &[
     ("RK446", &KUBERNETES_TOO_OLD),
     ("RK447", &AUTOSCALE_RANGE),
 ];
-
-/// The code with this identifier, retired ones excluded.
-pub fn by_id(id: &str) -> Option<&'static Code> {
-    ALL.iter().find(|c| c.id == id)
-}

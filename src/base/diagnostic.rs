@@ -2,7 +2,7 @@
 //! place (`render_human` / `render_json`) so that every stage reports the same way.
 
 use crate::base::codes::Code;
-pub use crate::base::codes::Severity;
+pub(crate) use crate::base::codes::Severity;
 use crate::base::source::{Pos, Source};
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use serde::Serialize;
@@ -28,8 +28,6 @@ pub struct Diagnostic {
     pub label: Option<String>,
     /// What would be right.
     pub hint: Option<String>,
-    /// Other places worth showing (e.g. where a referenced name is defined).
-    pub related: Vec<(Place, String)>,
 }
 
 impl Diagnostic {
@@ -44,7 +42,6 @@ impl Diagnostic {
             place: None,
             label: None,
             hint: None,
-            related: Vec::new(),
         }
     }
 
@@ -78,19 +75,7 @@ impl Diagnostic {
         self
     }
 
-    #[must_use]
-    pub fn related(mut self, source: &Source, pos: Pos, label: impl Into<String>) -> Self {
-        self.related.push((
-            Place {
-                source: source.clone(),
-                pos,
-            },
-            label.into(),
-        ));
-        self
-    }
-
-    pub fn is_error(&self) -> bool {
+    pub(crate) fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
 
@@ -106,7 +91,7 @@ impl Diagnostic {
 /// places it at its line. Checks that live outside `checks` (each cloud's own, in
 /// `cloud/<name>/checks.rs`) report through [`Findings`], so they need nothing of a later stage.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub code: &'static Code,
     /// Where in the profile (a JSON pointer, `/azure/nodePools/1/vmSize`).
     pub pointer: String,
@@ -117,10 +102,10 @@ pub struct Finding {
 
 /// The findings of a group of checks, in the order they were reported.
 #[derive(Debug, Default)]
-pub struct Findings(Vec<Finding>);
+pub(crate) struct Findings(Vec<Finding>);
 
 impl Findings {
-    pub fn report(
+    pub(crate) fn report(
         &mut self,
         code: &'static Code,
         pointer: &str,
@@ -135,7 +120,7 @@ impl Findings {
         });
     }
 
-    pub fn into_vec(self) -> Vec<Finding> {
+    pub(crate) fn into_vec(self) -> Vec<Finding> {
         self.0
     }
 }
@@ -169,12 +154,6 @@ pub fn render_human(diags: &[Diagnostic]) -> String {
                     .span(span_of(place))
                     .label(d.label.as_deref().unwrap_or("")),
             );
-            for (other, label) in &d.related {
-                if other.source == place.source {
-                    snippet = snippet
-                        .annotation(AnnotationKind::Context.span(span_of(other)).label(label));
-                }
-            }
             head.element(snippet)
         } else {
             Group::with_title(head)
@@ -257,7 +236,7 @@ pub fn render_json(diags: &[Diagnostic]) -> String {
 }
 
 /// The closest candidate by Jaro-Winkler similarity, if it is close enough to be a likely typo.
-pub fn did_you_mean<'a>(
+pub(crate) fn did_you_mean<'a>(
     wrong: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {

@@ -4,7 +4,7 @@
 
 pub mod codes;
 pub mod diagnostic;
-pub mod par;
-pub mod pointer;
+pub(crate) mod par;
+pub(crate) mod pointer;
 pub mod source;
 pub mod yaml;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 
 /// Turn a JSON pointer into the field path users read: `queues.clusterQueues[0].name`.
-pub fn field_path(pointer: &str) -> String {
+pub(crate) fn field_path(pointer: &str) -> String {
     let mut out = String::new();
     for raw in pointer.split('/').skip(1) {
         let seg = raw.replace("~1", "/").replace("~0", "~");
@@ -30,7 +30,7 @@ pub fn field_path(pointer: &str) -> String {
 }
 
 /// Escape one key for a JSON pointer.
-pub fn pointer_push(base: &str, key: &str) -> String {
+pub(crate) fn pointer_push(base: &str, key: &str) -> String {
     let mut out = String::with_capacity(base.len() + key.len() + 1);
     out.push_str(base);
     push_segment(&mut out, key);
@@ -39,7 +39,7 @@ pub fn pointer_push(base: &str, key: &str) -> String {
 
 /// Append `/key`, escaped, to a pointer held in a reused buffer (no allocation once the buffer
 /// is large enough: the output validator walks every node of every object this way).
-pub fn push_segment(buf: &mut String, key: &str) {
+pub(crate) fn push_segment(buf: &mut String, key: &str) {
     buf.push('/');
     if key.contains(['~', '/']) {
         for c in key.chars() {
@@ -55,7 +55,7 @@ pub fn push_segment(buf: &mut String, key: &str) {
 }
 
 /// A JSON pointer segment back to the key it escapes (`~1` is `/`, `~0` is `~`).
-pub fn unescape_segment(raw: &str) -> std::borrow::Cow<'_, str> {
+pub(crate) fn unescape_segment(raw: &str) -> std::borrow::Cow<'_, str> {
     if raw.contains('~') {
         raw.replace("~1", "/").replace("~0", "~").into()
     } else {

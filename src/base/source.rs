@@ -48,7 +48,7 @@ impl Source {
     }
 
     /// The position of a byte offset (clamped to the text).
-    pub fn pos_at(&self, offset: usize) -> Pos {
+    pub(crate) fn pos_at(&self, offset: usize) -> Pos {
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
         let line = self.line_starts.partition_point(|&start| start <= offset);
         let line_start = self.line_starts[line - 1];

@@ -22,7 +22,7 @@ use crate::profile::Profile;
 use crate::simulate::standard::Unreclaimable;
 
 /// What a rule sees, and where it reports.
-pub struct Ctx<'a> {
+pub(crate) struct Ctx<'a> {
     pub profile: &'a Profile,
     /// The workloads' script files, as the input read them.
     pub scripts: &'a ScriptFiles,
@@ -33,7 +33,7 @@ pub struct Ctx<'a> {
 
 impl Ctx<'_> {
     /// Report a finding of `code` at the profile node `pointer` (a JSON pointer).
-    pub fn report(
+    pub(crate) fn report(
         &mut self,
         code: &'static Code,
         pointer: &str,
@@ -44,7 +44,7 @@ impl Ctx<'_> {
     }
 
     /// Report a name that names nothing, with a did-you-mean from the names that exist.
-    pub fn unknown_name<'n>(
+    pub(crate) fn unknown_name<'n>(
         &mut self,
         info: &'static Code,
         pointer: &str,
@@ -90,17 +90,17 @@ const CHECKS: &[Check] = &[
 /// The checks' verdict on a profile: every diagnostic, placed at its line, and what the model
 /// reuses instead of computing it again.
 #[derive(Debug, Default)]
-pub struct Checked {
+pub(crate) struct Checked {
     pub diagnostics: Vec<Diagnostic>,
     /// The queued workloads that cannot reclaim their queue's quota (RK146): the summary's
     /// "Queue behaviour" says the same.
-    pub unreclaimable: Vec<Unreclaimable>,
+    pub(crate) unreclaimable: Vec<Unreclaimable>,
 }
 
 /// Run every rule over the profile and place each finding at its line. The groups read the
 /// profile and nothing of each other's, so a large profile's run on all cores; their findings
 /// are joined in `CHECKS` order.
-pub fn run(profile: &Profile, loaded: &Loaded, scripts: &ScriptFiles) -> Checked {
+pub(crate) fn run(profile: &Profile, loaded: &Loaded, scripts: &ScriptFiles) -> Checked {
     let groups = crate::base::par::map(crate::base::par::wide(profile.items()), CHECKS, |c| {
         let mut ctx = Ctx {
             profile,

@@ -24,7 +24,7 @@ use crate::facts::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_ou
 pub(super) struct ImageRef<'a> {
     pub repository: &'a str,
     pub tag: Option<&'a str>,
-    pub digest: Option<&'a str>,
+    pub(crate) digest: Option<&'a str>,
 }
 
 pub(super) fn parse_image(image: &str) -> ImageRef<'_> {

@@ -9,7 +9,7 @@ mod gen_cmd;
 mod init;
 pub mod reference;
 mod schema;
-pub mod semantic_diff;
+pub(crate) mod semantic_diff;
 mod simulate;
 mod validate;
 
@@ -57,7 +57,7 @@ enum Command {
 
 /// How diagnostics are printed.
 #[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
-pub enum ErrorFormat {
+pub(crate) enum ErrorFormat {
     /// Source excerpts with `file:line:column`.
     #[default]
     Human,
@@ -67,8 +67,8 @@ pub enum ErrorFormat {
 
 /// Exit codes of every subcommand.
 pub mod exit {
-    pub const OK: u8 = 0;
-    pub const INVALID: u8 = 1;
+    pub(crate) const OK: u8 = 0;
+    pub(crate) const INVALID: u8 = 1;
     pub const ERROR: u8 = 2;
 }
 
@@ -98,7 +98,7 @@ pub fn main() -> ExitCode {
 }
 
 /// Print diagnostics to stderr in the chosen format.
-pub fn print_diagnostics(diags: &[Diagnostic], format: ErrorFormat) {
+pub(crate) fn print_diagnostics(diags: &[Diagnostic], format: ErrorFormat) {
     if diags.is_empty() {
         return;
     }
@@ -110,14 +110,14 @@ pub fn print_diagnostics(diags: &[Diagnostic], format: ErrorFormat) {
 }
 
 /// Print an I/O or usage error (exit 2).
-pub fn print_error(message: &str, format: ErrorFormat) -> u8 {
+pub(crate) fn print_error(message: &str, format: ErrorFormat) -> u8 {
     let d = Diagnostic::new(&codes::USAGE, message.to_owned());
     print_diagnostics(&[d], format);
     exit::ERROR
 }
 
 /// Resolve `--profile`, reporting failures; `Err` carries the exit code.
-pub fn resolve_profile(arg: &str, format: ErrorFormat) -> Result<Resolved, u8> {
+pub(crate) fn resolve_profile(arg: &str, format: ErrorFormat) -> Result<Resolved, u8> {
     match resolve::resolve(arg) {
         Ok(r) => Ok(r),
         Err(ResolveError::Io(msg)) => Err(print_error(&msg, format)),
@@ -129,7 +129,7 @@ pub fn resolve_profile(arg: &str, format: ErrorFormat) -> Result<Resolved, u8> {
 }
 
 /// Write to stdout; a closed pipe (`| head`) is not an error worth a panic.
-pub fn write_stdout(text: &str) -> u8 {
+pub(crate) fn write_stdout(text: &str) -> u8 {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => exit::OK,

@@ -10,13 +10,13 @@ use std::fmt::Write as _;
 
 /// One change, already in words.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Change {
-    pub subject: String,
+pub(crate) struct Change {
+    pub(crate) subject: String,
     pub what: String,
 }
 
 /// Changes to the generated Kubernetes objects, in apply order of the new bundle.
-pub fn object_changes(old: &Bundle, new: &Bundle) -> Vec<Change> {
+pub(crate) fn object_changes(old: &Bundle, new: &Bundle) -> Vec<Change> {
     let key = |v: &Value| {
         let ns = v["metadata"]["namespace"].as_str().unwrap_or("");
         let name = v["metadata"]["name"].as_str().unwrap_or("");
@@ -154,7 +154,7 @@ fn pretty(path: &str) -> String {
 
 /// Changes to the node pools (they are in scripts, not objects, so compared from the profiles),
 /// field by field: `node pool gpupool: max 3 → 5`.
-pub fn node_pool_changes(old: &Profile, new: &Profile) -> Vec<Change> {
+pub(crate) fn node_pool_changes(old: &Profile, new: &Profile) -> Vec<Change> {
     let pools = |p: &Profile| -> BTreeMap<String, BTreeMap<&'static str, String>> {
         p.cloud()
             .map(crate::cloud::pool_fields)
@@ -197,7 +197,12 @@ pub fn node_pool_changes(old: &Profile, new: &Profile) -> Vec<Change> {
 }
 
 /// The Markdown report for a pull-request comment.
-pub fn markdown(old_name: &str, new_name: &str, objects: &[Change], pools: &[Change]) -> String {
+pub(crate) fn markdown(
+    old_name: &str,
+    new_name: &str,
+    objects: &[Change],
+    pools: &[Change],
+) -> String {
     let mut md = format!("### raykueue diff: `{old_name}` → `{new_name}`\n\n");
     if objects.is_empty() && pools.is_empty() {
         md.push_str("No change in the cluster.\n");

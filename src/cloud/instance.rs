@@ -5,7 +5,7 @@
 use crate::profile::quantity::Quantity;
 
 /// The extended resource NVIDIA's device plugin advertises.
-pub const GPU_RESOURCE: &str = "nvidia.com/gpu";
+pub(crate) const GPU_RESOURCE: &str = "nvidia.com/gpu";
 
 /// One instance type: what the hypervisor gives the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl InstanceType {
 /// its retirement names, the smallest type with the same GPU count that has at least `old`'s
 /// memory, else the largest with that GPU count. Types the catalogue marks retired are never
 /// suggested.
-pub fn successors(
+pub(crate) fn successors(
     catalogue: &'static [InstanceType],
     old: &InstanceType,
 ) -> Vec<&'static InstanceType> {

@@ -19,11 +19,11 @@
 
 pub mod alibaba;
 pub mod aws;
-pub mod azure;
-pub mod gcp;
-pub mod instance;
+pub(crate) mod azure;
+pub(crate) mod gcp;
+pub(crate) mod instance;
 
-pub use instance::{Allocatable, GPU_RESOURCE, InstanceType, Retirement, successors};
+pub(crate) use instance::{Allocatable, GPU_RESOURCE, InstanceType, successors};
 
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{Autoscale, NvidiaInstall, PoolSize, Profile, Taint};
@@ -34,7 +34,7 @@ use std::collections::BTreeMap;
 /// A fifth cloud adds its line here and its field to `Profile`.
 impl Profile {
     /// Every cloud section the profile has (RK400 reports a second).
-    pub fn clouds(&self) -> Vec<&dyn Cloud> {
+    pub(crate) fn clouds(&self) -> Vec<&dyn Cloud> {
         let sections: [Option<&dyn Cloud>; 4] = [
             self.azure.as_ref().map(|c| c as &dyn Cloud),
             self.gcp.as_ref().map(|c| c as &dyn Cloud),
@@ -45,52 +45,52 @@ impl Profile {
     }
 
     /// The profile's cloud: its first cloud section.
-    pub fn cloud(&self) -> Option<&dyn Cloud> {
+    pub(crate) fn cloud(&self) -> Option<&dyn Cloud> {
         self.clouds().into_iter().next()
     }
 }
 
 /// The words a cloud's messages use.
 #[derive(Debug, Clone, Copy)]
-pub struct Words {
+pub(crate) struct Words {
     /// The managed Kubernetes service: `AKS`, `GKE`.
     pub service: &'static str,
     /// The pool field naming the instance type: `vmSize`, `machineType`.
-    pub machine_field: &'static str,
+    pub(crate) machine_field: &'static str,
     /// The same in prose: `VM size`, `machine type`.
     pub machine: &'static str,
     /// What the cloud calls a pool: `node pool`, `node group`; and for short: `pool`.
     pub pool: &'static str,
-    pub pool_short: &'static str,
+    pub(crate) pool_short: &'static str,
     /// The CLI whose default node count applies when a pool gives none: `az`, `gcloud`.
     pub cli: &'static str,
     /// A GPU instance type for hints.
-    pub gpu_example: &'static str,
+    pub(crate) gpu_example: &'static str,
     /// The label the cloud puts on every node with its pool's name.
-    pub pool_label: &'static str,
+    pub(crate) pool_label: &'static str,
     /// Where the operators run, in prose: `the System pool`.
-    pub operators_pool: &'static str,
+    pub(crate) operators_pool: &'static str,
     /// The label the cloud (or raykueue) puts on NVIDIA GPU nodes, with its value where it is
     /// one for all GPU nodes: what the device plugin's node affinity selects.
-    pub gpu_label: (&'static str, Option<&'static str>),
+    pub(crate) gpu_label: (&'static str, Option<&'static str>),
     /// How many nodes the CLI gives a pool created without a count, where it gives one.
-    pub default_count: Option<u32>,
+    pub(crate) default_count: Option<u32>,
     /// Where the CLI takes taints only as `key=value:Effect`: what it does with a taint
     /// without a value (RK450).
-    pub taint_refusal: Option<&'static str>,
+    pub(crate) taint_refusal: Option<&'static str>,
     /// A pool's `count` is sent with its autoscale range, so it must lie inside (RK452).
-    pub count_within_autoscale: bool,
+    pub(crate) count_within_autoscale: bool,
     /// A current Kubernetes version of the service, for hints (`"1.35"`).
-    pub version_example: &'static str,
+    pub(crate) version_example: &'static str,
     /// RK453 without the section's `identity`: what the service account misses, and the hint.
-    pub identity_missing: (&'static str, &'static str),
+    pub(crate) identity_missing: (&'static str, &'static str),
     /// RK454, the section's `identity` without a service account: message and hint.
-    pub identity_unused: (&'static str, &'static str),
+    pub(crate) identity_unused: (&'static str, &'static str),
 }
 
 /// A node pool as the scheduler sees its nodes: the profile's pool with what the cloud adds.
 #[derive(Debug, Clone)]
-pub struct NodeGroup<'a> {
+pub(crate) struct NodeGroup<'a> {
     /// Position in the section's `nodePools`.
     pub index: usize,
     pub name: &'a str,
@@ -105,24 +105,24 @@ pub struct NodeGroup<'a> {
     pub count: Option<u32>,
     pub autoscale: Option<&'a Autoscale>,
     /// The pool's own taints, as the profile gives them.
-    pub pool_taints: &'a [Taint],
+    pub(crate) pool_taints: &'a [Taint],
     /// Every label each node carries: the pool's own and the cloud's.
     pub labels: BTreeMap<String, String>,
     /// Every taint each node carries: the pool's own and the cloud's.
     pub taints: Vec<Taint>,
     /// The operators run here (`Cloud::operator_placement`): their requests are not left for
     /// pods.
-    pub hosts_operators: bool,
+    pub(crate) hosts_operators: bool,
     /// Mode for the summary (`System`, `User`; `-` where the cloud has none).
     pub mode: &'static str,
     /// The pool's own taints and labels as the summary and `diff` show them.
-    pub own_taints: Vec<String>,
-    pub own_labels: Vec<String>,
+    pub(crate) own_taints: Vec<String>,
+    pub(crate) own_labels: Vec<String>,
 }
 
 impl NodeGroup<'_> {
     /// What one node leaves for pods, by the cloud's model.
-    pub fn allocatable(&self, cloud: &dyn Cloud) -> Option<Allocatable> {
+    pub(crate) fn allocatable(&self, cloud: &dyn Cloud) -> Option<Allocatable> {
         self.instance.map(|i| cloud.allocatable(i))
     }
 }
@@ -131,13 +131,13 @@ impl NodeGroup<'_> {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Placement {
     /// The pods' `nodeSelector`.
-    pub node_selector: Vec<(String, String)>,
+    pub(crate) node_selector: Vec<(String, String)>,
     /// The pods' `tolerations` (none: the key is left to the chart).
     pub tolerations: Vec<Value>,
 }
 
 impl Placement {
-    pub fn node_selector(&self) -> Value {
+    pub(crate) fn node_selector(&self) -> Value {
         Value::Object(
             self.node_selector
                 .iter()
@@ -146,13 +146,13 @@ impl Placement {
         )
     }
 
-    pub fn tolerations(&self) -> Option<Value> {
+    pub(crate) fn tolerations(&self) -> Option<Value> {
         (!self.tolerations.is_empty()).then(|| Value::Array(self.tolerations.clone()))
     }
 }
 
 /// One cloud, as the rest of raykueue sees it.
-pub trait Cloud: Sync {
+pub(crate) trait Cloud: Sync {
     /// The profile key of the section (`azure`), also the template folder's name.
     fn section(&self) -> &'static str;
 
@@ -160,9 +160,6 @@ pub trait Cloud: Sync {
 
     /// The node pools with what the cloud adds to their nodes.
     fn node_groups(&self) -> Vec<NodeGroup<'_>>;
-
-    /// The catalogue entry of an instance type.
-    fn instance(&self, name: &str) -> Option<&'static InstanceType>;
 
     /// What one node of this type leaves for pods.
     fn allocatable(&self, instance: &InstanceType) -> Allocatable;
@@ -257,7 +254,7 @@ pub trait Cloud: Sync {
 }
 
 /// Per pool, the fields `raykueue diff` compares (they are in scripts, not objects).
-pub fn pool_fields(cloud: &dyn Cloud) -> Vec<(String, BTreeMap<&'static str, String>)> {
+pub(crate) fn pool_fields(cloud: &dyn Cloud) -> Vec<(String, BTreeMap<&'static str, String>)> {
     let field = cloud.words().machine_field;
     cloud
         .node_groups()

@@ -4,9 +4,9 @@
 //! profile types, and both `rules` and `simulate` import it (the only other edge between them
 //! is rules → simulate: the rules ask the simulator).
 
-pub mod kuberay;
+pub(crate) mod kuberay;
 pub mod operators;
-pub mod pods;
+pub(crate) mod pods;
 mod quota;
 
 pub(crate) use quota::Quotas;

@@ -6,7 +6,7 @@
 //! Placement is the provider's (`crate::cloud`): on AKS the System pool, on GKE the
 //! cluster's first (CPU) pool.
 
-pub use crate::cloud::Placement;
+pub(crate) use crate::cloud::Placement;
 use crate::profile::{NvidiaInstall, Profile, Quantity};
 use serde_json::Value;
 use std::sync::OnceLock;
@@ -22,7 +22,7 @@ fn table() -> &'static Value {
 
 /// A chart's default at a dotted key path of its values (`managerConfig.controllerManagerConfigYaml`;
 /// a YAML string in the chart is stored as data).
-pub fn chart_default(chart: &str, key: &str) -> Option<&'static Value> {
+pub(crate) fn chart_default(chart: &str, key: &str) -> Option<&'static Value> {
     table()["charts"][chart]["defaults"].get(key)
 }
 
@@ -91,7 +91,7 @@ fn pod_requests(chart: &str, key: &str) -> Option<(Quantity, Quantity)> {
 }
 
 /// The operator pods a profile installs, with their requests: (name, cpu, memory).
-pub fn operator_pods(p: &Profile) -> Vec<(&'static str, Quantity, Quantity)> {
+pub(crate) fn operator_pods(p: &Profile) -> Vec<(&'static str, Quantity, Quantity)> {
     let mut out = Vec::new();
     if let Some(k) = &p.operators.kueue
         && let Some((cpu, mem)) = pod_requests("kueue", "controllerManager.manager.resources")
@@ -115,7 +115,7 @@ pub struct NvidiaStack {
     pub install: NvidiaInstall,
     /// Helm repository, added as `repo_alias`.
     pub repo: &'static str,
-    pub repo_alias: &'static str,
+    pub(crate) repo_alias: &'static str,
     pub chart: &'static str,
     pub version: String,
     pub namespace: &'static str,
@@ -123,7 +123,7 @@ pub struct NvidiaStack {
     /// The DaemonSet that runs the device plugin on GPU nodes (what `verify.sh` waits for).
     pub daemonset: &'static str,
     /// The values file next to `up.sh`.
-    pub values_file: &'static str,
+    pub(crate) values_file: &'static str,
 }
 
 /// NVIDIA's device plugin chart (NVIDIA/k8s-device-plugin@v0.17.0
@@ -132,19 +132,19 @@ pub struct NvidiaStack {
 /// `examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf`,
 /// `helm_release.nvidia_device_plugin`). For a release named like the chart, the DaemonSet
 /// is the release name (`templates/_helpers.tpl` `fullname`).
-pub const DEVICE_PLUGIN_VERSION: &str = "0.17.0";
+pub(crate) const DEVICE_PLUGIN_VERSION: &str = "0.17.0";
 /// NVIDIA GPU Operator (NVIDIA/gpu-operator@v25.10.1 `deployments/gpu-operator/`, published on
 /// NGC as `nvidia/gpu-operator`); its device plugin DaemonSet is
 /// `nvidia-device-plugin-daemonset` in the operator's namespace
 /// (`assets/state-device-plugin/0500_daemonset.yaml`).
-pub const GPU_OPERATOR_VERSION: &str = "v25.10.1";
+pub(crate) const GPU_OPERATOR_VERSION: &str = "v25.10.1";
 
 /// The chart's default tolerations, which a values file that sets `tolerations` replaces
 /// whole (NVIDIA/k8s-device-plugin@v0.17.0 `deployments/helm/nvidia-device-plugin/values.yaml`
 /// `tolerations`; the GPU Operator's `daemonsets.tolerations` and
 /// `node-feature-discovery.worker.tolerations` hold the `nvidia.com/gpu` one too,
 /// NVIDIA/gpu-operator@v25.10.1 `deployments/gpu-operator/values.yaml`).
-pub fn device_plugin_default_tolerations() -> Vec<Value> {
+pub(crate) fn device_plugin_default_tolerations() -> Vec<Value> {
     vec![
         serde_json::json!({ "key": "CriticalAddonsOnly", "operator": "Exists" }),
         serde_json::json!({ "key": crate::cloud::GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule" }),

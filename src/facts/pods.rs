@@ -26,14 +26,14 @@ pub(crate) struct PodSet<'a> {
     /// Pods Kueue admits: 1 for head and submitter, `replicas × numOfHosts` for a worker group.
     pub count: u64,
     /// Pods at the largest size the group may scale to (`maxReplicas × numOfHosts`).
-    pub max_count: u64,
+    pub(crate) max_count: u64,
     /// What one pod requests, all containers together (sidecars included).
     pub requests: BTreeMap<String, Quantity>,
-    pub node_selector: BTreeMap<String, String>,
+    pub(crate) node_selector: BTreeMap<String, String>,
     pub tolerations: &'a [Toleration],
     /// JSON pointer of the `resources` map this pod set's requests come from (for the
     /// submitter: its `submitter.resources`, or the workload when the defaults apply).
-    pub resources_pointer: String,
+    pub(crate) resources_pointer: String,
     /// JSON pointer of the pod set itself (`/workloads/0/head`, `/workloads/0/workers/1`).
     pub pointer: String,
 }

@@ -4,7 +4,7 @@
 //! (`scripts`).
 
 pub mod load;
-pub mod overlay;
+pub(crate) mod overlay;
 pub mod resolve;
 pub mod schema;
-pub mod scripts;
+pub(crate) mod scripts;

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 const MAX_CHAIN: usize = 16;
 
 /// Resolve every `extends` in `tree` (a profile read from `base_dir`) and return the merged tree.
-pub fn expand(tree: Tree, base_dir: Option<&Path>) -> Result<Tree, Vec<Diagnostic>> {
+pub(crate) fn expand(tree: Tree, base_dir: Option<&Path>) -> Result<Tree, Vec<Diagnostic>> {
     let id = identity(&tree.source, base_dir);
     expand_chain(tree, base_dir, &mut vec![id])
 }

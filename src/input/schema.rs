@@ -111,7 +111,7 @@ fn has_null(v: &Value) -> bool {
 
 /// The slow path alone: every schema error, then the typed value (public for the test that
 /// checks the two paths agree).
-pub fn check_against_schema(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
+pub(crate) fn check_against_schema(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
     check_document(
         loaded,
         &Document {
@@ -123,7 +123,7 @@ pub fn check_against_schema(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>>
 }
 
 /// A document format with a generated schema: the profile, or a `simulate` scenario.
-pub struct Document {
+pub(crate) struct Document {
     pub validator: &'static jsonschema::Validator,
     /// The schema the validator was built from (for allowed keys and descriptions in hints).
     pub schema: &'static Value,
@@ -133,7 +133,7 @@ pub struct Document {
 
 /// Check any loaded document against its schema and build the typed value, or report every
 /// problem found (the same diagnostics for a profile and a scenario).
-pub fn check_document<T: serde::de::DeserializeOwned>(
+pub(crate) fn check_document<T: serde::de::DeserializeOwned>(
     loaded: &Loaded,
     doc: &Document,
 ) -> Result<T, Vec<Diagnostic>> {
@@ -416,7 +416,7 @@ fn scalar_text(v: &Value) -> String {
 }
 
 /// The schema as committed in `profiles/profile.schema.json` (pretty, newline-terminated).
-pub fn schema_text() -> String {
+pub(crate) fn schema_text() -> String {
     let mut s = serde_json::to_string_pretty(schema()).unwrap_or_default();
     s.push('\n');
     s

@@ -9,18 +9,18 @@ use std::io::Read;
 use std::path::{Component, Path};
 
 /// Kubernetes refuses a ConfigMap whose data exceeds 1 MiB.
-pub const MAX_CONFIGMAP_BYTES: usize = 1024 * 1024;
+pub(crate) const MAX_CONFIGMAP_BYTES: usize = 1024 * 1024;
 
 /// One script as it goes into the ConfigMap: its key (the file name) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Script {
+pub(crate) struct Script {
     pub key: String,
     pub text: String,
 }
 
 /// Why a script entry cannot be packed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ScriptError {
+pub(crate) enum ScriptError {
     #[error(
         "the profile was resolved from the shipped set: `{0}` is not one of its example scripts"
     )]
@@ -36,7 +36,7 @@ pub enum ScriptError {
 }
 
 /// The ConfigMap key of a script: its file name.
-pub fn key(rel: &RelativePath) -> &str {
+pub(crate) fn key(rel: &RelativePath) -> &str {
     rel.as_str()
         .rsplit('/')
         .find(|s| !s.is_empty())
@@ -46,7 +46,7 @@ pub fn key(rel: &RelativePath) -> &str {
 /// Read one script below `base`. Paths with `..` (or `.`) components are refused: a profile
 /// names files next to it, never elsewhere on the machine that runs raykueue. Without a folder
 /// (a shipped profile resolved by name) only the embedded example scripts exist.
-pub fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptError> {
+pub(crate) fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, ScriptError> {
     let name = rel.as_str().to_owned();
     let relative = Path::new(rel.as_str());
     if relative
@@ -126,14 +126,14 @@ pub struct ScriptFiles(Vec<Vec<Result<Script, ScriptError>>>);
 
 impl ScriptFiles {
     /// The entries of workload `index`, read.
-    pub fn of(&self, index: usize) -> &[Result<Script, ScriptError>] {
+    pub(crate) fn of(&self, index: usize) -> &[Result<Script, ScriptError>] {
         self.0.get(index).map_or(&[], Vec::as_slice)
     }
 }
 
 /// Read the script files of every workload of a profile, relative to `base` (the profile's
 /// folder; `None` for a shipped profile, whose scripts are embedded).
-pub fn read_all(p: &Profile, base: Option<&Path>) -> ScriptFiles {
+pub(crate) fn read_all(p: &Profile, base: Option<&Path>) -> ScriptFiles {
     ScriptFiles(
         p.workloads
             .iter()
@@ -143,13 +143,13 @@ pub fn read_all(p: &Profile, base: Option<&Path>) -> ScriptFiles {
 }
 
 /// Bytes the scripts take in a ConfigMap (keys and values).
-pub fn total_bytes(scripts: &[Script]) -> usize {
+pub(crate) fn total_bytes(scripts: &[Script]) -> usize {
     scripts.iter().map(|s| s.key.len() + s.text.len()).sum()
 }
 
 /// A short content hash of the scripts (keys and texts, length-prefixed so that no two
 /// different sets hash alike by concatenation): 10 hex digits, like kustomize's suffixes.
-pub fn content_hash(scripts: &[Script]) -> String {
+pub(crate) fn content_hash(scripts: &[Script]) -> String {
     let mut h = Sha256::new();
     for s in scripts {
         for part in [&s.key, &s.text] {

@@ -18,7 +18,7 @@ use crate::base::diagnostic::Diagnostic;
 use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
 use serde_json::{Value, json};
 
-pub const ARGO_ROOT: &str = "gitops/argocd-root.yaml";
+pub(crate) const ARGO_ROOT: &str = "gitops/argocd-root.yaml";
 const ARGO_REPOS: &str = "gitops/argocd/00-repositories.yaml";
 const ARGO_APPS: &str = "gitops/argocd/10-applications.yaml";
 const FLUX_SOURCES: &str = "gitops/flux/00-sources.yaml";
@@ -27,7 +27,7 @@ const FLUX_RELEASES: &str = "gitops/flux/operators/helmreleases.yaml";
 
 /// The in-cluster API server, Argo CD's destination for everything here.
 /// The kustomization both GitOps tools sync workloads from: the long-running ones only.
-pub const GITOPS_WORKLOADS: &str = "gitops/workloads";
+pub(crate) const GITOPS_WORKLOADS: &str = "gitops/workloads";
 /// Argo CD's retry of a failed sync, on every Application. Without it an automated sync retries
 /// 5 times, 5 s doubling (argo-cd@v3.5.1 `controller/appcontroller.go` `RetryStrategy{Limit: 5}`,
 /// `pkg/apis/application/v1alpha1/application_defaults.go`: 5 s, factor 2, at most 3 m), about
@@ -35,19 +35,19 @@ pub const GITOPS_WORKLOADS: &str = "gitops/workloads";
 /// until the operators' CRDs and webhooks exist, which on a cold cluster takes minutes. 10
 /// retries from 10 s doubling to at most 3 m span about 20 minutes
 /// (`RetryStrategy.NextRetryAt`: duration × factor^n, capped).
-pub const ARGO_RETRY_LIMIT: i64 = 10;
-pub const ARGO_RETRY_BACKOFF: (&str, i64, &str) = ("10s", 2, "3m");
+pub(crate) const ARGO_RETRY_LIMIT: i64 = 10;
+pub(crate) const ARGO_RETRY_BACKOFF: (&str, i64, &str) = ("10s", 2, "3m");
 /// Flux's HelmRelease install and upgrade strategy: `RetryOnFailure` retries a failed action
 /// indefinitely at `retryInterval`, without uninstalling in between (fluxcd/helm-controller@v1.6.3
 /// `api/v2/helmrelease_types.go` `InstallStrategy`, `internal/features/features.go`
 /// `DefaultToRetryOnFailure`). The default `RemediateOnFailure` has 0 retries: a first install
 /// that times out because the nodes are not ready yet ends in `RetriesExceeded` and waits for a
 /// spec change.
-pub const FLUX_RETRY_INTERVAL: &str = "1m";
+pub(crate) const FLUX_RETRY_INTERVAL: &str = "1m";
 /// A Flux Kustomization retries a failed apply after `retryInterval` (default: its `interval`,
 /// 10 m; fluxcd/kustomize-controller@v1.9.4 `api/v1/kustomization_types.go`): one minute keeps a
 /// cold install from waiting ten minutes per failed step.
-pub const FLUX_KUSTOMIZATION_RETRY: &str = "1m";
+pub(crate) const FLUX_KUSTOMIZATION_RETRY: &str = "1m";
 const FLUX_SOURCE_API: &str = "source.toolkit.fluxcd.io/v1";
 const FLUX_HELM_API: &str = "helm.toolkit.fluxcd.io/v2";
 const IN_CLUSTER: &str = "https://kubernetes.default.svc";
@@ -86,7 +86,7 @@ fn values(profile: &Profile) -> Result<(Option<Value>, Option<Value>), Diagnosti
 }
 
 /// Every GitOps object of the profile (empty without `gitops:`).
-pub fn gitops_objects(profile: &Profile) -> Result<Vec<Object>, Diagnostic> {
+pub(crate) fn gitops_objects(profile: &Profile) -> Result<Vec<Object>, Diagnostic> {
     let Some(g) = &profile.gitops else {
         return Ok(Vec::new());
     };
@@ -284,7 +284,7 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
 
 /// The workloads GitOps syncs: the long-running ones. RayJobs are one-shot
 /// (`WorkloadKind::is_one_shot`) and are submitted per run instead.
-pub fn synced_workloads(p: &Profile) -> Vec<&Workload> {
+pub(crate) fn synced_workloads(p: &Profile) -> Vec<&Workload> {
     p.workloads
         .iter()
         .filter(|w| !w.kind.is_one_shot())

@@ -16,12 +16,12 @@ use crate::profile::{Framework, KubeRayOperator, KueueOperator, NvidiaInstall, P
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-pub const FILE_UP: &str = "infra/up.sh";
-pub const FILE_VERIFY: &str = "infra/verify.sh";
-pub const FILE_DOWN: &str = "infra/down.sh";
-pub const FILE_SMOKE: &str = "infra/smoke.sh";
-pub const FILE_KUEUE_VALUES: &str = "infra/kueue-values.yaml";
-pub const FILE_KUBERAY_VALUES: &str = "infra/kuberay-values.yaml";
+pub(crate) const FILE_UP: &str = "infra/up.sh";
+pub(crate) const FILE_VERIFY: &str = "infra/verify.sh";
+pub(crate) const FILE_DOWN: &str = "infra/down.sh";
+pub(crate) const FILE_SMOKE: &str = "infra/smoke.sh";
+pub(crate) const FILE_KUEUE_VALUES: &str = "infra/kueue-values.yaml";
+pub(crate) const FILE_KUBERAY_VALUES: &str = "infra/kuberay-values.yaml";
 
 /// Everything the three script templates read.
 #[derive(Serialize)]
@@ -325,7 +325,7 @@ fn platform(p: &Profile) -> PlatformCtx {
 /// the profile's `integrations.frameworks` (everything else stays the chart's default); feature
 /// gates when the profile sets any; where the operators run (`operators::placement`).
 /// The same values are embedded in the Argo CD and Flux objects.
-pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic> {
+pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic> {
     let frameworks: Vec<&str> = k
         .frameworks
         .iter()
@@ -373,7 +373,7 @@ pub fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic>
 /// Helm values for the KubeRay operator: only where it runs (everything else is the chart's
 /// default, `batchScheduler.enabled: false` among them: Kueue admits Ray workloads through the
 /// queue label and `suspend`).
-pub fn kuberay_values(p: &Profile) -> Value {
+pub(crate) fn kuberay_values(p: &Profile) -> Value {
     let mut values = Map::new();
     place(&mut values, p);
     Value::Object(values)
@@ -384,7 +384,7 @@ pub fn kuberay_values(p: &Profile) -> Value {
 /// a values file that sets them, so its defaults are listed again, then every taint of the
 /// profile's GPU pools they do not cover: a plugin that cannot land on a GPU node leaves it
 /// without `nvidia.com/gpu`.
-pub fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
+pub(crate) fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
     let groups = p
         .cloud()
         .map(crate::cloud::Cloud::node_groups)

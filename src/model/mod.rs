@@ -3,18 +3,18 @@
 //! reviewer summary) are their templates' values, which `output::render` renders. Nothing here
 //! renders a template or validates an object.
 
-pub mod gitops;
+pub(crate) mod gitops;
 pub mod infra;
 mod platform;
-pub mod smoke;
+pub(crate) mod smoke;
 mod summary;
-pub mod workloads;
+pub(crate) mod workloads;
 
-pub use gitops::gitops_objects;
+pub(crate) use gitops::gitops_objects;
 pub use infra::infra_files;
-pub use platform::platform_objects;
-pub use summary::summary_context;
-pub use workloads::workload_objects;
+pub(crate) use platform::platform_objects;
+pub(crate) use summary::summary_context;
+pub(crate) use workloads::workload_objects;
 
 use crate::base::diagnostic::Diagnostic;
 use crate::input::scripts::ScriptFiles;
@@ -40,14 +40,14 @@ pub enum Text {
 }
 
 impl TextFile {
-    pub fn template(path: &str, template: String, context: Value) -> Self {
+    pub(crate) fn template(path: &str, template: String, context: Value) -> Self {
         Self {
             path: path.to_owned(),
             text: Text::Template { template, context },
         }
     }
 
-    pub fn written(path: impl Into<String>, text: String) -> Self {
+    pub(crate) fn written(path: impl Into<String>, text: String) -> Self {
         Self {
             path: path.into(),
             text: Text::Written(text),
@@ -66,7 +66,7 @@ pub struct Objects {
 
 impl Objects {
     /// Every object, in apply order.
-    pub fn iter(&self) -> impl Iterator<Item = &Object> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Object> {
         self.platform
             .iter()
             .chain(&self.workloads)
@@ -93,7 +93,7 @@ pub fn objects(profile: &Profile, scripts: &ScriptFiles) -> Result<Objects, Vec<
 
 /// The bundle's text files: `infra/` and `SUMMARY.md` (whose queue behaviour reuses the checks'
 /// RK146 finding, `unreclaimable`).
-pub fn texts(
+pub(crate) fn texts(
     profile: &Profile,
     unreclaimable: &[Unreclaimable],
 ) -> Result<Vec<TextFile>, Diagnostic> {
@@ -107,7 +107,7 @@ pub fn texts(
 }
 
 /// Label on every generated object, so users (and `kubectl apply --prune`) can select them.
-pub const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "raykueue");
+pub(crate) const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "raykueue");
 
 /// One Kubernetes object of the bundle, as data: keys in the order they are written
 /// (`apiVersion`, `kind`, `metadata`, `spec`), serialized once by the YAML writer and validated
@@ -164,7 +164,7 @@ impl Object {
     }
 
     /// `ClusterQueue/team-a-cq` or `RayJob/ray/llm-training`, for messages.
-    pub fn display_name(&self) -> String {
+    pub(crate) fn display_name(&self) -> String {
         match &self.namespace {
             Some(ns) => format!("{}/{}/{}", self.kind, ns, self.name),
             None => format!("{}/{}", self.kind, self.name),

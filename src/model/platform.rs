@@ -45,7 +45,7 @@ fn meta<'a>(name: &'a str, namespace: Option<&'a str>) -> Meta<'a> {
 }
 
 /// All platform objects of a profile, in the order `kubectl apply -f -` needs them.
-pub fn platform_objects(p: &Profile) -> Vec<Object> {
+pub(crate) fn platform_objects(p: &Profile) -> Vec<Object> {
     let ns = p.namespace.as_str();
     let mut ns_meta = meta(ns, None);
     // Kueue manages jobs only in namespaces its managedJobsNamespaceSelector selects: the

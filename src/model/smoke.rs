@@ -12,18 +12,18 @@ use crate::profile::{Profile, Workload};
 use serde_json::json;
 
 /// The RayJob's name; `smoke.sh` deletes it (and its ConfigMap) when it ends.
-pub const SMOKE_JOB: &str = "raykueue-smoke";
-pub const SMOKE_DIR: &str = "infra/smoke";
+pub(crate) const SMOKE_JOB: &str = "raykueue-smoke";
+pub(crate) const SMOKE_DIR: &str = "infra/smoke";
 
 /// Whether a bundle file holds the smoke job (objects `smoke.sh` applies and deletes itself).
-pub fn is_smoke_file(file: &str) -> bool {
+pub(crate) fn is_smoke_file(file: &str) -> bool {
     file.strip_prefix(SMOKE_DIR)
         .is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// What `smoke.sh` needs to know about the job it submits.
 #[derive(Debug, serde::Serialize)]
-pub struct SmokeJob {
+pub(crate) struct SmokeJob {
     pub name: &'static str,
     pub namespace: String,
     /// The LocalQueue it is submitted to; `None` without Kueue.
@@ -35,7 +35,7 @@ pub struct SmokeJob {
 /// The smoke job of a profile that installs KubeRay and names a Ray image; `None` otherwise.
 /// The queue is the first LocalQueue whose ClusterQueue covers `nvidia.com/gpu` (else the
 /// first LocalQueue), so that Kueue admits the GPU it asks for.
-pub fn smoke_job(p: &Profile) -> Option<(Workload, SmokeJob)> {
+pub(crate) fn smoke_job(p: &Profile) -> Option<(Workload, SmokeJob)> {
     p.operators.kuberay.as_ref()?;
     p.ray.as_ref()?;
     let queues = p
@@ -97,7 +97,7 @@ pub fn smoke_job(p: &Profile) -> Option<(Workload, SmokeJob)> {
 }
 
 /// The smoke job's objects, filed under `infra/smoke/` (none when there is no smoke job).
-pub fn smoke_objects(p: &Profile) -> Result<Vec<Object>, Diagnostic> {
+pub(crate) fn smoke_objects(p: &Profile) -> Result<Vec<Object>, Diagnostic> {
     let Some((workload, job)) = smoke_job(p) else {
         return Ok(Vec::new());
     };

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 
 /// The template context of `SUMMARY.md`; `unreclaimable` is the checks' RK146 finding.
-pub fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
+pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
     let mut queues = Vec::new();
     // cohort → resource → (nominal, borrowing limits known?)
     let mut cohorts: BTreeMap<String, BTreeMap<(String, String), Quantity>> = BTreeMap::new();

@@ -12,33 +12,31 @@ use crate::profile::{
 };
 use serde_json::{Map, Value, json};
 
-pub const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
-pub const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
+pub(crate) const QUEUE_LABEL: &str = "kueue.x-k8s.io/queue-name";
+pub(crate) const PRIORITY_LABEL: &str = "kueue.x-k8s.io/priority-class";
 /// Flux's server-side-apply policy annotation: `IfNotPresent` creates, never overwrites.
-pub const FLUX_SSA: &str = "kustomize.toolkit.fluxcd.io/ssa";
-pub const ELASTIC_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
+pub(crate) const FLUX_SSA: &str = "kustomize.toolkit.fluxcd.io/ssa";
+pub(crate) const ELASTIC_ANNOTATION: &str = "kueue.x-k8s.io/elastic-job";
 /// The scheduling gate Kueue's RayCluster and RayService defaulters add to every pod template of
 /// an elastic object (and their validators require); emitted so the object is stable under diff.
-pub const ELASTIC_GATE: &str = "kueue.x-k8s.io/elastic-job";
-pub use crate::cloud::azure::WORKLOAD_IDENTITY_LABEL;
+pub(crate) const ELASTIC_GATE: &str = "kueue.x-k8s.io/elastic-job";
 const SCRIPTS_VOLUME: &str = "scripts";
-pub use crate::cloud::azure::{STORAGE_ACCOUNT_ENV, STORAGE_CONTAINERS_ENV};
 
 /// The folder of a workload in the bundle.
-pub fn folder(w: &Workload) -> String {
+pub(crate) fn folder(w: &Workload) -> String {
     format!("workloads/{}", w.name)
 }
 
 /// The file of a workload's Ray object: `rayjob.yaml`, `rayservice.yaml` or `raycluster.yaml`.
-pub fn object_file_name(kind: WorkloadKind) -> String {
+pub(crate) fn object_file_name(kind: WorkloadKind) -> String {
     format!("{}.yaml", kind.as_str().to_ascii_lowercase())
 }
 
-pub const CONFIGMAP_FILE: &str = "configmap.yaml";
+pub(crate) const CONFIGMAP_FILE: &str = "configmap.yaml";
 
 /// All workload objects of a profile, in apply order: per workload its ConfigMap, then the Ray
 /// object. Scripts are what the input read (the checks have already reported unreadable ones).
-pub fn workload_objects(
+pub(crate) fn workload_objects(
     p: &Profile,
     scripts: &ScriptFiles,
 ) -> Result<Vec<Object>, Vec<Diagnostic>> {
@@ -61,7 +59,7 @@ pub fn workload_objects(
 
 /// The objects of one workload (its scripts' ConfigMap, then the Ray object), filed under
 /// `workloads/<name>/`.
-pub fn workload(
+pub(crate) fn workload(
     p: &Profile,
     w: &Workload,
     read: &[Result<Script, ScriptError>],

@@ -6,7 +6,6 @@ use crate::base::diagnostic::Diagnostic;
 use crate::base::yaml;
 use crate::model::{Object, Objects, gitops};
 use crate::profile::Profile;
-use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// An object as written: what it is, where it goes, its data and its YAML.
@@ -58,7 +57,7 @@ pub fn stream(written: &[Written]) -> String {
 
 /// The bundle of a profile: its objects, written, grouped into their files with
 /// kustomizations, and its text files, rendered.
-pub fn assemble(
+pub(crate) fn assemble(
     profile: &Profile,
     objects: Objects,
     texts: Vec<(String, String)>,
@@ -106,7 +105,7 @@ pub fn assemble(
 
 impl Bundle {
     /// Group written objects into their files, each with a header, documents in order.
-    pub fn add_object_files(&mut self, written: Vec<Written>, header: &str) {
+    pub(crate) fn add_object_files(&mut self, written: Vec<Written>, header: &str) {
         let mut order: Vec<String> = Vec::new();
         let mut docs: BTreeMap<String, Vec<&str>> = BTreeMap::new();
         for r in &written {
@@ -128,7 +127,7 @@ impl Bundle {
 
     /// Add `<dir>/kustomization.yaml` listing `resources` (paths relative to `dir`) in order:
     /// `kubectl apply -k`, Argo CD and Flux directory sources read it.
-    pub fn add_kustomization(
+    pub(crate) fn add_kustomization(
         &mut self,
         dir: &str,
         resources: &[String],
@@ -154,7 +153,7 @@ impl Bundle {
     /// kustomization listing its files in apply order (`kubectl apply -k workloads/<name>`
     /// submits one), and `workloads/kustomization.yaml` listing the folders (`kubectl apply -k
     /// workloads` submits all). Nothing when there are no workloads.
-    pub fn add_workloads(
+    pub(crate) fn add_workloads(
         &mut self,
         written: Vec<Written>,
         header: &str,
@@ -186,7 +185,7 @@ impl Bundle {
     }
 
     /// The files directly in `dir` (not in sub-folders), relative to it, sorted.
-    pub fn files_in(&self, dir: &str) -> Vec<String> {
+    pub(crate) fn files_in(&self, dir: &str) -> Vec<String> {
         let prefix = format!("{dir}/");
         self.files
             .keys()
@@ -194,10 +193,5 @@ impl Bundle {
             .filter(|f| !f.contains('/') && *f != "kustomization.yaml")
             .map(str::to_owned)
             .collect()
-    }
-
-    /// The data of the written object at `i`.
-    pub fn value(&self, i: usize) -> Option<&Value> {
-        self.objects.get(i).map(|w| &w.object.value)
     }
 }

@@ -10,7 +10,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 /// The list of files raykueue wrote into a bundle directory.
-pub const OWNED_LIST: &str = ".raykueue-files";
+pub(crate) const OWNED_LIST: &str = ".raykueue-files";
 
 fn owned_list_text(files: &BTreeMap<String, String>) -> String {
     let mut text =

@@ -94,7 +94,7 @@ pub fn text(file: crate::model::TextFile) -> Result<(String, String), Diagnostic
 
 /// Render a text template (scripts, values files) with a context. Every file ends in exactly
 /// one newline, whatever the template's last line looks like.
-pub fn render_text(template: &str, context: &Value) -> Result<String, Diagnostic> {
+pub(crate) fn render_text(template: &str, context: &Value) -> Result<String, Diagnostic> {
     let mut text = env()
         .get_template(template)
         .and_then(|t| t.render(JValue::from(minijinja::value::Serde(context))))

@@ -42,7 +42,7 @@ pub enum Event {
 }
 
 impl Event {
-    pub fn time(&self) -> u64 {
+    pub(crate) fn time(&self) -> u64 {
         match self {
             Self::Submitted { time, .. }
             | Self::Admitted { time, .. }
@@ -125,7 +125,7 @@ fn borrowed_json(world: &World, wl: usize, borrowed: &BTreeMap<usize, i128>) -> 
 }
 
 /// One event as its JSON object.
-pub fn to_json(world: &World, e: &Event) -> Value {
+pub(crate) fn to_json(world: &World, e: &Event) -> Value {
     let name = |wl: usize| world.workloads[wl].name.clone();
     let cq = |wl: usize| world.cqs[world.workloads[wl].cq].name.clone();
     match e {
@@ -176,7 +176,7 @@ pub fn render_json(world: &World, events: &[Event]) -> String {
 }
 
 /// Usage of one ClusterQueue after a second, per resource, for the human table.
-pub type UsageLine = (u64, Vec<(String, String)>);
+pub(crate) type UsageLine = (u64, Vec<(String, String)>);
 
 /// The human timeline: one row per event, then after every second the usage of each
 /// ClusterQueue that holds anything (`cq: nvidia.com/gpu 8/4 on gpu (4 borrowed)`), and a

@@ -64,7 +64,7 @@ pub enum NoFitReason {
 }
 
 impl NoFitReason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::NoMatchingFlavor => "NoMatchingFlavor",
             Self::ExceedsMaxQuota => "ExceedsMaxQuota",
@@ -89,7 +89,7 @@ pub(super) struct Assignment {
     /// The borrowing level (0: within nominal).
     pub borrowing: u32,
     pub mode: Mode,
-    pub no_fit: Option<NoFitReason>,
+    pub(crate) no_fit: Option<NoFitReason>,
 }
 
 impl Assignment {

@@ -19,7 +19,7 @@ mod queues;
 mod quota;
 pub mod scenario;
 mod snapshot;
-pub mod standard;
+pub(crate) mod standard;
 pub mod world;
 
 use events::{Event, UsageLine};
@@ -67,7 +67,7 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
 
 /// `run`, also recording each ClusterQueue's usage after every second with events, for the
 /// human table.
-pub fn run_with_usage(world: &World, until: Option<u64>) -> Outcome {
+pub(crate) fn run_with_usage(world: &World, until: Option<u64>) -> Outcome {
     run_recording(world, until, true)
 }
 

@@ -25,7 +25,7 @@ pub enum Reason {
 }
 
 impl Reason {
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Self::InClusterQueue => "InClusterQueue",
             Self::InCohortReclamation => "InCohortReclamation",
@@ -137,12 +137,13 @@ pub(super) fn targets(
         } else {
             match spec.borrow_within_cohort {
                 None => Variant::ReclaimWithoutBorrowing,
-                Some(threshold) => {
+                Some(b) => {
                     let (cp, ip) = (
                         world.workloads[c].priority,
                         world.workloads[preemptor].priority,
                     );
-                    let above = cp >= ip || threshold.is_some_and(|t| cp > i64::from(t));
+                    let above =
+                        cp >= ip || b.max_priority_threshold.is_some_and(|t| cp > i64::from(t));
                     if above {
                         Variant::ReclaimWithoutBorrowing
                     } else {

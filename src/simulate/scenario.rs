@@ -16,9 +16,6 @@ use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::OnceLock;
 
-/// Scenario files are small; the profile's size bound applies.
-pub const MAX_SCENARIO_BYTES: usize = load::MAX_PROFILE_BYTES;
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, JsonSchema)]
 pub enum ScenarioKind {
     Scenario,
@@ -53,13 +50,13 @@ pub struct ScenarioWorkload {
     pub queue: Dns1123Subdomain,
     /// A WorkloadPriorityClass of the profile.
     #[serde(default)]
-    pub priority_class: Option<Dns1123Subdomain>,
+    pub(crate) priority_class: Option<Dns1123Subdomain>,
     /// A plain priority instead of `priorityClass`; 0 when neither is given.
     #[serde(default)]
     pub priority: Option<i32>,
     /// Seconds from the start of the scenario (the workload's creation time).
     #[schemars(range(max = 1_000_000_000_000u64))]
-    pub submit_at: u64,
+    pub(crate) submit_at: u64,
     /// Seconds of run time once admitted; a preempted workload starts over.
     #[schemars(range(min = 1, max = 1_000_000_000_000u64))]
     pub run_for: u64,

@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 /// An admitted workload: when it ends and what it holds.
 #[derive(Clone, Debug)]
 pub(super) struct Running {
-    pub admitted_at: u64,
+    pub(crate) admitted_at: u64,
     pub ends: u64,
     pub usage: FrMap<i128>,
 }
@@ -27,7 +27,7 @@ pub(super) struct State {
     /// Indexed by workload.
     pub running: Vec<Option<Running>>,
     /// Admitted workloads per ClusterQueue.
-    pub by_cq: Vec<BTreeSet<usize>>,
+    pub(crate) by_cq: Vec<BTreeSet<usize>>,
     /// The preemption oracle's answers for the admitted workloads as they are; cleared when
     /// a workload is admitted or released.
     oracle: RefCell<OracleMemo>,
@@ -85,7 +85,7 @@ pub(super) struct Snapshot<'a> {
     removed: Vec<usize>,
     /// The state's oracle answers: valid for this snapshot as long as its usage is the
     /// state's (nomination); nothing asks the oracle after usage moves in the cycle.
-    pub oracle: &'a RefCell<OracleMemo>,
+    pub(crate) oracle: &'a RefCell<OracleMemo>,
 }
 
 impl Snapshot<'_> {

@@ -24,32 +24,32 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
 
 /// When each step's submissions happen, in seconds.
-pub const STEPS: [u64; 3] = [0, 60, 120];
+pub(crate) const STEPS: [u64; 3] = [0, 60, 120];
 /// Where the chart's bars of workloads still running stop.
-pub const END: u64 = 180;
+pub(crate) const END: u64 = 180;
 /// Longer than the scenario: nothing finishes, every change is admission or preemption.
 const RUN_FOR: u64 = 3600;
 /// At most this many standard scenarios (the first ClusterQueues in profile order): the
 /// section stays readable, and a profile of 1000 queues is not simulated 1000 times on `gen`.
-pub const MAX_RUNS: usize = 16;
+pub(crate) const MAX_RUNS: usize = 16;
 /// RK146's contested scenario and the summary's step 2 let at most this many peers (in profile
 /// order) take their share: one peer without a borrowing limit already takes every lendable
 /// quota, and the cost of a run grows with its workloads.
-pub const MAX_PEERS: usize = 16;
+pub(crate) const MAX_PEERS: usize = 16;
 
 /// One row of the table: one ClusterQueue after one step.
 #[derive(Clone, Debug)]
-pub struct Row {
+pub(crate) struct Row {
     pub step: usize,
     pub cq: String,
     pub holds: String,
     pub borrowed: String,
-    pub happened: String,
+    pub(crate) happened: String,
 }
 
 /// One bar of the chart: a workload holding quota from `start` to `end`.
 #[derive(Clone, Debug)]
-pub struct Bar {
+pub(crate) struct Bar {
     pub cq: String,
     pub workload: String,
     pub holds: String,
@@ -61,7 +61,7 @@ pub struct Bar {
 
 /// The standard scenario of one ClusterQueue (`first`) and its cohort peers.
 #[derive(Clone, Debug)]
-pub struct Run {
+pub(crate) struct Run {
     pub first: String,
     pub cohort: Option<String>,
     /// The resource the table counts: the first covered resource whose name has `gpu`, else
@@ -69,15 +69,15 @@ pub struct Run {
     pub resource: String,
     pub rows: Vec<Row>,
     /// In the order of the queues, then of admission.
-    pub bars: Vec<Bar>,
+    pub(crate) bars: Vec<Bar>,
     /// "Kueue preempts whole workloads" sentences, one per borrowing workload preempted.
-    pub whole_workload: Vec<String>,
+    pub(crate) whole_workload: Vec<String>,
 }
 
 /// A queued workload of the profile admitted only by borrowing, which waits while a peer
 /// borrows its queue's quota.
 #[derive(Clone, Debug)]
-pub struct Unreclaimable {
+pub(crate) struct Unreclaimable {
     /// Index in the profile's `workloads`.
     pub index: usize,
     pub name: String,
@@ -89,7 +89,7 @@ pub struct Unreclaimable {
 }
 
 impl Unreclaimable {
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         let over: Vec<String> = self
             .over
             .iter()
@@ -110,7 +110,7 @@ impl Unreclaimable {
 
 /// The standard scenarios of the profile's first [`MAX_RUNS`] ClusterQueues (that cover some
 /// resource), in ClusterQueue order, and how many queues were left out; empty without queues.
-pub fn runs(profile: &Profile) -> (Vec<Run>, usize) {
+pub(crate) fn runs(profile: &Profile) -> (Vec<Run>, usize) {
     let Some(queues) = profile.queues.as_ref() else {
         return (Vec::new(), 0);
     };
@@ -545,7 +545,7 @@ pub(crate) fn may_borrow(profile: &Profile, index: usize, c: usize) -> bool {
 /// The simulator implements
 /// that; this runs two scenarios per candidate: the workload alone (does it borrow?), then the
 /// workload after each peer took all it can get (is it admitted?).
-pub fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
+pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
     let Some(queues) = profile.queues.as_ref() else {
         return Vec::new();
     };

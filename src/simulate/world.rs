@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// A (flavor, resource) pair: the unit Kueue keeps quota and usage in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Fr {
+pub(crate) struct Fr {
     pub flavor: usize,
     pub resource: usize,
 }
@@ -25,10 +25,10 @@ pub(crate) type FrMap<V> = HashMap<Fr, V, foldhash::fast::FixedState>;
 
 /// One ClusterQueue's quota for one flavor and resource, in nano-units.
 #[derive(Clone, Copy, Debug)]
-pub struct QuotaSpec {
+pub(crate) struct QuotaSpec {
     pub nominal: i128,
     pub borrowing_limit: Option<i128>,
-    pub lending_limit: Option<i128>,
+    pub(crate) lending_limit: Option<i128>,
 }
 
 #[derive(Clone, Debug)]
@@ -37,22 +37,29 @@ pub struct Group {
     pub flavors: Vec<usize>,
 }
 
+/// A ClusterQueue's `borrowWithinCohort` with a policy other than `Never`: it may preempt in
+/// the cohort while it borrows, of workloads up to `maxPriorityThreshold` when one is set.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BorrowWhilePreempting {
+    pub(crate) max_priority_threshold: Option<i32>,
+}
+
 #[derive(Clone, Debug)]
 pub struct CqSpec {
     pub name: String,
     pub cohort: Option<usize>,
     pub strategy: QueueingStrategy,
-    pub within_cq: WithinClusterQueue,
+    pub(crate) within_cq: WithinClusterQueue,
     pub reclaim: ReclaimWithinCohort,
-    /// `borrowWithinCohort` when its policy is not `Never`: the `maxPriorityThreshold`.
-    pub borrow_within_cohort: Option<Option<i32>>,
-    pub when_can_borrow: FungibilityPolicy,
-    pub when_can_preempt: FungibilityPolicy,
+    /// `borrowWithinCohort` when its policy is not `Never`.
+    pub(crate) borrow_within_cohort: Option<BorrowWhilePreempting>,
+    pub(crate) when_can_borrow: FungibilityPolicy,
+    pub(crate) when_can_preempt: FungibilityPolicy,
     pub preference: Option<FungibilityPreference>,
     pub groups: Vec<Group>,
     /// Resource → index in `groups`.
-    pub group_of: HashMap<usize, usize>,
-    pub quotas: FrMap<QuotaSpec>,
+    pub(crate) group_of: HashMap<usize, usize>,
+    pub(crate) quotas: FrMap<QuotaSpec>,
     /// `quotas` as a table, filled by `World::index` once the resources are known: every fit
     /// and preemption check reads it.
     pub table: QuotaTable,
@@ -74,7 +81,7 @@ pub struct QuotaTable {
 }
 
 impl CqSpec {
-    pub fn quota(&self, fr: Fr) -> QuotaSpec {
+    pub(crate) fn quota(&self, fr: Fr) -> QuotaSpec {
         if fr.resource < self.table.width
             && let Some(q) = self
                 .table
@@ -89,7 +96,7 @@ impl CqSpec {
 
 impl World {
     /// Fill each ClusterQueue's quota table; call once the world's resources are final.
-    pub fn index(&mut self) {
+    pub(crate) fn index(&mut self) {
         let width = self.resources.len();
         let flavors = self
             .cqs
@@ -113,8 +120,8 @@ impl World {
 #[derive(Clone, Debug)]
 pub struct FlavorSpec {
     pub name: String,
-    pub node_labels: BTreeMap<String, String>,
-    pub node_taints: Vec<Taint>,
+    pub(crate) node_labels: BTreeMap<String, String>,
+    pub(crate) node_taints: Vec<Taint>,
     pub tolerations: Vec<Toleration>,
 }
 
@@ -127,7 +134,7 @@ pub struct PodSetSpec {
     pub requests: Vec<(usize, i128)>,
     /// The quantity as written, for printing amounts of this resource in its spelling.
     pub spelling: HashMap<usize, Quantity>,
-    pub node_selector: BTreeMap<String, String>,
+    pub(crate) node_selector: BTreeMap<String, String>,
     pub tolerations: Vec<Toleration>,
 }
 
@@ -136,7 +143,7 @@ pub struct WorkloadSpec {
     pub name: String,
     pub cq: usize,
     pub priority: i64,
-    pub submit_at: u64,
+    pub(crate) submit_at: u64,
     pub run_for: u64,
     pub pod_sets: Vec<PodSetSpec>,
     /// The scheduling equivalence class (Kueue's `SchedulingHash`: priority and the pod
@@ -150,7 +157,7 @@ pub struct World {
     pub flavors: Vec<FlavorSpec>,
     pub resources: Vec<String>,
     pub cqs: Vec<CqSpec>,
-    pub cohorts: Vec<String>,
+    pub(crate) cohorts: Vec<String>,
     /// Sorted by name, so that an index order is name order.
     pub workloads: Vec<WorkloadSpec>,
 }
@@ -247,7 +254,9 @@ fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
                 .borrow_within_cohort
                 .as_ref()
                 .filter(|b| b.policy != BorrowWithinCohortPolicy::Never)
-                .map(|b| b.max_priority_threshold),
+                .map(|b| BorrowWhilePreempting {
+                    max_priority_threshold: b.max_priority_threshold,
+                }),
             // Kueue v0.19.2's defaults (conventions of SIMULATE.md, 1).
             when_can_borrow: ff
                 .and_then(|f| f.when_can_borrow)
@@ -519,7 +528,7 @@ fn profile_pod_sets(index: usize, pw: &Workload, res: &mut Interner) -> Vec<PodS
 /// untolerated (the pod's tolerations plus the flavor's own), and the pod's node selector,
 /// restricted to the flavor's label keys, matches the flavor's labels (Kueue's
 /// `checkFlavorForPodSets`, without node affinity terms, which profiles do not have).
-pub fn flavor_matches(flavor: &FlavorSpec, ps: &PodSetSpec) -> bool {
+pub(crate) fn flavor_matches(flavor: &FlavorSpec, ps: &PodSetSpec) -> bool {
     untolerated(flavor, ps).is_none() && contradicted(flavor, ps).is_none()
 }
 
@@ -547,7 +556,7 @@ fn contradicted<'a>(
 
 /// Why a pod set may not use a flavor (`flavor_matches`), in words: the first untolerated
 /// taint, else the first node selector entry the flavor's labels contradict.
-pub fn flavor_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<String> {
+pub(crate) fn flavor_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<String> {
     if let Some(t) = untolerated(flavor, ps) {
         let value = t
             .value

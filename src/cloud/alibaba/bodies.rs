@@ -30,42 +30,6 @@ pub const FILL_CLUSTER_IDS: &str = ".vpcid = $vpc | .vswitch_ids = [$vsw]";
 /// The jq program `up.sh` runs on `ack/nodepool-<name>.json` to add the vSwitch ID.
 pub const FILL_NODE_POOL_IDS: &str = ".scaling_group.vswitch_ids = [$vsw]";
 
-/// One RPC-style call of the `aliyun` CLI: `aliyun <product> <action> --<Param> <value> …`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RpcCall {
-    pub product: &'static str,
-    pub action: &'static str,
-    pub params: Vec<(&'static str, String)>,
-}
-
-/// The VPC and the vSwitch, before the cluster: ACK does not make them
-/// (parameters: Alibaba VPC API 2016-04-28 CreateVpc / CreateVSwitch). The vSwitch call needs
-/// the VPC's ID, given here as `vpc_id`.
-pub fn vpc_calls(a: &Alibaba, vpc_id: &str) -> [RpcCall; 2] {
-    [
-        RpcCall {
-            product: "vpc",
-            action: "CreateVpc",
-            params: vec![
-                ("RegionId", a.region.to_string()),
-                ("VpcName", a.vpc.name.to_string()),
-                ("CidrBlock", a.vpc.cidr.to_string()),
-            ],
-        },
-        RpcCall {
-            product: "vpc",
-            action: "CreateVSwitch",
-            params: vec![
-                ("RegionId", a.region.to_string()),
-                ("ZoneId", a.zone.to_string()),
-                ("VpcId", vpc_id.to_string()),
-                ("VSwitchName", a.vpc.vswitch_name.to_string()),
-                ("CidrBlock", a.vpc.vswitch_cidr.to_string()),
-            ],
-        },
-    ]
-}
-
 /// The CreateCluster body: a managed cluster with no worker nodes of its own (the node pools
 /// come next), Flannel networking, a public API endpoint for kubectl, SNAT so that nodes can
 /// pull images, and RRSA when `identity` is set. KubeRay is not among the add-ons: Helm
@@ -334,15 +298,5 @@ mod tests {
         let pool = node_pool_body_file(&a.node_pools[1]);
         assert!(pool["scaling_group"].get("vswitch_ids").is_none());
         assert!(pool["scaling_group"].get("instance_types").is_some());
-    }
-
-    #[test]
-    fn vpc_prerequisites_name_the_zone_and_the_vpc() {
-        let [vpc, vsw] = vpc_calls(&example(), "vpc-1");
-        assert_eq!((vpc.product, vpc.action), ("vpc", "CreateVpc"));
-        assert!(vpc.params.contains(&("CidrBlock", "192.168.0.0/16".into())));
-        assert_eq!(vsw.action, "CreateVSwitch");
-        assert!(vsw.params.contains(&("ZoneId", "cn-hangzhou-k".into())));
-        assert!(vsw.params.contains(&("VpcId", "vpc-1".into())));
     }
 }

@@ -17,14 +17,14 @@ use crate::profile::quantity::Quantity;
 
 /// One ECS instance type: the seam's facts and the GPU label value ACK gives its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct EcsType {
+pub(crate) struct EcsType {
     pub base: InstanceType,
     /// The `aliyun.accelerator/nvidia_name` value ACK gives these nodes: the GPU's product
     /// name as `nvidia-smi` prints it, spaces turned into `-` (`Tesla-T4`, `NVIDIA-A10`;
     /// CLOUDS.md §3.3, and a node of ecs.gn7i-c8g1.2xlarge labelled `NVIDIA-A10` in ACK's GPU
     /// docs). `None` where no source shows it (the A100 families: SXM4 or PCIe, 40 or 80 GB);
     /// a flavor can then match only the GPU count label.
-    pub nvidia_name: Option<&'static str>,
+    pub(crate) nvidia_name: Option<&'static str>,
 }
 
 const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32) -> EcsType {
@@ -62,7 +62,7 @@ const fn a100(
 }
 
 /// The catalogue, by family.
-pub const INSTANCE_TYPES: &[EcsType] = &[
+pub(crate) const INSTANCE_TYPES: &[EcsType] = &[
     // g7: general purpose, 4 GiB per vCPU, for CPU pools (not in CLOUDS.md; the figures agree
     // across several public ECS spec tables in the code index, none of them Alibaba's own page).
     cpu("ecs.g7.xlarge", 4, 16),
@@ -101,13 +101,13 @@ pub const INSTANCE_TYPES: &[EcsType] = &[
 ];
 
 /// The catalogue entry of an instance type (ECS names are lowercase and compared exactly).
-pub fn instance_type(name: &str) -> Option<&'static EcsType> {
+pub(crate) fn instance_type(name: &str) -> Option<&'static EcsType> {
     INSTANCE_TYPES.iter().find(|t| t.base.name == name)
 }
 
 /// The ECS families with NVIDIA GPUs (`ecs.gn…`, `ecs.ebmgn…`, `ecs.sgn…` vGPU excluded): the
 /// definition of "a GPU pool" for a type the catalogue lacks. A catalogued type says so itself.
-pub fn has_nvidia_gpus(name: &str) -> bool {
+pub(crate) fn has_nvidia_gpus(name: &str) -> bool {
     if let Some(t) = instance_type(name) {
         return t.base.gpus > 0;
     }

@@ -50,39 +50,39 @@ const WORDS: Words = Words {
 };
 
 /// ACK's GPU count label on GPU nodes (next to `aliyun.accelerator/nvidia_name`; ACK GPU docs).
-pub const GPU_COUNT_LABEL: &str = "aliyun.accelerator/nvidia_count";
+pub(crate) const GPU_COUNT_LABEL: &str = "aliyun.accelerator/nvidia_count";
 
 /// Where the request bodies land in the bundle.
-pub const FILE_CREATE_CLUSTER: &str = "infra/ack/create-cluster.json";
+pub(crate) const FILE_CREATE_CLUSTER: &str = "infra/ack/create-cluster.json";
 
 /// The GPU label ACK puts on GPU nodes (the model, e.g. `NVIDIA-A10`); also the Cluster
 /// Autoscaler's GPU label for alicloud (kubernetes/autoscaler@55c37cd5
 /// `cloudprovider/alicloud/alicloud_cloud_provider.go` `GPULabel`).
-pub const GPU_LABEL: &str = "aliyun.accelerator/nvidia_name";
+pub(crate) const GPU_LABEL: &str = "aliyun.accelerator/nvidia_name";
 
 /// The pool label that pins the NVIDIA driver of new nodes (ACK "Specify a custom GPU driver
 /// version").
-pub const DRIVER_VERSION_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
+pub(crate) const DRIVER_VERSION_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
 
 /// The taint raykueue puts on GPU pools (ACK sets none): the same one as on every cloud, which
 /// pods that request `nvidia.com/gpu` tolerate through ExtendedResourceToleration.
-pub const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
+pub(crate) const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
 
 /// RRSA wiring read by `ack-pod-identity-webhook` (Alibaba Cloud help doc-detail/600451,
 /// "ack-pod-identity-webhook": namespace label and service-account annotation).
-pub const RRSA_NAMESPACE_LABEL: &str = "pod-identity.alibabacloud.com/injection";
-pub const RRSA_ROLE_ANNOTATION: &str = "pod-identity.alibabacloud.com/role-name";
+pub(crate) const RRSA_NAMESPACE_LABEL: &str = "pod-identity.alibabacloud.com/injection";
+pub(crate) const RRSA_ROLE_ANNOTATION: &str = "pod-identity.alibabacloud.com/role-name";
 /// The add-on that injects the OIDC token and role environment into pods.
-pub const RRSA_WEBHOOK_ADDON: &str = "ack-pod-identity-webhook";
+pub(crate) const RRSA_WEBHOOK_ADDON: &str = "ack-pod-identity-webhook";
 const IDENTITY_NAMESPACE_LABELS: &[(&str, &str)] = &[(RRSA_NAMESPACE_LABEL, "on")];
 
 /// The label raykueue gives every node of a pool, with the pool's name: ACK's own pool label
 /// (`alibabacloud.com/nodepool-id`) carries the pool's ID, which only the cloud knows, and
 /// `verify.sh` finds a pool's nodes by name with kubectl alone.
-pub const POOL_LABEL: &str = "raykueue.io/node-pool";
+pub(crate) const POOL_LABEL: &str = "raykueue.io/node-pool";
 
 /// The step no `aliyun` command does, with its reason, for `up.sh` to print.
-pub const MANUAL_NODE_SCALING_STEP: &str = "In the ACK console: Clusters → this cluster → Node Pools → Node Scaling → Enable \
+pub(crate) const MANUAL_NODE_SCALING_STEP: &str = "In the ACK console: Clusters → this cluster → Node Pools → Node Scaling → Enable \
 (authorize the AliyunCSManagedAutoScalerRole role and activate Auto Scaling (ESS) the first time). \
 Why: node pool auto scaling only takes effect once node scaling is enabled for the cluster, and \
 ACK documents that switch as a console step with no CLI command; until then a pool with min 0 \
@@ -91,20 +91,20 @@ never gets a node.";
 /// What a flavor can match on a pool's nodes: a label with a known value, or a label whose
 /// value ACK sets but no source here gives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LabelFact {
+pub(crate) enum LabelFact {
     Value(String),
     /// ACK sets the label; its value for this instance type is not known here.
     SetByAck,
 }
 
 /// Whether the pool's instance type has NVIDIA GPUs.
-pub fn is_gpu_pool(pool: &AckNodePool) -> bool {
+pub(crate) fn is_gpu_pool(pool: &AckNodePool) -> bool {
     catalogue::has_nvidia_gpus(&pool.instance_type)
 }
 
 /// The labels written into the node pool body: the profile's, the pool label, and the driver
 /// pin.
-pub fn config_labels(pool: &AckNodePool) -> BTreeMap<String, String> {
+pub(crate) fn config_labels(pool: &AckNodePool) -> BTreeMap<String, String> {
     let mut labels: BTreeMap<String, String> = pool
         .labels
         .iter()
@@ -119,7 +119,7 @@ pub fn config_labels(pool: &AckNodePool) -> BTreeMap<String, String> {
 
 /// Every label a node of the pool carries that a flavor can match: the body's labels and ACK's
 /// GPU label on GPU pools.
-pub fn node_labels(pool: &AckNodePool) -> BTreeMap<String, LabelFact> {
+pub(crate) fn node_labels(pool: &AckNodePool) -> BTreeMap<String, LabelFact> {
     let mut labels: BTreeMap<String, LabelFact> = config_labels(pool)
         .into_iter()
         .map(|(k, v)| (k, LabelFact::Value(v)))
@@ -135,7 +135,7 @@ pub fn node_labels(pool: &AckNodePool) -> BTreeMap<String, LabelFact> {
 
 /// The taints written for a pool: the profile's, plus `nvidia.com/gpu=present:NoSchedule` on a
 /// GPU pool that has no `nvidia.com/gpu` taint.
-pub fn node_taints(pool: &AckNodePool) -> Vec<Taint> {
+pub(crate) fn node_taints(pool: &AckNodePool) -> Vec<Taint> {
     let mut taints = pool.taints.clone();
     if is_gpu_pool(pool) && !taints.iter().any(|t| t.key.as_str() == GPU_TAINT_KEY) {
         taints.push(Taint {
@@ -170,10 +170,6 @@ impl Cloud for Alibaba {
 
     fn words(&self) -> &'static Words {
         &WORDS
-    }
-
-    fn instance(&self, name: &str) -> Option<&'static InstanceType> {
-        catalogue::instance_type(name).map(|t| &t.base)
     }
 
     fn allocatable(&self, instance: &InstanceType) -> Allocatable {
@@ -359,7 +355,7 @@ struct VpcCtx {
 }
 
 /// Whether some pool relies on node pool auto scaling, so `up.sh` must print the manual step.
-pub fn needs_manual_node_scaling(a: &Alibaba) -> bool {
+pub(crate) fn needs_manual_node_scaling(a: &Alibaba) -> bool {
     a.node_pools.iter().any(|p| p.autoscale.is_some())
 }
 

@@ -24,7 +24,7 @@ use crate::profile::quantity::Quantity;
 pub struct Ec2Type {
     pub base: InstanceType,
     /// The kubelet's `maxPods` on the EKS AMIs (the VPC CNI's ENI limit).
-    pub max_pods: u32,
+    pub(crate) max_pods: u32,
 }
 
 const fn cpu(name: &'static str, vcpus: u32, memory_gib: u32, max_pods: u32) -> Ec2Type {
@@ -49,7 +49,7 @@ const fn gpu(
 }
 
 /// The catalogue, by family.
-pub const INSTANCE_TYPES: &[Ec2Type] = &[
+pub(crate) const INSTANCE_TYPES: &[Ec2Type] = &[
     // m5: the guide's CPU node group.
     cpu("m5.large", 2, 8, 29),
     cpu("m5.xlarge", 4, 16, 58),
@@ -104,7 +104,7 @@ pub const INSTANCE_TYPES: &[Ec2Type] = &[
 ];
 
 /// The catalogue entry of an instance type (EC2 names are lowercase and compared exactly).
-pub fn instance_type(name: &str) -> Option<&'static Ec2Type> {
+pub(crate) fn instance_type(name: &str) -> Option<&'static Ec2Type> {
     INSTANCE_TYPES.iter().find(|t| t.base.name == name)
 }
 
@@ -116,7 +116,7 @@ const NVIDIA_FAMILIES: &[&str] = &[
 ];
 
 /// Whether nodes of this type advertise `nvidia.com/gpu`.
-pub fn has_nvidia_gpus(name: &str) -> bool {
+pub(crate) fn has_nvidia_gpus(name: &str) -> bool {
     if let Some(t) = instance_type(name) {
         return t.base.gpus > 0;
     }
@@ -130,7 +130,7 @@ pub fn has_nvidia_gpus(name: &str) -> bool {
 /// (kubernetes/autoscaler@55c37cd5 `cloudprovider/aws/aws_cloud_provider.go` `GPULabel`), and
 /// its README recommends setting it so that the autoscaler does not over-scale while the device
 /// plugin starts. The value is free-form; this spelling follows the README's `nvidia-tesla-k80`.
-pub fn accelerator_label_value(t: &InstanceType) -> Option<String> {
+pub(crate) fn accelerator_label_value(t: &InstanceType) -> Option<String> {
     (t.gpus > 0).then(|| format!("nvidia-{}", t.gpu_model.to_ascii_lowercase()))
 }
 

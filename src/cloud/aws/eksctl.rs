@@ -15,8 +15,8 @@ pub const FILE: &str = "infra/eksctl-cluster.yaml";
 
 /// The Cluster Autoscaler's service account: eksctl creates it with an IAM role (IRSA) before
 /// Helm installs the chart, which is then told not to create its own.
-pub const AUTOSCALER_NAMESPACE: &str = "kube-system";
-pub const AUTOSCALER_SERVICE_ACCOUNT: &str = "cluster-autoscaler";
+pub(crate) const AUTOSCALER_NAMESPACE: &str = "kube-system";
+pub(crate) const AUTOSCALER_SERVICE_ACCOUNT: &str = "cluster-autoscaler";
 
 /// The Ray workloads' namespace and service account, for the Pod Identity association.
 #[derive(Debug, Clone, Copy)]

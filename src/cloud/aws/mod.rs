@@ -48,26 +48,26 @@ const WORDS: Words = Words {
 
 /// The GPU label raykueue puts on GPU node groups (EKS adds none); see
 /// [`catalogue::accelerator_label_value`].
-pub const ACCELERATOR_LABEL: &str = "k8s.amazonaws.com/accelerator";
+pub(crate) const ACCELERATOR_LABEL: &str = "k8s.amazonaws.com/accelerator";
 
 /// The taint raykueue puts on GPU node groups: the one eksctl's NVIDIA device plugin DaemonSet
 /// tolerates (eksctl-io/eksctl@99984adb `pkg/addons/assets/nvidia-device-plugin.yaml`:
 /// `nvidia.com/gpu`, `Exists`, `NoSchedule`), the one GKE sets itself, and the one Kubernetes'
 /// ExtendedResourceToleration admission plugin tolerates for pods that request `nvidia.com/gpu`.
-pub const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
+pub(crate) const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
 
 /// Labels eksctl sets on every node of a group (eksctl `userdocs/src/usage/dry-run.md`).
-pub const EKSCTL_CLUSTER_LABEL: &str = "alpha.eksctl.io/cluster-name";
-pub const EKSCTL_NODEGROUP_LABEL: &str = "alpha.eksctl.io/nodegroup-name";
+pub(crate) const EKSCTL_CLUSTER_LABEL: &str = "alpha.eksctl.io/cluster-name";
+pub(crate) const EKSCTL_NODEGROUP_LABEL: &str = "alpha.eksctl.io/nodegroup-name";
 
 /// Whether the group's instance type has NVIDIA GPUs.
-pub fn is_gpu_group(group: &NodeGroup) -> bool {
+pub(crate) fn is_gpu_group(group: &NodeGroup) -> bool {
     catalogue::has_nvidia_gpus(&group.instance_type)
 }
 
 /// The labels written into the ClusterConfig for a group: the profile's, plus the accelerator
 /// label on a GPU group whose model the catalogue knows. A label the profile sets wins.
-pub fn config_labels(group: &NodeGroup) -> BTreeMap<String, String> {
+pub(crate) fn config_labels(group: &NodeGroup) -> BTreeMap<String, String> {
     let mut labels: BTreeMap<String, String> = group
         .labels
         .iter()
@@ -83,7 +83,7 @@ pub fn config_labels(group: &NodeGroup) -> BTreeMap<String, String> {
 
 /// Every label a node of the group carries that a flavor's `nodeLabels` can match: the
 /// ClusterConfig's labels and eksctl's own.
-pub fn node_labels(cluster: &str, group: &NodeGroup) -> BTreeMap<String, String> {
+pub(crate) fn node_labels(cluster: &str, group: &NodeGroup) -> BTreeMap<String, String> {
     let mut labels = config_labels(group);
     labels.insert(EKSCTL_CLUSTER_LABEL.into(), cluster.into());
     labels.insert(EKSCTL_NODEGROUP_LABEL.into(), group.name.to_string());
@@ -92,7 +92,7 @@ pub fn node_labels(cluster: &str, group: &NodeGroup) -> BTreeMap<String, String>
 
 /// The taints written for a group: the profile's, plus `nvidia.com/gpu=present:NoSchedule` on
 /// a GPU group that has no `nvidia.com/gpu` taint. EKS itself taints nothing.
-pub fn node_taints(group: &NodeGroup) -> Vec<Taint> {
+pub(crate) fn node_taints(group: &NodeGroup) -> Vec<Taint> {
     let mut taints = group.taints.clone();
     if is_gpu_group(group) && !taints.iter().any(|t| t.key.as_str() == GPU_TAINT_KEY) {
         taints.push(Taint {
@@ -160,10 +160,6 @@ impl Cloud for Aws {
 
     fn words(&self) -> &'static Words {
         &WORDS
-    }
-
-    fn instance(&self, name: &str) -> Option<&'static InstanceType> {
-        catalogue::instance_type(name).map(|t| &t.base)
     }
 
     fn allocatable(&self, instance: &InstanceType) -> Allocatable {

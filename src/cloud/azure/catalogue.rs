@@ -16,7 +16,7 @@ use crate::profile::quantity::Quantity;
 /// "NCv3-series retirement", and the retired-sizes list; a few sovereign regions run longer).
 /// Microsoft recommends NCads H100 v5, and NCasT4_v3 where cost matters. No other series of this
 /// catalogue has an announced retirement (the same list, read 2026-08).
-pub const NCV3: Retirement = Retirement {
+pub(crate) const NCV3: Retirement = Retirement {
     date: "2025-09-30",
     series: "NCv3",
     page: "https://learn.microsoft.com/azure/virtual-machines/ncv3-retirement",
@@ -24,7 +24,7 @@ pub const NCV3: Retirement = Retirement {
 };
 
 /// The catalogue, by series. General purpose: memory is 4 GiB per vCPU in all these series.
-pub const VM_SIZES: &[InstanceType] = &[
+pub(crate) const VM_SIZES: &[InstanceType] = &[
     // Dv3 / Dsv3 (Intel, 4 GiB per vCPU).
     cpu("Standard_D2_v3", 2, 8),
     cpu("Standard_D4_v3", 4, 16),
@@ -104,7 +104,7 @@ pub const VM_SIZES: &[InstanceType] = &[
 ];
 
 /// The catalogue entry of a VM size. Azure compares size names case-insensitively.
-pub fn vm_size(name: &str) -> Option<&'static InstanceType> {
+pub(crate) fn vm_size(name: &str) -> Option<&'static InstanceType> {
     VM_SIZES.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }
 
@@ -113,7 +113,7 @@ pub fn vm_size(name: &str) -> Option<&'static InstanceType> {
 /// catalogue says so itself; any other is judged by Azure's naming, case-insensitively as Azure
 /// compares size names: the NVIDIA N-series families NC, ND and NV — except NVv4
 /// (`…as_v4`) and NG, which carry AMD GPUs and expose no `nvidia.com/gpu`.
-pub fn has_nvidia_gpus(name: &str) -> bool {
+pub(crate) fn has_nvidia_gpus(name: &str) -> bool {
     if let Some(size) = vm_size(name) {
         return size.gpus > 0;
     }
@@ -140,7 +140,7 @@ pub fn has_nvidia_gpus(name: &str) -> bool {
 /// Daemon sets (CNI, kube-proxy, CSI drivers, monitoring) also take their share of what is
 /// left; that share depends on add-ons and is not modelled, so a pod that fits here by a few
 /// hundred millicores may still not fit in practice.
-pub fn allocatable(size: &InstanceType) -> Allocatable {
+pub(crate) fn allocatable(size: &InstanceType) -> Allocatable {
     let cores = i128::from(size.vcpus);
     let reserved_milli = if cores == 0 {
         0
@@ -164,7 +164,7 @@ pub fn allocatable(size: &InstanceType) -> Allocatable {
 
 /// Azure public-cloud region names as `az account list-locations --query [].name` prints them,
 /// plus the Azure Government and Azure China regions.
-pub const REGIONS: &[&str] = &[
+pub(crate) const REGIONS: &[&str] = &[
     "australiacentral",
     "australiacentral2",
     "australiaeast",

@@ -15,10 +15,10 @@
 //! (Azure/AKS `examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf`,
 //! `tolerations[0].key = CriticalAddonsOnly`, operator `Exists`, effect `NoSchedule`).
 
-pub mod catalogue;
-pub mod section;
+pub(crate) mod catalogue;
+pub(crate) mod section;
 
-pub use section::*;
+pub(crate) use section::*;
 
 mod checks;
 
@@ -56,24 +56,24 @@ pub(crate) const WORDS: Words = Words {
 };
 
 /// Label AKS puts on every node with the node pool's mode (`system` or `user`).
-pub const MODE_LABEL: &str = "kubernetes.azure.com/mode";
+pub(crate) const MODE_LABEL: &str = "kubernetes.azure.com/mode";
 
 /// The taint of a System pool with `criticalAddonsOnly` (AKS's `--node-taints` convention).
-pub const CRITICAL_ADDONS_ONLY_KEY: &str = "CriticalAddonsOnly";
+pub(crate) const CRITICAL_ADDONS_ONLY_KEY: &str = "CriticalAddonsOnly";
 
 /// The taint `criticalAddonsOnly` stands for (AKS's documented way to keep a system pool free
 /// of application pods).
 const CRITICAL_ADDONS_ONLY: &str = "CriticalAddonsOnly=true:NoSchedule";
 
 /// The label Azure workload identity's webhook looks for on pods.
-pub const WORKLOAD_IDENTITY_LABEL: &str = "azure.workload.identity/use";
+pub(crate) const WORKLOAD_IDENTITY_LABEL: &str = "azure.workload.identity/use";
 const IDENTITY_POD_LABELS: &[(&str, &str)] = &[(WORKLOAD_IDENTITY_LABEL, "true")];
 
 /// The storage account of `azure.storage`, in every RayJob's and Serve application's runtime
 /// environment (the upstream example's variable name).
-pub const STORAGE_ACCOUNT_ENV: &str = "AZURE_STORAGE_ACCOUNT_NAME";
+pub(crate) const STORAGE_ACCOUNT_ENV: &str = "AZURE_STORAGE_ACCOUNT_NAME";
 /// `azure.storage.containers`, comma-separated, next to the account.
-pub const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
+pub(crate) const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
 
 impl Cloud for Azure {
     fn section(&self) -> &'static str {
@@ -82,10 +82,6 @@ impl Cloud for Azure {
 
     fn words(&self) -> &'static Words {
         &WORDS
-    }
-
-    fn instance(&self, name: &str) -> Option<&'static InstanceType> {
-        catalogue::vm_size(name)
     }
 
     fn allocatable(&self, instance: &InstanceType) -> Allocatable {

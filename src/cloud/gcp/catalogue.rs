@@ -20,7 +20,7 @@ use crate::profile::quantity::Quantity;
 
 /// Machine types with confirmed vCPU and memory (GB as Google writes them, read as GiB, as the
 /// Azure catalogue does).
-pub const MACHINE_TYPES: &[InstanceType] = &[
+pub(crate) const MACHINE_TYPES: &[InstanceType] = &[
     cpu("e2-standard-2", 2, 8),
     cpu("e2-standard-4", 4, 16),
     cpu("e2-standard-8", 8, 32),
@@ -32,14 +32,14 @@ pub const MACHINE_TYPES: &[InstanceType] = &[
 ];
 
 /// The catalogue entry of a machine type (GCP names are lowercase).
-pub fn machine_type(name: &str) -> Option<&'static InstanceType> {
+pub(crate) fn machine_type(name: &str) -> Option<&'static InstanceType> {
     MACHINE_TYPES.iter().find(|s| s.name == name)
 }
 
 /// The accelerator an accelerator-optimized machine type carries: (`--accelerator type=`,
 /// count), from cluster-toolkit's `gpu_definition.tf`. `None` for other machine types (N1 and
 /// general-purpose types carry no GPU unless one is attached with `accelerator`).
-pub fn accelerator(machine: &str) -> Option<(&'static str, u32)> {
+pub(crate) fn accelerator(machine: &str) -> Option<(&'static str, u32)> {
     let fixed: &[(&str, &str, u32)] = &[
         ("g2-standard-4", "nvidia-l4", 1),
         ("g2-standard-8", "nvidia-l4", 1),
@@ -81,7 +81,7 @@ pub fn accelerator(machine: &str) -> Option<(&'static str, u32)> {
 ///
 /// Daemon sets (logging, networking, the GPU device plugin) take their share too; that is not
 /// modelled.
-pub fn allocatable(size: &InstanceType) -> Allocatable {
+pub(crate) fn allocatable(size: &InstanceType) -> Allocatable {
     let cores = i128::from(size.vcpus);
     // In thousandths of a core ×100 (0.25 % of a core is 2.5 m): 600, 100, 50, 25 per core.
     let reserved_centi_milli = [(1, 6000), (1, 1000), (2, 500)]

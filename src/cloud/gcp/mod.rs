@@ -29,10 +29,10 @@
 //! `serviceAccount:PROJECT.svc.id.goog[NS/KSA]` (KEDA's "GCP Workload Identity" docs; CLOUDS.md
 //! §2.5).
 
-pub mod catalogue;
-pub mod section;
+pub(crate) mod catalogue;
+pub(crate) mod section;
 
-pub use section::*;
+pub(crate) use section::*;
 
 mod checks;
 
@@ -69,18 +69,18 @@ const WORDS: Words = Words {
 };
 
 /// Label GKE puts on every node with its pool's name.
-pub const NODEPOOL_LABEL: &str = "cloud.google.com/gke-nodepool";
+pub(crate) const NODEPOOL_LABEL: &str = "cloud.google.com/gke-nodepool";
 /// Label GKE puts on GPU nodes with the accelerator type.
-pub const ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
+pub(crate) const ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
 /// The service-account annotation that links it to a Google service account (Workload
 /// Identity Federation for GKE).
-pub const GSA_ANNOTATION: &str = "iam.gke.io/gcp-service-account";
+pub(crate) const GSA_ANNOTATION: &str = "iam.gke.io/gcp-service-account";
 /// The name GKE gives the pool `clusters create` makes.
-pub const DEFAULT_POOL: &str = "default-pool";
+pub(crate) const DEFAULT_POOL: &str = "default-pool";
 
 impl Gcp {
     /// The Google service account's e-mail, when the project is pinned.
-    pub fn gsa_email(&self) -> Option<String> {
+    pub(crate) fn gsa_email(&self) -> Option<String> {
         let id = self.identity.as_ref()?;
         let project = self.project.as_ref()?;
         Some(format!(
@@ -97,10 +97,6 @@ impl Cloud for Gcp {
 
     fn words(&self) -> &'static Words {
         &WORDS
-    }
-
-    fn instance(&self, name: &str) -> Option<&'static InstanceType> {
-        catalogue::machine_type(name)
     }
 
     fn allocatable(&self, instance: &InstanceType) -> Allocatable {

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The node count gcloud gives a pool created without `--num-nodes`.
-pub const GCLOUD_DEFAULT_NODE_COUNT: u32 = 3;
+pub(crate) const GCLOUD_DEFAULT_NODE_COUNT: u32 = 3;
 
 name_type!(
     /// GCP project ID.

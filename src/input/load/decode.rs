@@ -12,12 +12,12 @@ pub fn decode(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
 }
 
 /// `decode` for a manifest stream (`raykueue validate`): same rules, worded for manifests.
-pub fn decode_manifest(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
+pub(crate) fn decode_manifest(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
     decode_as(name, bytes, "manifest")
 }
 
 /// `decode` for a `simulate` scenario: same rules, worded for scenarios.
-pub fn decode_scenario(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
+pub(crate) fn decode_scenario(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
     decode_as(name, bytes, "scenario")
 }
 

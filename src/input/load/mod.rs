@@ -18,15 +18,18 @@ mod spans;
 pub(crate) mod strict;
 mod tree;
 
-pub use decode::{decode, decode_manifest, decode_scenario};
-pub use parse::{Document, parse, parse_stream, parse_tree};
-pub use spans::{SpanMap, flatten};
+pub use decode::decode;
+pub(crate) use decode::{decode_manifest, decode_scenario};
+pub use parse::parse_tree;
+pub(crate) use parse::{Document, parse, parse_stream};
+pub(crate) use spans::SpanMap;
+pub use spans::flatten;
 pub use tree::{Tree, TreeKind};
 
 /// Profiles are small; anything this large is a mistake or an attack, refused before parsing.
 // 4 MiB holds about 4,500 synthetic teams (1,000 teams take 0.9 MB) and keeps the answer to
 // any input under a second (a 4.7 MB profile with a schema error: 0.75 s, release build).
-pub const MAX_PROFILE_BYTES: usize = 4 * 1024 * 1024;
+pub(crate) const MAX_PROFILE_BYTES: usize = 4 * 1024 * 1024;
 
 /// The loaded document (after overlays) and where each of its nodes stands.
 #[derive(Debug)]
@@ -34,12 +37,12 @@ pub struct Loaded {
     /// The file the user named (the top of an `extends` chain).
     pub source: Source,
     pub value: Value,
-    pub spans: SpanMap,
+    pub(crate) spans: SpanMap,
 }
 
 impl Loaded {
     /// A diagnostic placed at the value `pointer` names (in whichever file it came from).
-    pub fn at_value(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
+    pub(crate) fn at_value(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
         if d.place.is_some() {
             return d;
         }
@@ -50,7 +53,7 @@ impl Loaded {
     }
 
     /// A diagnostic placed at the key of `pointer`.
-    pub fn at_key(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
+    pub(crate) fn at_key(&self, d: Diagnostic, pointer: &str) -> Diagnostic {
         match self.spans.key_place(pointer) {
             Some((src, pos)) => d.at(src, pos),
             None => d.at(&self.source, self.source.pos_at(0)),
@@ -58,7 +61,7 @@ impl Loaded {
     }
 
     /// The scalar as written in its file (`2.50`, `NO`), for hints about YAML retyping.
-    pub fn raw_text(&self, pointer: &str) -> Option<&str> {
+    pub(crate) fn raw_text(&self, pointer: &str) -> Option<&str> {
         let (src, pos) = self.spans.value_place(pointer)?;
         src.text.get(pos.start..pos.start + pos.len)
     }

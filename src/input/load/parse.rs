@@ -13,7 +13,7 @@ use serde_saphyr::Spanned;
 use std::fmt;
 
 /// Parse a decoded source into a value and its span map (no overlays).
-pub fn parse(source: &Source) -> Result<Loaded, Vec<Diagnostic>> {
+pub(crate) fn parse(source: &Source) -> Result<Loaded, Vec<Diagnostic>> {
     Ok(flatten(parse_tree(source)?))
 }
 
@@ -72,15 +72,15 @@ pub(super) fn saphyr_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
 
 /// One document of a manifest stream, with the position of each of its nodes.
 #[derive(Debug)]
-pub struct Document {
+pub(crate) struct Document {
     pub value: Value,
-    pub spans: SpanMap,
+    pub(crate) spans: SpanMap,
 }
 
 /// Parse a multi-document YAML stream (Kubernetes manifests, `raykueue validate`). Empty
 /// documents are skipped, as kubectl skips them. The same hostile-input bounds as for a
 /// profile, scaled for streams of many objects.
-pub fn parse_stream(source: &Source) -> Result<Vec<Document>, Vec<Diagnostic>> {
+pub(crate) fn parse_stream(source: &Source) -> Result<Vec<Document>, Vec<Diagnostic>> {
     let tag_errors = find_tags_and_documents(source, false);
     if !tag_errors.is_empty() {
         return Err(tag_errors);

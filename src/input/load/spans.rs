@@ -7,7 +7,7 @@ use crate::base::source::{Pos, Source};
 use serde_json::{Map, Value};
 
 #[derive(Debug, Default)]
-pub struct SpanMap {
+pub(crate) struct SpanMap {
     /// The files the nodes came from (one, or a few with `extends`).
     sources: Vec<Source>,
     /// The document's shape with each node's place; `None` for a map built empty.
@@ -37,29 +37,29 @@ enum Kids {
 
 impl SpanMap {
     /// The value's place, or the nearest enclosing node's when the pointer names a missing field.
-    pub fn value_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
+    pub(crate) fn value_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
         self.lookup(pointer).map(|(s, _, v)| (s, v))
     }
 
     /// The key's place (for unknown-key errors), else the value's.
-    pub fn key_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
+    pub(crate) fn key_place(&self, pointer: &str) -> Option<(&Source, Pos)> {
         self.lookup(pointer).map(|(s, k, v)| (s, k.unwrap_or(v)))
     }
 
     /// The value's position in its file.
-    pub fn value_pos(&self, pointer: &str) -> Pos {
+    pub(crate) fn value_pos(&self, pointer: &str) -> Pos {
         self.value_place(pointer)
             .map(|(_, p)| p)
             .unwrap_or_default()
     }
 
     /// The key's position in its file.
-    pub fn key_pos(&self, pointer: &str) -> Pos {
+    pub(crate) fn key_pos(&self, pointer: &str) -> Pos {
         self.key_place(pointer).map(|(_, p)| p).unwrap_or_default()
     }
 
     /// Whether the document has a node at exactly this pointer.
-    pub fn has(&self, pointer: &str) -> bool {
+    pub(crate) fn has(&self, pointer: &str) -> bool {
         self.find(pointer).is_some_and(|(_, exact)| exact)
     }
 

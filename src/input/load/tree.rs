@@ -25,7 +25,7 @@ pub enum TreeKind {
 
 impl TreeKind {
     /// `a mapping`, `a list`, `a string`... for messages.
-    pub fn describe(&self) -> &'static str {
+    pub(crate) fn describe(&self) -> &'static str {
         match self {
             TreeKind::Map(_) => "a mapping",
             TreeKind::Seq(_) => "a list",

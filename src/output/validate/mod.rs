@@ -186,7 +186,7 @@ pub fn object(value: &Value) -> Verdict {
 }
 
 /// `ClusterQueue/team-a-cq`, `RayJob/ray/llm-training`: how messages name an object.
-pub fn object_name(value: &Value) -> String {
+pub(crate) fn object_name(value: &Value) -> String {
     let kind = value
         .get("kind")
         .and_then(Value::as_str)
@@ -220,7 +220,7 @@ pub enum Origin {
 pub struct Place<'a> {
     pub source: &'a Source,
     pub document: &'a Value,
-    pub spans: &'a SpanMap,
+    pub(crate) spans: &'a SpanMap,
     pub base: &'a str,
 }
 

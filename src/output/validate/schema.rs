@@ -35,7 +35,7 @@ pub(crate) struct Kind {
 #[allow(clippy::struct_excessive_bools)] // One flag per schema keyword, as the schema has them.
 pub(crate) struct Node {
     #[serde(rename = "t")]
-    pub ty: Option<Type>,
+    pub(crate) ty: Option<Type>,
     #[serde(rename = "n", default)]
     pub nullable: bool,
     #[serde(rename = "p")]
@@ -48,7 +48,7 @@ pub(crate) struct Node {
     #[serde(rename = "i")]
     pub items: Option<NodeId>,
     #[serde(rename = "e")]
-    pub enumeration: Option<Vec<Value>>,
+    pub(crate) enumeration: Option<Vec<Value>>,
     #[serde(rename = "pat")]
     pub pattern: Option<String>,
     #[serde(rename = "f")]
@@ -58,31 +58,31 @@ pub(crate) struct Node {
     #[serde(rename = "max")]
     pub maximum: Option<f64>,
     #[serde(rename = "xmin", default)]
-    pub exclusive_minimum: bool,
+    pub(crate) exclusive_minimum: bool,
     #[serde(rename = "xmax", default)]
-    pub exclusive_maximum: bool,
+    pub(crate) exclusive_maximum: bool,
     #[serde(rename = "mul")]
-    pub multiple_of: Option<f64>,
+    pub(crate) multiple_of: Option<f64>,
     #[serde(rename = "minL")]
-    pub min_length: Option<u64>,
+    pub(crate) min_length: Option<u64>,
     #[serde(rename = "maxL")]
-    pub max_length: Option<u64>,
+    pub(crate) max_length: Option<u64>,
     #[serde(rename = "minI")]
-    pub min_items: Option<u64>,
+    pub(crate) min_items: Option<u64>,
     #[serde(rename = "maxI")]
-    pub max_items: Option<u64>,
+    pub(crate) max_items: Option<u64>,
     #[serde(rename = "minP")]
-    pub min_properties: Option<u64>,
+    pub(crate) min_properties: Option<u64>,
     #[serde(rename = "maxP")]
-    pub max_properties: Option<u64>,
+    pub(crate) max_properties: Option<u64>,
     #[serde(rename = "ios", default)]
     pub int_or_string: bool,
     #[serde(rename = "pu", default)]
-    pub preserve_unknown: bool,
+    pub(crate) preserve_unknown: bool,
     #[serde(rename = "lt")]
-    pub list_type: Option<ListType>,
+    pub(crate) list_type: Option<ListType>,
     #[serde(rename = "lk", default)]
-    pub list_keys: Vec<String>,
+    pub(crate) list_keys: Vec<String>,
     #[serde(rename = "v", default)]
     pub rules: Vec<Rule>,
     #[serde(rename = "d")]
@@ -119,8 +119,8 @@ pub(crate) enum ListType {
 pub(crate) struct Rule {
     pub rule: String,
     pub message: Option<String>,
-    pub message_expression: Option<String>,
-    pub field_path: Option<String>,
+    pub(crate) message_expression: Option<String>,
+    pub(crate) field_path: Option<String>,
 }
 
 impl Node {
