@@ -6,8 +6,7 @@ use clap::Args;
 
 #[derive(Args, Debug)]
 pub(super) struct CheckCommand {
-    /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
-    #[arg(long, short)]
+    #[arg(long, short, help = crate::input::resolve::PROFILE_HELP)]
     profile: String,
     /// Treat warnings as errors (exit 1 when there are any).
     #[arg(long)]

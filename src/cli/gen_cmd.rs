@@ -10,8 +10,7 @@ use std::path::PathBuf;
 
 #[derive(Args, Debug)]
 pub(super) struct GenCommand {
-    /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
-    #[arg(long, short)]
+    #[arg(long, short, help = crate::input::resolve::PROFILE_HELP)]
     profile: String,
     /// Write the whole bundle into this directory (replacing only raykueue's own files).
     #[arg(long, value_name = "DIR", conflicts_with = "check")]

@@ -23,10 +23,11 @@ use std::process::ExitCode;
 #[command(
     name = "raykueue",
     version,
-    about = "Compile a cluster profile into Kueue + KubeRay manifests and AKS scripts",
+    about = "Compile a cluster profile into Kueue + KubeRay manifests and the scripts that provision AKS, GKE, EKS or ACK",
     long_about = "raykueue compiles one typed profile (YAML) into Kubernetes manifests for Kueue \
-                  and KubeRay and the az + Helm scripts that provision AKS, checking on the way \
-                  what the cluster would reject or leave pending forever."
+                  and KubeRay and the cloud CLI + Helm scripts that provision the cluster on AKS, \
+                  GKE, EKS or ACK, checking on the way what the cluster would reject or leave \
+                  pending forever."
 )]
 struct Cli {
     #[command(subcommand)]

@@ -18,8 +18,7 @@ pub(super) enum Output {
 
 #[derive(Args, Debug)]
 pub(super) struct SimulateCommand {
-    /// Shipped profile name (single, team, kuberay-gpu) or path to a profile YAML file.
-    #[arg(long, short)]
+    #[arg(long, short, help = crate::input::resolve::PROFILE_HELP)]
     profile: String,
     /// Scenario YAML file: the workloads submitted and when.
     #[arg(long, short)]

@@ -6,6 +6,10 @@ use crate::base::source::Source;
 use crate::input::load;
 use std::path::{Path, PathBuf};
 
+/// What `--profile` takes, for the commands' help: every shipped name (a test holds it to
+/// `SHIPPED`).
+pub(crate) const PROFILE_HELP: &str = "Shipped profile name (single, team, kuberay-gpu, kuberay-gpu-gke, kuberay-gpu-eks, kuberay-gpu-ack) or path to a profile YAML file";
+
 /// The shipped profiles, embedded at build time.
 pub const SHIPPED: &[(&str, &str)] = &[
     (

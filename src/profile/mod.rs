@@ -1,4 +1,5 @@
-//! The profile format: one typed description of a Ray-on-AKS platform. The JSON Schema
+//! The profile format: one typed description of a Ray platform under Kueue on AKS, GKE, EKS or
+//! ACK. The JSON Schema
 //! (`raykueue schema`, `profiles/profile.schema.json`) is generated from these types.
 //!
 //! Field names follow the vocabulary of the system they configure (Kueue's `coveredResources`,

@@ -1,6 +1,6 @@
 //! The command-line contract of the SPEC: commands, streams, exit codes.
 
-use crate::common::{SHIPPED, raykueue, raykueue_in, stderr, stdout};
+use crate::common::{raykueue, raykueue_in, shipped, stderr, stdout};
 
 /// Parse a multi-document YAML stream into its documents.
 pub(crate) fn parse_stream(text: &str) -> Vec<serde_json::Value> {
@@ -13,7 +13,7 @@ pub(crate) fn parse_stream(text: &str) -> Vec<serde_json::Value> {
 
 #[test]
 fn gen_prints_a_multi_document_stream_namespace_first() {
-    for p in SHIPPED {
+    for p in shipped() {
         let out = raykueue(&["gen", "--profile", p]);
         assert_eq!(out.status.code(), Some(0), "{p}: {}", stderr(&out));
         let docs = parse_stream(&stdout(&out));
@@ -72,7 +72,7 @@ fn shipped_profiles_resolve_from_any_directory() {
 
 #[test]
 fn check_passes_shipped_profiles_and_fails_bad_ones() {
-    for p in SHIPPED {
+    for p in shipped() {
         let out = raykueue(&["check", "--profile", p]);
         assert_eq!(out.status.code(), Some(0), "{p}: {}", stderr(&out));
         assert!(out.stdout.is_empty(), "check writes nothing to stdout");
@@ -125,7 +125,7 @@ fn schema_command_prints_the_committed_schema() {
 
 #[test]
 fn shipped_profiles_point_editors_at_the_schema() {
-    for p in SHIPPED {
+    for p in shipped() {
         let text =
             std::fs::read_to_string(crate::common::repo().join(format!("profiles/{p}.yaml")))
                 .unwrap();
@@ -188,4 +188,20 @@ fn a_bad_profile_writes_no_output() {
         "tests/fixtures/bad/wrong-type/profile.yaml",
     ]);
     assert!(out.stdout.is_empty());
+}
+
+/// Every command that takes `--profile` lists every shipped name in its help: the help string
+/// is written once (`input::resolve::PROFILE_HELP`), and this holds it to the shipped list.
+#[test]
+fn profile_help_lists_every_shipped_profile() {
+    for command in ["gen", "check", "simulate"] {
+        let out = raykueue(&[command, "--help"]);
+        let help = stdout(&out);
+        for name in shipped() {
+            assert!(
+                help.contains(name),
+                "`{command} --help` does not list `{name}`:\n{help}"
+            );
+        }
+    }
 }

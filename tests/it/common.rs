@@ -3,16 +3,23 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub(crate) const SHIPPED: &[&str] = &[
-    "single",
-    "team",
-    "kuberay-gpu",
-    "kuberay-gpu-gke",
-    "kuberay-gpu-eks",
-    "kuberay-gpu-ack",
-];
-/// The shipped profiles on AKS: the `az` scripts' tests run them.
-pub(crate) const SHIPPED_AKS: &[&str] = &["single", "team", "kuberay-gpu"];
+/// Every shipped profile's name: the binary's own list, so a new shipped profile gets every
+/// test (and its golden) without an edit here.
+pub(crate) fn shipped() -> Vec<&'static str> {
+    raykueue::input::resolve::SHIPPED
+        .iter()
+        .map(|(name, _)| *name)
+        .collect()
+}
+
+/// The shipped profiles on AKS (an `azure:` section): the `az` scripts' tests run them.
+pub(crate) fn shipped_aks() -> Vec<&'static str> {
+    raykueue::input::resolve::SHIPPED
+        .iter()
+        .filter(|(_, text)| text.lines().any(|l| l == "azure:"))
+        .map(|(name, _)| *name)
+        .collect()
+}
 
 pub(crate) fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

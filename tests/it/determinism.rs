@@ -1,11 +1,11 @@
 //! Same profile → byte-identical output, whatever the process environment.
 
-use crate::common::{SHIPPED, bundle_text, repo};
+use crate::common::{bundle_text, repo, shipped};
 use std::process::Command;
 
 #[test]
 fn twice_in_process_is_identical() {
-    for p in SHIPPED {
+    for p in shipped() {
         assert_eq!(bundle_text(p), bundle_text(p), "{p}");
     }
 }

@@ -1,17 +1,17 @@
 //! Golden bundles: every file of every shipped profile, snapshotted in `golden/` and reviewed
 //! by hand against the SPEC (`cargo insta review`).
 
-use crate::common::{SHIPPED, bundle_text};
+use crate::common::{bundle_text, shipped};
 
 #[test]
 fn shipped_profiles_match_their_golden_bundles() {
-    for profile in SHIPPED {
+    for profile in shipped() {
         insta::with_settings!({
             snapshot_path => "../../golden",
             prepend_module_to_snapshot => false,
             omit_expression => true,
         }, {
-            insta::assert_snapshot!(*profile, bundle_text(profile));
+            insta::assert_snapshot!(profile, bundle_text(profile));
         });
     }
 }

@@ -4,7 +4,7 @@
 //! every command that would run. Profile values are shown to be either refused by the schema or
 //! inert in the scripts.
 
-use crate::common::{SHIPPED_AKS as SHIPPED, raykueue, repo, skip, stderr};
+use crate::common::{raykueue, repo, shipped_aks, skip, stderr};
 use serde_json::{Value, json};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -327,7 +327,7 @@ pub(crate) fn snapshot_calls(name: &str, text: &str) {
 /// would run is in `golden/calls/<profile>-{up,verify,down}.snap`.
 #[test]
 fn offline_runs_record_every_command() {
-    for profile in SHIPPED {
+    for profile in shipped_aks() {
         let sb = Sandbox::new(profile);
         let (up, calls) = sb.run("up.sh", &[], &[]);
         assert_eq!(up.status.code(), Some(0), "{profile} up.sh\n{}", text(&up));
@@ -371,7 +371,7 @@ fn offline_runs_record_every_command() {
 
 #[test]
 fn rerunning_up_when_everything_exists_creates_nothing() {
-    for profile in SHIPPED {
+    for profile in shipped_aks() {
         let sb = Sandbox::new(profile);
         let (out, calls) = sb.run("up.sh", &[], &[("STUB_EXISTS", "1")]);
         assert_eq!(out.status.code(), Some(0), "{profile}\n{}", text(&out));
@@ -792,7 +792,7 @@ fn deletes_smoke_job(call: &[String]) -> bool {
 /// `golden/calls/<profile>-smoke.snap`.
 #[test]
 fn smoke_submits_waits_prints_and_deletes_its_job() {
-    for profile in SHIPPED {
+    for profile in shipped_aks() {
         let sb = Sandbox::new(profile);
         let (out, calls) = sb.run("smoke.sh", &[], &[]);
         let t = text(&out);
@@ -1007,9 +1007,8 @@ pub(crate) fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
 /// Every provider's scripts (each shipped profile, and the GKE example that extends `team`).
 #[test]
 fn scripts_pass_bash_n_and_shellcheck_and_are_executable() {
-    let every = crate::common::SHIPPED
-        .iter()
-        .copied()
+    let every = crate::common::shipped()
+        .into_iter()
         .chain(["profiles/examples/team-gke.yaml"]);
     for profile in every {
         let sb = Sandbox::new(profile);

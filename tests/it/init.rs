@@ -3,7 +3,7 @@
 //! RayJob entrypoint and Serve import is shown to resolve to a file of a ConfigMap mounted in
 //! its pods; the example programs compile with Python.
 
-use crate::common::{SHIPPED, raykueue, read_tree, repo, stderr, stdout};
+use crate::common::{raykueue, read_tree, repo, shipped, stderr, stdout};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -85,7 +85,7 @@ fn resolves(mounts: &BTreeMap<String, BTreeSet<String>>, path: &str) -> bool {
 
 #[test]
 fn init_then_gen_gives_workloads_whose_programs_are_mounted() {
-    for profile in SHIPPED {
+    for profile in shipped() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("start");
         let out = init(&dir, profile, &[]);
@@ -184,7 +184,7 @@ fn init_then_gen_gives_workloads_whose_programs_are_mounted() {
 
 #[test]
 fn the_shipped_profile_and_its_init_copy_generate_the_same_bundle() {
-    for profile in SHIPPED {
+    for profile in shipped() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("start");
         assert_eq!(init(&dir, profile, &[]).status.code(), Some(0));

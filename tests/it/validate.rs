@@ -6,7 +6,7 @@
 //! KubeRay v1.7.0's validation tests) gets exactly the cluster's verdict and codes. The embedded schema table is checked
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
-use crate::common::{SHIPPED, raykueue, repo, skip, stderr, stdout};
+use crate::common::{raykueue, repo, shipped, skip, stderr, stdout};
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -44,7 +44,7 @@ fn validate_stdin(args: &[&str], input: &str) -> std::process::Output {
 
 #[test]
 fn every_shipped_profile_output_validates() {
-    for p in SHIPPED {
+    for p in shipped() {
         let resolved = raykueue::input::resolve::resolve(p).unwrap();
         let bundle = raykueue::compile::render(&resolved).unwrap();
         assert!(!bundle.objects.is_empty(), "{p}");
@@ -84,7 +84,7 @@ fn every_shipped_profile_output_validates() {
 
 #[test]
 fn the_platform_stream_validates_from_stdin() {
-    for p in SHIPPED {
+    for p in shipped() {
         let stream = raykueue(&["gen", "--profile", p]);
         let v = validate_stdin(&["-"], &String::from_utf8(stream.stdout).unwrap());
         assert_eq!(v.status.code(), Some(0), "{p}: {}", stderr(&v));
@@ -267,7 +267,7 @@ fn gen_refuses_output_kuberay_would_refuse() {
 /// on every shipped profile and every bad-input fixture, with and without `--deny-warnings`.
 #[test]
 fn check_reports_what_gen_reports() {
-    let mut profiles: Vec<String> = SHIPPED.iter().map(|s| (*s).to_owned()).collect();
+    let mut profiles: Vec<String> = shipped().iter().map(|s| (*s).to_owned()).collect();
     for dir in ["tests/fixtures/bad", "tests/fixtures/fastpath"] {
         for e in std::fs::read_dir(repo().join(dir)).unwrap() {
             let path = e.unwrap().path();

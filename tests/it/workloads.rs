@@ -2,7 +2,7 @@
 //! and RayClusters, the `--only workloads` stream, and script ConfigMaps.
 
 use crate::cli::parse_stream;
-use crate::common::{SHIPPED, raykueue, repo, stderr, stdout};
+use crate::common::{raykueue, repo, shipped, stderr, stdout};
 use serde_json::{Value, json};
 use std::path::Path;
 
@@ -447,7 +447,7 @@ fn changing_a_script_changes_the_configmap_name_and_the_pods_that_mount_it() {
 #[test]
 fn shipped_profiles_read_only_their_embedded_example_scripts() {
     // Shipped profiles resolve without a folder: their scripts are the embedded examples.
-    for p in SHIPPED {
+    for p in shipped() {
         let r = raykueue::input::resolve::resolve(p).unwrap();
         assert!(r.base_dir.is_none());
         let (typed, _) = raykueue::compile::check_profile(&r);
