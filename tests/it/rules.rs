@@ -1,6 +1,6 @@
 //! Domain rules end to end: the seed-004 capacity finding (a warning: `gen` still succeeds), the
 //! shipped profiles' documented warnings, the cohort borrowing model, the taint toleration
-//! model, and the README's rule inventory.
+//! model, and the rule inventory in docs/rules.md.
 
 use crate::common::{raykueue, repo, stderr, stdout};
 
@@ -82,23 +82,26 @@ fn shipped_profiles_warn_only_as_documented() {
 }
 
 #[test]
-fn every_rule_code_is_in_the_readme() {
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+fn every_rule_code_is_in_docs_rules() {
+    let rules_md = std::fs::read_to_string(repo().join("docs/rules.md")).unwrap();
     let rules = raykueue::rules::all_rules();
     let mut seen = std::collections::BTreeSet::new();
     for r in &rules {
         assert!(seen.insert(r.code), "{} is listed twice", r.code);
         assert!(
-            readme.contains(&format!("| `{}` |", r.code)),
-            "README.md has no row for {} ({})",
+            rules_md.contains(&format!("| `{}` |", r.code)),
+            "docs/rules.md has no row for {} ({})",
             r.code,
             r.title
         );
     }
-    // And the README lists no code the tool does not have.
-    for line in readme.lines().filter(|l| l.starts_with("| `RK")) {
+    // And docs/rules.md lists no code the tool does not have.
+    for line in rules_md.lines().filter(|l| l.starts_with("| `RK")) {
         let code = &line[3..8];
-        assert!(seen.contains(code), "README lists unknown code {code}");
+        assert!(
+            seen.contains(code),
+            "docs/rules.md lists unknown code {code}"
+        );
     }
 }
 
@@ -440,7 +443,7 @@ fn every_code_in_the_sources_is_in_the_inventory() {
         .collect();
     assert!(
         missing.is_empty(),
-        "codes emitted but missing from all_rules() and the README: {missing:?}"
+        "codes emitted but missing from all_rules() and docs/rules.md: {missing:?}"
     );
 }
 
