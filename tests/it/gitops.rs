@@ -479,9 +479,9 @@ fn flux_helmreleases_need_flux_2_7() {
             "{refused:?}"
         );
     }
-    let readme = std::fs::read_to_string(crate::common::repo().join("README.md")).unwrap();
+    let gitops_md = std::fs::read_to_string(crate::common::repo().join("docs/gitops.md")).unwrap();
     assert!(
-        readme.contains("Needs Flux 2.7 or later"),
-        "the README states the minimum"
+        gitops_md.contains("Needs Flux 2.7 or later"),
+        "docs/gitops.md states the minimum"
     );
 }

@@ -1,5 +1,5 @@
 //! One integration-test binary (fast links): CLI contract, golden bundles, bad-input corpus,
-//! determinism, bundle trees, Ray workloads, output validation.
+//! determinism, bundle trees, Ray workloads, output validation, the documentation.
 
 // Tests may unwrap: a failure is a test failure with its message.
 #![allow(clippy::unwrap_used, clippy::format_push_string)]
@@ -15,6 +15,7 @@ mod common;
 mod converge;
 mod determinism;
 mod diff;
+mod docs;
 mod facts;
 mod fastpath;
 mod gitops;

@@ -1,6 +1,6 @@
 //! Domain rules end to end: the seed-004 capacity finding (a warning: `gen` still succeeds), the
 //! shipped profiles' documented warnings, the cohort borrowing model, the taint toleration
-//! model, and the README's rule inventory.
+//! model, and the rule inventory in docs/rules.md.
 
 use crate::common::{raykueue, repo, stderr, stdout};
 
