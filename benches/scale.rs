@@ -2,7 +2,7 @@
 //! (load → schema → rules → render → output) on synthetic profiles of N teams, the whole
 //! `gen --profile team` process, and the same trees built by `kubectl kustomize` and rendered
 //! with `envsubst` (the upstream example's method), and `raykueue check` of 1,000 teams. Prints
-//! a Markdown table for the README. `--write-profile N FILE` writes the synthetic profile.
+//! a Markdown table for `docs/performance.md`. `--write-profile N FILE` writes the synthetic profile.
 //! A plain bench binary: medians of repeated runs, no statistics crate needed for these sizes.
 
 // The binary's allocator (see `Cargo.toml`): the bench measures what `raykueue` runs.

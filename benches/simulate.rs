@@ -5,7 +5,7 @@
 //! 1,000 workloads; then the curve is printed as a table (median of three runs): 100 and 1,000
 //! workloads, and 10,000 (one run) with `RAYKUEUE_SIMULATE_BENCH_10K=1`, because it takes minutes
 //! (70 s of CPU at the last measurement: the requeued backlog grows with the scenario, so the
-//! cost is about quadratic; see the README's "Cost").
+//! cost is about quadratic; see `docs/simulate.md`, "Cost").
 //!
 //! The scenario is deterministic: workload i goes to queue i mod 100, four are submitted per
 //! second, each asks 1 or 2 GPUs with 1–4 CPUs and 4–16Gi per GPU, and runs 5–20 minutes, so far

@@ -2,7 +2,7 @@
 //! profile with and without it, the validation of its bundle alone, and one RayJob with pod
 //! templates (the heaviest kind). Warm numbers: the schema table and CEL programs are loaded
 //! once per process; the whole-process cost (cold start included) is measured with hyperfine,
-//! see the README's "Output validation".
+//! see `docs/performance.md`, "Output validation".
 
 #![allow(clippy::unwrap_used)]
 

@@ -1,5 +1,5 @@
 //! Stage 3: domain rules over the whole profile — what Kueue, KubeRay and AKS would reject or
-//! leave pending forever. Each rule has a stable code (listed in the README), a severity, and
+//! leave pending forever. Each rule has a stable code (defined in `base::codes`, listed in `docs/rules.md`), a severity, and
 //! reports at the profile line it is about.
 
 mod admissible;

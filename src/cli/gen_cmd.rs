@@ -21,7 +21,7 @@ pub(super) struct GenCommand {
     /// Which part to print on stdout.
     #[arg(long, value_enum, default_value_t = Part::Platform)]
     only: Part,
-    /// Treat warnings as errors.
+    /// Treat warnings as errors (exit 1 and write nothing when there are any).
     #[arg(long)]
     deny_warnings: bool,
     /// Diagnostics format.

@@ -1,6 +1,6 @@
 //! The reference documents that are generated, never written by hand: `docs/rules.md` from the
-//! code table (`base::codes`) and `docs/profile.md` from the profile's JSON Schema (itself
-//! generated from the profile types). `cargo run -p xtask -- docs` writes them; a test keeps
+//! code table (`base::codes`), `profiles/profile.schema.json` from the profile types, and
+//! `docs/profile.md` from that schema. `cargo run -p xtask -- docs` writes them; a test keeps
 //! the committed files fresh.
 
 use crate::base::codes::{self, Severity};
@@ -10,6 +10,14 @@ use std::fmt::Write as _;
 /// The file the rules reference is written to, and the profile reference.
 pub const RULES_FILE: &str = "docs/rules.md";
 pub const PROFILE_FILE: &str = "docs/profile.md";
+/// The profile's JSON Schema, which editors read (`yaml-language-server`) and `raykueue schema`
+/// prints.
+pub const SCHEMA_FILE: &str = "profiles/profile.schema.json";
+
+/// `profiles/profile.schema.json`, pretty and newline-terminated.
+pub fn schema() -> String {
+    crate::input::schema::schema_text()
+}
 
 /// `docs/rules.md`: every code, by group, with its severity, meaning and an example; then the
 /// retired codes.

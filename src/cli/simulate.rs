@@ -12,7 +12,7 @@ pub(super) enum Output {
     /// A table: time, event, workload, ClusterQueue, flavors, borrowed; usage after each second.
     #[default]
     Human,
-    /// One JSON object per event and line (the contract in SIMULATE.md).
+    /// One JSON object per event and line (the contract in `docs/simulate.md`).
     Json,
 }
 

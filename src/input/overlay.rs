@@ -2,7 +2,7 @@
 //! relative to the overlay's file); the two trees are merged before the schema check, each node
 //! keeping the file and line it came from, so diagnostics point into the right file.
 //!
-//! Merge rules (documented in the README, close to Kustomize's strategic merge):
+//! Merge rules (documented in `docs/overlays.md`, close to Kustomize's strategic merge):
 //! - mappings merge key by key; the overlay's value wins for scalars; `key: null` removes `key`;
 //! - lists whose items all carry a `name` merge by name: matching items merge, new ones are
 //!   appended, and an item `{name: x, $patch: delete}` removes `x`;

@@ -48,7 +48,7 @@ pub struct Profile {
     pub api_version: ApiVersion,
     pub kind: ProfileKind,
     /// Build on another profile: a shipped name (`team`) or a path relative to this file.
-    /// Merged before anything is checked; see the README for the merge rules.
+    /// Merged before anything is checked; `docs/overlays.md` has the merge rules.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extends: Option<String>,
     /// The profile's name; used in generated comments and GitOps object names.

@@ -7,7 +7,7 @@
 //! submissions, then scheduling cycles until nothing changes) → `cycle` (one Kueue
 //! scheduling cycle) using `queues` (heaps and parked workloads), `flavors` (flavor
 //! assignment), `preemption` (targets), `quota` and `snapshot` (usage of queues and cohorts)
-//! → `events` (JSON lines, human table). What is simplified is listed in the README.
+//! → `events` (JSON lines, human table). What is simplified is listed in `docs/simulate.md`.
 
 mod cycle;
 pub mod events;

@@ -117,7 +117,7 @@ fn schema_command_prints_the_committed_schema() {
     assert_eq!(
         stdout(&out),
         committed,
-        "profiles/profile.schema.json is stale: run `cargo run -- schema > profiles/profile.schema.json`"
+        "profiles/profile.schema.json is stale: run `cargo run -p xtask -- docs`"
     );
     let v: serde_json::Value = serde_json::from_str(&committed).unwrap();
     assert!(v["properties"]["queues"].is_object());

@@ -1,5 +1,5 @@
 //! The generated reference documents are what the code says today: `docs/rules.md` from the
-//! code table, `docs/profile.md` from the profile's JSON Schema. `cargo run -p xtask -- docs`
+//! code table, `docs/profile.md` and `profiles/profile.schema.json` from the profile types. `cargo run -p xtask -- docs`
 //! rewrites them.
 
 use crate::common::repo;
@@ -10,6 +10,7 @@ fn the_reference_documents_are_fresh() {
     for (file, text) in [
         (reference::RULES_FILE, reference::rules()),
         (reference::PROFILE_FILE, reference::profile()),
+        (reference::SCHEMA_FILE, reference::schema()),
     ] {
         let committed = std::fs::read_to_string(repo().join(file)).unwrap_or_default();
         assert!(

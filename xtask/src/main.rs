@@ -5,8 +5,8 @@
 //! the defaults raykueue builds on) from `DIR/schemas` (default: `../shared` beside the
 //! repository). `--check` writes nothing and exits 1 when a committed file differs.
 //!
-//! `docs [--check]`: regenerate `docs/rules.md` (from the code table) and `docs/profile.md`
-//! (from the profile's JSON Schema).
+//! `docs [--check]`: regenerate `docs/rules.md` (from the code table), `profiles/profile.schema.json`
+//! (from the profile types) and `docs/profile.md` (from that schema).
 
 mod charts;
 mod import;
@@ -49,6 +49,9 @@ fn main() -> ExitCode {
             }),
             (raykueue::cli::reference::PROFILE_FILE, |_| {
                 Ok(raykueue::cli::reference::profile())
+            }),
+            (raykueue::cli::reference::SCHEMA_FILE, |_| {
+                Ok(raykueue::cli::reference::schema())
             }),
         ]
     } else {

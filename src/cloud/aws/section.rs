@@ -130,7 +130,7 @@ pub struct NodeGroup {
     /// Range the Cluster Autoscaler moves the group in (`minSize`, `maxSize`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<Autoscale>,
-    /// Node labels. A GPU group also gets `k8s.amazonaws.com/accelerator` (see the README).
+    /// Node labels. A GPU group also gets `k8s.amazonaws.com/accelerator` (see `docs/providers.md`).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<QualifiedName, LabelValue>,
     /// Node taints. A GPU group also gets `nvidia.com/gpu=present:NoSchedule`.
