@@ -501,6 +501,12 @@ pub(crate) const MANAGED_NAMESPACES: Code = code(
     "managedJobsNamespaceSelector selects kube-system or Kueue's namespace (Kueue refuses to start), or misses a namespace with a LocalQueue (its jobs are never managed)",
     "`{matchExpressions: [{key: team, operator: DoesNotExist}]}`",
 );
+pub(crate) const KUEUE_CONFIGURATION: Code = code(
+    "RK149",
+    Error,
+    "a Configuration Kueue refuses at start-up (its controller does not run, and no workload is admitted)",
+    "`fairSharing: {preemptionStrategies: [LessThanInitialShare, LessThanOrEqualToFinalShare]}`",
+);
 pub(crate) const DANGLING_SCRIPT: Code = code(
     "RK150",
     Error,
@@ -880,6 +886,7 @@ pub const ALL: &[Code] = &[
     CANNOT_RECLAIM,
     POD_WEBHOOK_EVERYWHERE,
     MANAGED_NAMESPACES,
+    KUEUE_CONFIGURATION,
     DANGLING_SCRIPT,
     HEAD_GPU_PARAMS,
     UNKNOWN_INSTANCE_TYPE,

@@ -1,9 +1,12 @@
 //! The operators as the cluster will run them: how wide Kueue's webhooks reach (RK147, RK148),
-//! and what advertises `nvidia.com/gpu` on GPU nodes (RK460, RK461).
+//! whether Kueue accepts its Configuration (RK149), and what advertises `nvidia.com/gpu` on GPU
+//! nodes (RK460, RK461).
 
 use super::Ctx;
 use crate::base::codes;
-use crate::profile::{Framework, NvidiaInstall, Profile};
+use crate::profile::{
+    Framework, KueueConfiguration, NvidiaInstall, PreemptionStrategy, Profile, QuotaCheckStrategy,
+};
 use std::collections::BTreeMap;
 
 /// The integrations whose webhooks the chart sets to `failurePolicy: Fail` only when they are
@@ -18,7 +21,80 @@ const POD_BASED: [Framework; 3] = [
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     webhook_scope(ctx);
+    if let Some(c) = ctx
+        .profile
+        .operators
+        .kueue
+        .as_ref()
+        .and_then(|k| k.configuration.as_ref())
+    {
+        configuration(ctx, c);
+    }
     device_plugin(ctx);
+}
+
+/// RK149: what kueue@v0.19.2 `pkg/config/validation.go` refuses beyond the schema
+/// (`validateFairSharing`, `validateAdmissionFairSharing`, `validateResourceTransformations`,
+/// `validateQuotaCheckStrategy`, the last under the `QuotaCheckStrategy` gate, beta and on in
+/// 0.19). A refused Configuration stops the controller at start-up.
+fn configuration(ctx: &mut Ctx<'_>, c: &KueueConfiguration) {
+    const AT: &str = "/operators/kueue/configuration";
+    use PreemptionStrategy::{
+        LessThanInitialShare as Initial, LessThanOrEqualToFinalShare as Final,
+    };
+    if let Some(fs) = &c.fair_sharing {
+        let s = fs.preemption_strategies.as_slice();
+        if !matches!(s, [Final] | [Initial] | [Final, Initial]) {
+            let given: Vec<&str> = s.iter().map(|s| s.as_str()).collect();
+            ctx.report(
+                &codes::KUEUE_CONFIGURATION,
+                &format!("{AT}/fairSharing/preemptionStrategies"),
+                format!(
+                    "Kueue accepts three lists of fair-sharing preemption strategies, not [{}]",
+                    given.join(", ")
+                ),
+                Some(
+                    "write [LessThanOrEqualToFinalShare], [LessThanInitialShare], or [LessThanOrEqualToFinalShare, LessThanInitialShare] (tried in that order)"
+                        .into(),
+                ),
+            );
+        }
+    }
+    if let Some(afs) = &c.admission_fair_sharing
+        && afs.usage_sampling_interval.seconds() == 0.0
+    {
+        ctx.report(
+            &codes::KUEUE_CONFIGURATION,
+            &format!("{AT}/admissionFairSharing/usageSamplingInterval"),
+            "Kueue refuses a usage sampling interval of zero".into(),
+            Some("leave it out for Kueue's 5m, or give a duration such as 1m".into()),
+        );
+    }
+    let Some(r) = &c.resources else { return };
+    let mut seen = std::collections::BTreeSet::new();
+    for (i, t) in r.transformations.iter().enumerate() {
+        if !seen.insert(t.input.as_str()) {
+            ctx.report(
+                &codes::KUEUE_CONFIGURATION,
+                &format!("{AT}/resources/transformations/{i}/input"),
+                format!(
+                    "a second transformation of `{}`: Kueue allows one per input resource",
+                    t.input
+                ),
+                Some("merge the two into one entry".into()),
+            );
+        }
+    }
+    if r.quota_check_strategy == Some(QuotaCheckStrategy::IgnoreUndeclared)
+        && !r.exclude_resource_prefixes.is_empty()
+    {
+        ctx.report(
+            &codes::KUEUE_CONFIGURATION,
+            &format!("{AT}/resources/excludeResourcePrefixes"),
+            "Kueue refuses excludeResourcePrefixes with quotaCheckStrategy IgnoreUndeclared".into(),
+            Some("drop excludeResourcePrefixes (IgnoreUndeclared already skips resources no ClusterQueue covers), or use BlockUndeclared".into()),
+        );
+    }
 }
 
 /// RK147 and RK148.

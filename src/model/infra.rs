@@ -322,7 +322,8 @@ fn platform(p: &Profile) -> PlatformCtx {
 
 /// Helm values for Kueue: only what the profile decides. `managerConfig.controllerManagerConfigYaml`
 /// replaces the chart's whole Configuration, so it is the pinned chart's own Configuration with
-/// the profile's `integrations.frameworks` (everything else stays the chart's default); feature
+/// the profile's `integrations.frameworks` and the fields of `operators.kueue.configuration`
+/// (everything else stays the chart's default); feature
 /// gates when the profile sets any; where the operators run (`operators::placement`).
 /// The same values are embedded in the Argo CD and Flux objects.
 pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diagnostic> {
@@ -333,12 +334,13 @@ pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diag
         .collect();
     let mut config = operators::kueue_default_configuration();
     config["integrations"]["frameworks"] = json!(frameworks);
-    if let Some(selector) = k
-        .configuration
-        .as_ref()
-        .and_then(|c| c.managed_jobs_namespace_selector.as_ref())
-    {
-        config["managedJobsNamespaceSelector"] = json!(selector);
+    // Each top-level field the profile sets replaces the chart's (Kueue reads the
+    // Configuration as one document; a field is not merged deeper, so what the profile writes
+    // under `waitForPodsReady` is the whole of it, as in Kueue's own Configuration file).
+    if let Some(Value::Object(fields)) = k.configuration.as_ref().map(|c| json!(c)) {
+        for (key, value) in fields {
+            config[key.as_str()] = value;
+        }
     }
     // The chart writes the Configuration into its ConfigMap as is: a YAML string.
     let mut values = json!({

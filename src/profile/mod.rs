@@ -6,12 +6,14 @@
 //! `nominalQuota`; AKS's `vmSize`), so that a reader of the seeds or the upstream docs finds
 //! the same words here. Maps are `BTreeMap`: output never depends on input key order.
 
+mod kueue_config;
 pub(crate) mod limits;
 pub(crate) mod names;
 pub mod pools;
 pub mod quantity;
 mod workload;
 
+pub use kueue_config::*;
 pub use names::*;
 pub use pools::*;
 pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
@@ -232,19 +234,6 @@ pub struct KueueOperator {
 
 fn default_kueue_replicas() -> u32 {
     1
-}
-
-/// The part of Kueue's Configuration a profile may set; every other field keeps the chart's
-/// default.
-#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct KueueConfiguration {
-    /// The namespaces whose jobs and pods Kueue manages. The chart also makes it the
-    /// `namespaceSelector` of Kueue's webhooks (kueue@v0.19.2
-    /// `charts/kueue/templates/webhook/manifests.yaml`), so pods created elsewhere never wait
-    /// for Kueue.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub managed_jobs_namespace_selector: Option<LabelSelector>,
 }
 
 fn default_kueue_chart() -> ChartRef {

@@ -297,6 +297,34 @@ name_type!(
     32,
     "a duration such as 10m or 1h"
 );
+impl GoDuration {
+    /// The duration in seconds. The pattern admits only `<number><unit>` runs with the units
+    /// `ms`, `s`, `m` and `h`, so every value that deserialized parses.
+    pub(crate) fn seconds(&self) -> f64 {
+        let mut total = 0.0;
+        let mut number = String::new();
+        let mut chars = self.0.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c.is_ascii_digit() || c == '.' {
+                number.push(c);
+                continue;
+            }
+            let unit = match (c, chars.peek()) {
+                ('m', Some('s')) => {
+                    chars.next();
+                    0.001
+                }
+                ('m', _) => 60.0,
+                ('h', _) => 3600.0,
+                _ => 1.0,
+            };
+            total += number.parse::<f64>().unwrap_or(0.0) * unit;
+            number.clear();
+        }
+        total
+    }
+}
+
 name_type!(
     /// A `ray start` option name in `rayStartParams` (`num-cpus`).
     RayParamName,
@@ -318,6 +346,21 @@ name_type!(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn go_durations_read_as_go_reads_them() {
+        for (text, seconds) in [
+            ("10m", 600.0),
+            ("1h30m", 5400.0),
+            ("1.5h", 5400.0),
+            ("250ms", 0.25),
+            ("2m30s", 150.0),
+            ("0s", 0.0),
+        ] {
+            assert!(GoDuration::is_valid(text), "{text}");
+            assert_eq!(GoDuration(text.into()).seconds(), seconds, "{text}");
+        }
+    }
 
     /// Every string of up to five characters over an alphabet with one member of each class
     /// the patterns distinguish.

@@ -767,6 +767,53 @@ fn kueue_values_hold_a_configuration_string_with_the_profiles_frameworks() {
     assert!(up.contains("readonly KUEUE_VERSION='0.19.2'"));
 }
 
+/// Every field of `operators.kueue.configuration` reaches Kueue's Configuration as written,
+/// replacing the chart's field of the same name and leaving the others alone.
+#[test]
+fn the_profiles_kueue_configuration_is_merged_over_the_charts() {
+    let mut p = shipped("team");
+    let fragment = json!({
+        "fairSharing": {"preemptionStrategies": ["LessThanOrEqualToFinalShare", "LessThanInitialShare"]},
+        "admissionFairSharing": {"usageHalfLifeTime": "168h", "usageSamplingInterval": "5m", "resourceWeights": {"nvidia.com/gpu": 2}},
+        "waitForPodsReady": {"timeout": "10m", "blockAdmission": false, "recoveryTimeout": "3m",
+            "requeuingStrategy": {"timestamp": "Eviction", "backoffLimitCount": 5, "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600}},
+        "resources": {"excludeResourcePrefixes": ["ephemeral-storage"],
+            "transformations": [{"input": "nvidia.com/mig-1g.10gb", "strategy": "Replace", "outputs": {"example.com/gpu-share": "1"}}]},
+    });
+    for (k, v) in fragment.as_object().unwrap() {
+        p["operators"]["kueue"]["configuration"][k] = v.clone();
+    }
+    let (_keep, sb) = sandbox_for(&p);
+    let values: Value = serde_saphyr::from_str(
+        &fs::read_to_string(sb.bundle().join("infra/kueue-values.yaml")).unwrap(),
+    )
+    .unwrap();
+    let config: Value = serde_saphyr::from_str(
+        values["managerConfig"]["controllerManagerConfigYaml"]
+            .as_str()
+            .unwrap(),
+    )
+    .unwrap();
+    for (k, v) in fragment.as_object().unwrap() {
+        let got = &config[k.as_str()];
+        // Weights are numbers: 2 and 2.0 are the same weight to Kueue.
+        if k == "admissionFairSharing" {
+            assert_eq!(got["resourceWeights"]["nvidia.com/gpu"].as_f64(), Some(2.0));
+            assert_eq!(got["usageHalfLifeTime"], v["usageHalfLifeTime"]);
+            continue;
+        }
+        assert_eq!(got, v, "{k}");
+    }
+    assert_eq!(
+        config["clientConnection"]["qps"], 300,
+        "the chart's own fields stay"
+    );
+    assert_eq!(
+        config["managedJobsNamespaceSelector"]["matchExpressions"][0]["values"],
+        json!(["ray"])
+    );
+}
+
 // ---- GPU smoke test (seed 004, step 4) -----------------------------------------------------
 
 /// Whether some call has every word of `words` (in any order: flags may come first).
