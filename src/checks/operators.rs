@@ -44,7 +44,7 @@ fn configuration(ctx: &mut Ctx<'_>, c: &KueueConfiguration) {
     };
     if let Some(fs) = &c.fair_sharing {
         let s = fs.preemption_strategies.as_slice();
-        if !matches!(s, [Final] | [Initial] | [Final, Initial]) {
+        if !matches!(s, [Final | Initial] | [Final, Initial]) {
             let given: Vec<&str> = s.iter().map(|s| s.as_str()).collect();
             ctx.report(
                 &codes::KUEUE_CONFIGURATION,
@@ -61,7 +61,7 @@ fn configuration(ctx: &mut Ctx<'_>, c: &KueueConfiguration) {
         }
     }
     if let Some(afs) = &c.admission_fair_sharing
-        && afs.usage_sampling_interval.seconds() == 0.0
+        && afs.usage_sampling_interval.seconds() <= 0.0
     {
         ctx.report(
             &codes::KUEUE_CONFIGURATION,

@@ -135,17 +135,17 @@ pub struct RequeuingStrategy {
     pub timestamp: Option<RequeuingTimestamp>,
     /// Requeues before the workload is deactivated; unlimited when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 2147483647))]
+    #[schemars(range(min = 0, max = 2_147_483_647))]
     #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 2147483647>")]
     pub backoff_limit_count: Option<u32>,
     /// Base of the exponential requeue delay (Kueue's default: 60).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 2147483647))]
+    #[schemars(range(min = 0, max = 2_147_483_647))]
     #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 2147483647>")]
     pub backoff_base_seconds: Option<u32>,
     /// Longest requeue delay (Kueue's default: 3600).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(range(min = 0, max = 2147483647))]
+    #[schemars(range(min = 0, max = 2_147_483_647))]
     #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 2147483647>")]
     pub backoff_max_seconds: Option<u32>,
 }
