@@ -520,6 +520,93 @@ pub(crate) const HEAD_GPU_PARAMS: Code = code(
     "head `{cpu: \"20\", nvidia.com/gpu: \"1\"}`, no rayStartParams",
 );
 
+// ---- Capacity-aware admission: topology-aware scheduling, admission checks, pods-ready
+// (`checks::topology`, `checks::provisioning`)
+pub(crate) const TOPOLOGY_LEVELS: Code = code(
+    "RK180",
+    Error,
+    "a Topology's levels are ones Kueue refuses: a level twice, or kubernetes.io/hostname not the last",
+    "`levels: [kubernetes.io/hostname, topology.kubernetes.io/zone]`",
+);
+pub(crate) const TOPOLOGY_ORDER: Code = code(
+    "RK181",
+    Warning,
+    "a Topology's levels are not broadest first (a zone below a block, a host above a rack): Kueue nests the domains as written",
+    "`levels: [cloud.google.com/gce-topology-block, topology.kubernetes.io/zone]`",
+);
+pub(crate) const TOPOLOGY_NOT_FOUND: Code = code(
+    "RK182",
+    Error,
+    "a flavor's topologyName names no Topology of the profile: every ClusterQueue using the flavor is inactive (TopologyNotFound)",
+    "`topologyName: gpu-topo` with only `gpu-topology` defined",
+);
+pub(crate) const TOPOLOGY_FLAVOR_LABELS: Code = code(
+    "RK183",
+    Error,
+    "a flavor with topologyName and no nodeLabels: the API server refuses it",
+    "`{name: gpu, topologyName: gpu-topology}`",
+);
+pub(crate) const TOPOLOGY_UNSERVED: Code = code(
+    "RK184",
+    Error,
+    "a pod set's topology request (or its lack of one) matches no flavor its ClusterQueue offers it: Kueue never admits the workload",
+    "workers `required: cloud.google.com/gce-topology-block`, their cpu from a flavor without topologyName",
+);
+pub(crate) const TOPOLOGY_ELASTIC: Code = code(
+    "RK185",
+    Error,
+    "a topology request on an elastic workload: Kueue v0.19 places elastic workloads without TAS (and refuses required and preferred)",
+    "`elastic: true` with workers `topology: {required: ...}`",
+);
+pub(crate) const TOPOLOGY_GATE_OFF: Code = code(
+    "RK186",
+    Error,
+    "Topologies or topology requests with the TopologyAwareScheduling feature gate off",
+    "`featureGates: {TopologyAwareScheduling: false}`",
+);
+pub(crate) const TAS_TAINT_NOT_TOLERATED: Code = code(
+    "RK196",
+    Error,
+    "every node pool of a topology-aware flavor has a taint its pods do not tolerate in their template or the flavor: Kueue's TAS leaves the nodes out (tolerations added at pod creation, such as ExtendedResourceToleration's, come too late)",
+    "a GKE GPU flavor without a toleration of `nvidia.com/gpu`",
+);
+pub(crate) const ADMISSION_CHECK_NOT_FOUND: Code = code(
+    "RK190",
+    Error,
+    "a ClusterQueue names an AdmissionCheck the profile does not define: the queue is inactive and admits nothing",
+    "`admissionChecks: [gpu-capacty]`",
+);
+pub(crate) const ON_FLAVORS: Code = code(
+    "RK191",
+    Error,
+    "an admission check's onFlavors names a flavor the ClusterQueue does not list: Kueue's webhook refuses the queue",
+    "`onFlavors: [gpu]` on a queue with only `default`",
+);
+pub(crate) const ADMISSION_CHECK_UNUSED: Code = code(
+    "RK192",
+    Warning,
+    "an AdmissionCheck no ClusterQueue names: it checks nothing",
+    "`admissionChecks: [{name: gpu-capacity, ...}]`, no queue lists it",
+);
+pub(crate) const MANAGED_RESOURCES_UNREQUESTED: Code = code(
+    "RK193",
+    Warning,
+    "a ProvisioningRequest check whose managedResources no workload of its queues requests: Kueue passes it at once and provisions nothing",
+    "`managedResources: [nvidia.com/gpu]` on a CPU-only queue",
+);
+pub(crate) const PODS_READY_TIMEOUT: Code = code(
+    "RK194",
+    Warning,
+    "waitForPodsReady's timeout is shorter than raykueue's estimate of a node pool's start from zero: Kueue evicts workloads while their nodes boot",
+    "`timeout: 3m`, a GPU pool with `autoscale.min: 0`",
+);
+pub(crate) const TAS_FROM_ZERO: Code = code(
+    "RK195",
+    Error,
+    "a topology-aware flavor whose node pools can shrink to zero, without a ProvisioningRequest check: TAS places pods only on nodes that exist, so nothing ever scales the pools up",
+    "a TAS flavor on a pool with `autoscale: {min: 0, max: 4}`, no admission check",
+);
+
 // ---- Capacity: pods and quotas against the node pools (`checks::nodes`)
 pub(crate) const UNKNOWN_INSTANCE_TYPE: Code = code(
     "RK201",
@@ -550,6 +637,30 @@ pub(crate) const RETIRED_INSTANCE: Code = code(
     Error,
     "a node pool's instance type was retired: the cloud refuses to create it",
     "seed 004's `Standard_NC6s_v3` (NCv3, retired 2025-09-30)",
+);
+pub(crate) const TOPOLOGY_LABEL_NOT_CARRIED: Code = code(
+    "RK206",
+    Error,
+    "a Topology level's node label is carried by no node pool of the flavor: Kueue drops every node that lacks a level, so the flavor has no nodes for TAS",
+    "`cloud.google.com/gce-topology-block` on a g2-standard-4 pool",
+);
+pub(crate) const TOPOLOGY_LABEL_SOME_POOLS: Code = code(
+    "RK207",
+    Warning,
+    "some node pools of a topology-aware flavor lack a level's label (or carry it only on some set-ups): TAS leaves their nodes out",
+    "an A3 Ultra pool and a G2 pool behind one flavor with a block level",
+);
+pub(crate) const TOPOLOGY_DOMAIN_TOO_SMALL: Code = code(
+    "RK208",
+    Error,
+    "a pod set requires one domain of a level, and no domain of that level can hold it (node allocatable × pool sizes): Kueue never admits it",
+    "4 workers of 8 GPUs `required: kubernetes.io/hostname`",
+);
+pub(crate) const PROVISIONING_FIXED_POOLS: Code = code(
+    "RK209",
+    Error,
+    "a scale-up ProvisioningRequest check covers a flavor whose node pools cannot grow: the request fails and the workload is deactivated after its retries",
+    "`best-effort-atomic-scale-up…` on a pool with `count: 2` and no autoscale",
 );
 
 // ---- KubeRay and images (`checks::ray`)
@@ -730,6 +841,42 @@ pub(crate) const SECOND_DEVICE_PLUGIN: Code = code(
     "operators.nvidia installs a device plugin where the cloud or the node image already runs one, or the GPU Operator off AKS",
     "`install: devicePlugin` on GKE",
 );
+pub(crate) const PROVISIONING_CLASS_UNSUPPORTED: Code = code(
+    "RK470",
+    Error,
+    "a ProvisioningRequest class the cluster's autoscaler does not serve: the check never becomes Ready",
+    "`queued-provisioning.gke.io` on EKS; any class on ACK",
+);
+pub(crate) const PROVISIONING_CLASS_UNDOCUMENTED: Code = code(
+    "RK471",
+    Warning,
+    "a ProvisioningRequest class the provider does not document for its managed autoscaler",
+    "`best-effort-atomic-scale-up.autoscaling.x-k8s.io` on GKE",
+);
+pub(crate) const PROVISIONING_NEEDS_AUTOSCALER: Code = code(
+    "RK472",
+    Error,
+    "a ProvisioningRequest check on EKS without a Cluster Autoscaler that serves the v1 API (aws.autoscaler, chart 9.45.0 or later)",
+    "`admissionChecks` with no `aws.autoscaler`",
+);
+pub(crate) const QUEUED_POOL_WITHOUT_CHECK: Code = code(
+    "RK473",
+    Error,
+    "a GKE queued-provisioning pool backs a flavor that no queued-provisioning.gke.io check covers: its nodes come only through ProvisioningRequests, so pods wait for ever",
+    "`queuedProvisioning: true`, the flavor's queue without `admissionChecks`",
+);
+pub(crate) const QUEUED_CLASS_WITHOUT_QUEUED_POOL: Code = code(
+    "RK474",
+    Error,
+    "a queued-provisioning.gke.io check covers a flavor with no queued-provisioning pool behind it: GKE serves the class only from such pools",
+    "the check on a flavor of an ordinary autoscaled pool",
+);
+pub(crate) const QUEUED_POOL_SHAPE: Code = code(
+    "RK475",
+    Error,
+    "a GKE queued-provisioning pool needs autoscale with min 0 and no count: GKE adds its nodes only for ProvisioningRequests",
+    "`queuedProvisioning: true, count: 2`",
+);
 
 // ---- `raykueue simulate` scenarios (`simulate::scenario`)
 pub(crate) const UNKNOWN_QUEUE: Code = code(
@@ -889,11 +1036,29 @@ pub const ALL: &[Code] = &[
     KUEUE_CONFIGURATION,
     DANGLING_SCRIPT,
     HEAD_GPU_PARAMS,
+    TOPOLOGY_LEVELS,
+    TOPOLOGY_ORDER,
+    TOPOLOGY_NOT_FOUND,
+    TOPOLOGY_FLAVOR_LABELS,
+    TOPOLOGY_UNSERVED,
+    TOPOLOGY_ELASTIC,
+    TOPOLOGY_GATE_OFF,
+    TAS_TAINT_NOT_TOLERATED,
+    ADMISSION_CHECK_NOT_FOUND,
+    ON_FLAVORS,
+    ADMISSION_CHECK_UNUSED,
+    MANAGED_RESOURCES_UNREQUESTED,
+    PODS_READY_TIMEOUT,
+    TAS_FROM_ZERO,
     UNKNOWN_INSTANCE_TYPE,
     QUOTA_BEYOND_POOLS,
     POD_FITS_NO_NODE,
     GROUP_BEYOND_POOLS,
     RETIRED_INSTANCE,
+    TOPOLOGY_LABEL_NOT_CARRIED,
+    TOPOLOGY_LABEL_SOME_POOLS,
+    TOPOLOGY_DOMAIN_TOO_SMALL,
+    PROVISIONING_FIXED_POOLS,
     NAME_TOO_LONG,
     REPLICAS_RANGE,
     IMAGE_NOT_PINNED,
@@ -923,6 +1088,12 @@ pub const ALL: &[Code] = &[
     IDENTITY_WITHOUT_SERVICE_ACCOUNT,
     NO_DEVICE_PLUGIN,
     SECOND_DEVICE_PLUGIN,
+    PROVISIONING_CLASS_UNSUPPORTED,
+    PROVISIONING_CLASS_UNDOCUMENTED,
+    PROVISIONING_NEEDS_AUTOSCALER,
+    QUEUED_POOL_WITHOUT_CHECK,
+    QUEUED_CLASS_WITHOUT_QUEUED_POOL,
+    QUEUED_POOL_SHAPE,
     UNKNOWN_QUEUE,
     UNKNOWN_PRIORITY_CLASS,
     UNKNOWN_FROM,

@@ -24,23 +24,32 @@
 use super::Ctx;
 use crate::base::codes;
 use crate::facts::Quotas;
+use crate::facts::counted::QuotaView;
 use crate::facts::pods::{self, PodSet, pod_sets};
 use crate::profile::{Quantity, Workload};
 use crate::simulate::never::{Finding, findings};
-use crate::simulate::world::{Fr, World, flavor_mismatch, profile_world};
+use crate::simulate::world::{Fr, World, flavor_mismatch, only_tas_mismatch, profile_world};
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(queues) = &p.queues else { return };
     let (world, index) = profile_world(p);
     let quotas = Quotas::new(queues);
+    // Requests as Kueue counts them: excluded resources dropped, transformations applied.
+    let view = QuotaView::new(p);
     for (wl, found) in findings(&world, true).into_iter().enumerate() {
         if found.is_empty() {
             continue;
         }
         let i = index[wl];
         let w = &p.workloads[i];
-        let sets = pod_sets(i, w);
+        let sets: Vec<PodSet<'_>> = pod_sets(i, w)
+            .into_iter()
+            .map(|mut s| {
+                s.requests = view.apply(&s.requests);
+                s
+            })
+            .collect();
         let mut together_reported = Vec::new();
         for f in found {
             let words = Words {
@@ -147,6 +156,36 @@ impl Words<'_> {
             })
             .collect();
         let flavors = why.join("; ");
+        // Topology-aware scheduling alone keeps every flavor from the pod set: RK184.
+        if cq.groups[g]
+            .flavors
+            .iter()
+            .all(|&f| only_tas_mismatch(&self.world.flavors[f], spec))
+        {
+            let asks = s.topology.map_or_else(
+                || "asks for no topology".to_owned(),
+                |t| format!("asks for `{}`", t.describe()),
+            );
+            let pointer = if s.topology.is_some() {
+                format!("{}/topology", s.pointer)
+            } else {
+                s.pointer.clone()
+            };
+            ctx.report(
+                &codes::TOPOLOGY_UNSERVED,
+                &pointer,
+                format!(
+                    "{} {asks}, and no flavor of ClusterQueue `{}` for `{r}` can serve that ({flavors}): Kueue never admits the workload",
+                    s.describe(),
+                    cq.name,
+                ),
+                Some(
+                    "give every resource the pod set requests (cpu and memory too) one topology-aware flavor whose Topology has the level, in one resource group; or ask for no topology on a queue whose flavors are not topology-aware"
+                        .to_owned(),
+                ),
+            );
+            return;
+        }
         ctx.report(
             &codes::NOT_COVERED,
             &s.pointer,

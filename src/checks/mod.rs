@@ -8,9 +8,11 @@ mod cq_limits;
 mod entrypoints;
 mod nodes;
 mod operators;
+mod provisioning;
 mod queues;
 mod ray;
 mod reclaim;
+mod topology;
 mod workloads;
 
 use crate::base::codes::Code;
@@ -80,6 +82,8 @@ const CHECKS: &[Check] = &[
     admissible::run,
     reclaim::run,
     nodes::run,
+    topology::run,
+    provisioning::run,
     workloads::run,
     entrypoints::run,
     ray::run,

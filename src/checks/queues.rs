@@ -305,7 +305,12 @@ fn mode(ctx: &mut Ctx<'_>) {
     }
 }
 
-fn duplicates<'n>(ctx: &mut Ctx<'_>, list: &str, kind: &str, names: impl Iterator<Item = &'n str>) {
+pub(super) fn duplicates<'n>(
+    ctx: &mut Ctx<'_>,
+    list: &str,
+    kind: &str,
+    names: impl Iterator<Item = &'n str>,
+) {
     let mut seen = BTreeSet::new();
     for (i, name) in names.enumerate() {
         if !seen.insert(name) {

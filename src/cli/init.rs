@@ -92,9 +92,14 @@ pub(super) fn files(
     Ok(out)
 }
 
-/// The shipped text, with a line saying where it came from under the schema line.
+/// The shipped text, with a line saying where it came from under the schema line. The schema
+/// line points at the schema written beside it (a shipped example's points one folder up).
 fn profile_text(from: &str, shipped: &str) -> String {
     let (first, rest) = shipped.split_once('\n').unwrap_or((shipped, ""));
+    let first = first.replace(
+        "$schema=../profile.schema.json",
+        "$schema=profile.schema.json",
+    );
     format!(
         "{first}\n# Written by `raykueue init --from {from}`: yours to edit. Check it with\n\
          # `raykueue check --profile profile.yaml`; generate with `raykueue gen --profile profile.yaml --out deploy`.\n{rest}"

@@ -251,7 +251,86 @@ pub(crate) trait Cloud: Sync {
     /// What the cloud's CLI or API would refuse, or what would leave the cluster without what
     /// the rest of the profile relies on (the checks only this cloud has).
     fn own_checks(&self, p: &Profile, out: &mut Findings);
+
+    /// Labels a Topology level can name that the cloud puts on a pool's nodes besides the
+    /// pool's `labels` (whose values [`NodeGroup::labels`] has) and Kubernetes' own
+    /// (`kubernetes.io/hostname`, `topology.kubernetes.io/{zone,region}`; [`topology_labels`]
+    /// adds them): the cloud's physical placement labels, with a source each.
+    fn topology_labels(&self, _group: &NodeGroup<'_>) -> Vec<(&'static str, Carried)> {
+        Vec::new()
+    }
+
+    /// Whether the cloud's autoscaler serves ProvisioningRequests of `class` for the profile's
+    /// cluster (the provider's documentation is the source, in each impl).
+    fn provisioning(&self, p: &Profile, class: &str) -> Provisioning;
+
+    /// Whether the pool's nodes come only through ProvisioningRequests (GKE's queued
+    /// provisioning).
+    fn queued_provisioning(&self, _group: &NodeGroup<'_>) -> bool {
+        false
+    }
 }
+
+/// How a pool's nodes carry a label a Kueue Topology level names (Kueue v0.19.2 drops from a
+/// topology-aware flavor every node that lacks a level: `pkg/util/tas/node.go`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Carried {
+    /// Every node, a value of its own (`kubernetes.io/hostname`): a domain is one node.
+    PerNode,
+    /// Every node, one value for the whole pool (its name; the zone of a zonal cluster).
+    PerPool,
+    /// Every node, with values that vary inside the pool in ways raykueue cannot know (a
+    /// physical block, a network layer, the zone of a pool that spans zones).
+    Varying,
+    /// Only on some set-ups: why it may be missing.
+    Uncertain(&'static str),
+}
+
+/// Every label a Topology level can name on the pool's nodes, with how they carry it: the
+/// pool's labels (cloud-set and the profile's, one value per pool), `kubernetes.io/hostname`
+/// (set by the kubelet), `topology.kubernetes.io/zone` and `region` (set by every managed
+/// service: kubernetes.io/docs/reference/node/node-labels/ and `../shared/docs/TAS-LABELS.md`),
+/// and the cloud's placement labels.
+pub(crate) fn topology_labels(
+    cloud: &dyn Cloud,
+    group: &NodeGroup<'_>,
+) -> BTreeMap<String, Carried> {
+    let mut out: BTreeMap<String, Carried> = group
+        .labels
+        .keys()
+        .map(|k| (k.clone(), Carried::PerPool))
+        .collect();
+    out.insert(crate::profile::HOSTNAME_LABEL.into(), Carried::PerNode);
+    for k in [
+        "topology.kubernetes.io/zone",
+        "topology.kubernetes.io/region",
+    ] {
+        out.entry(k.into()).or_insert(Carried::Varying);
+    }
+    for (k, c) in cloud.topology_labels(group) {
+        out.insert(k.into(), c);
+    }
+    out
+}
+
+/// Whether a cloud's autoscaler serves a ProvisioningRequest class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Provisioning {
+    /// Served; when the scale-up is not all-or-nothing there, what to know.
+    Served(Option<String>),
+    /// Not documented by the provider: why it may not work.
+    Undocumented(String),
+    /// Not served: why.
+    Refused(String),
+}
+
+/// The upstream Cluster Autoscaler's ProvisioningRequest classes
+/// (kubernetes/autoscaler@cluster-autoscaler-1.35.0 `cluster-autoscaler/FAQ.md`, "Supported
+/// ProvisioningClasses").
+pub(crate) const CLASS_ATOMIC: &str = "best-effort-atomic-scale-up.autoscaling.x-k8s.io";
+pub(crate) const CLASS_CHECK_CAPACITY: &str = "check-capacity.autoscaling.x-k8s.io";
+/// GKE's class: flex-start with queued provisioning (Dynamic Workload Scheduler).
+pub(crate) const CLASS_GKE_QUEUED: &str = "queued-provisioning.gke.io";
 
 /// Per pool, the fields `raykueue diff` compares (they are in scripts, not objects).
 pub(crate) fn pool_fields(cloud: &dyn Cloud) -> Vec<(String, BTreeMap<&'static str, String>)> {

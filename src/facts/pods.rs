@@ -4,7 +4,8 @@
 
 use crate::base::pointer::pointer_push;
 use crate::profile::{
-    ClusterQueue, Profile, Quantity, SubmissionMode, Toleration, Workload, WorkloadKind,
+    ClusterQueue, Profile, Quantity, SubmissionMode, Toleration, TopologyRequest, Workload,
+    WorkloadKind,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -31,6 +32,9 @@ pub(crate) struct PodSet<'a> {
     pub requests: BTreeMap<String, Quantity>,
     pub(crate) node_selector: BTreeMap<String, String>,
     pub tolerations: &'a [Toleration],
+    /// What it asks of topology-aware scheduling (head and worker groups; the submitter's
+    /// template is KubeRay's default, without annotations).
+    pub(crate) topology: Option<&'a TopologyRequest>,
     /// JSON pointer of the `resources` map this pod set's requests come from (for the
     /// submitter: its `submitter.resources`, or the workload when the defaults apply).
     pub(crate) resources_pointer: String,
@@ -123,6 +127,7 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
         requests: head_requests,
         node_selector: selector(&w.head.node_selector),
         tolerations: &w.head.tolerations,
+        topology: w.head.topology.as_ref(),
         resources_pointer: format!("{base}/head/resources"),
         pointer: format!("{base}/head"),
     }];
@@ -141,6 +146,7 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
                 .collect(),
             node_selector: selector(&g.node_selector),
             tolerations: &g.tolerations,
+            topology: g.topology.as_ref(),
             resources_pointer: format!("{base}/workers/{j}/resources"),
             pointer: format!("{base}/workers/{j}"),
         });
@@ -171,6 +177,7 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
             requests,
             node_selector: BTreeMap::new(),
             tolerations: &[],
+            topology: None,
             resources_pointer,
             pointer: format!("{base}/name"),
         });

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// What `--profile` takes, for the commands' help: every shipped name (a test holds it to
 /// `SHIPPED`).
-pub(crate) const PROFILE_HELP: &str = "Shipped profile name (single, team, kuberay-gpu, kuberay-gpu-gke, kuberay-gpu-eks, kuberay-gpu-ack) or path to a profile YAML file";
+pub(crate) const PROFILE_HELP: &str = "Shipped profile name (single, team, kuberay-gpu, kuberay-gpu-gke, kuberay-gpu-eks, kuberay-gpu-ack, examples/tas-gke, examples/provisioning-eks) or path to a profile YAML file";
 
-/// The shipped profiles, embedded at build time.
+/// The shipped profiles, embedded at build time. A name with a folder (`examples/tas-gke`) is
+/// a shipped example under `profiles/examples/`.
 pub const SHIPPED: &[(&str, &str)] = &[
     (
         "single",
@@ -46,6 +47,20 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/profiles/kuberay-gpu-ack.yaml"
+        )),
+    ),
+    (
+        "examples/tas-gke",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/profiles/examples/tas-gke.yaml"
+        )),
+    ),
+    (
+        "examples/provisioning-eks",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/profiles/examples/provisioning-eks.yaml"
         )),
     ),
 ];

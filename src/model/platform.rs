@@ -3,7 +3,8 @@
 
 use super::{MANAGED_BY, Object, k8s};
 use crate::profile::{
-    ClusterQueue, Flavor, LocalQueue, PriorityClass, Profile, Taint, Toleration, TolerationOperator,
+    AdmissionCheck, ClusterQueue, ClusterQueueCheck, Flavor, LocalQueue, PriorityClass, Profile,
+    Taint, Toleration, TolerationOperator, Topology,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -15,8 +16,11 @@ pub(super) const IDENTITY_PLACEHOLDER: &str = "set-by-infra-up.sh";
 
 pub(super) const FILE_NAMESPACE: &str = "platform/00-namespace.yaml";
 pub(super) const FILE_SERVICE_ACCOUNT: &str = "platform/01-serviceaccount.yaml";
+pub(super) const FILE_TOPOLOGIES: &str = "platform/05-topologies.yaml";
 pub(super) const FILE_FLAVORS: &str = "platform/10-resourceflavors.yaml";
 pub(super) const FILE_PRIORITY: &str = "platform/15-workloadpriorityclasses.yaml";
+pub(super) const FILE_PROVISIONING_CONFIGS: &str = "platform/17-provisioningrequestconfigs.yaml";
+pub(super) const FILE_ADMISSION_CHECKS: &str = "platform/18-admissionchecks.yaml";
 pub(super) const FILE_CLUSTER_QUEUES: &str = "platform/20-clusterqueues.yaml";
 pub(super) const FILE_LOCAL_QUEUES: &str = "platform/30-localqueues.yaml";
 
@@ -97,8 +101,13 @@ pub(crate) fn platform_objects(p: &Profile) -> Vec<Object> {
             json!({ "apiVersion": "v1", "kind": "ServiceAccount", "metadata": m }),
         ));
     }
+    // Topologies before the flavors that name them, the checks' configurations before the
+    // checks, and both before the ClusterQueues: each object finds what it refers to.
+    out.extend(p.topologies.iter().map(topology));
     out.extend(p.flavors.iter().map(flavor));
     out.extend(p.priority_classes.iter().map(priority_class));
+    out.extend(p.admission_checks.iter().map(provisioning_request_config));
+    out.extend(p.admission_checks.iter().map(admission_check));
     if let Some(q) = &p.queues {
         let wide = crate::base::par::wide(p.items());
         out.extend(crate::base::par::map(
@@ -158,6 +167,7 @@ fn flavor(f: &Flavor) -> Object {
             f.tolerations.iter().map(toleration).collect(),
         );
     }
+    put(&mut spec, "topologyName", f.topology_name.as_ref());
     Object::data(
         "ResourceFlavor",
         f.name.as_str(),
@@ -170,6 +180,114 @@ fn flavor(f: &Flavor) -> Object {
             [("spec", Value::Object(spec))],
         ),
     )
+}
+
+/// A Kueue Topology: its levels' node labels, broadest first.
+fn topology(t: &Topology) -> Object {
+    let levels: Vec<Value> = t.levels.iter().map(|l| json!({ "nodeLabel": l })).collect();
+    Object::data(
+        "Topology",
+        t.name.as_str(),
+        None,
+        FILE_TOPOLOGIES,
+        k8s(
+            KUEUE_API,
+            "Topology",
+            json!(meta(&t.name, None)),
+            [("spec", json!({ "levels": levels }))],
+        ),
+    )
+}
+
+/// The ProvisioningRequestConfig of a ProvisioningRequest check, named as the check.
+fn provisioning_request_config(a: &AdmissionCheck) -> Object {
+    let pr = &a.provisioning_request;
+    let mut spec = Map::new();
+    spec.insert(
+        "provisioningClassName".into(),
+        json!(pr.provisioning_class_name),
+    );
+    if !pr.parameters.is_empty() {
+        spec.insert("parameters".into(), json!(pr.parameters));
+    }
+    if !pr.managed_resources.is_empty() {
+        spec.insert("managedResources".into(), json!(pr.managed_resources));
+    }
+    if let Some(r) = &pr.retry_strategy {
+        let mut m = Map::new();
+        put(&mut m, "backoffLimitCount", r.backoff_limit_count.as_ref());
+        put(
+            &mut m,
+            "backoffBaseSeconds",
+            r.backoff_base_seconds.as_ref(),
+        );
+        put(&mut m, "backoffMaxSeconds", r.backoff_max_seconds.as_ref());
+        spec.insert("retryStrategy".into(), Value::Object(m));
+    }
+    put(
+        &mut spec,
+        "podSetMergePolicy",
+        pr.pod_set_merge_policy.as_ref(),
+    );
+    Object::data(
+        "ProvisioningRequestConfig",
+        a.name.as_str(),
+        None,
+        FILE_PROVISIONING_CONFIGS,
+        k8s(
+            KUEUE_API,
+            "ProvisioningRequestConfig",
+            json!(meta(&a.name, None)),
+            [("spec", Value::Object(spec))],
+        ),
+    )
+}
+
+/// The AdmissionCheck, run by Kueue's ProvisioningRequest controller with its
+/// ProvisioningRequestConfig as parameters (kueue@v0.19.2
+/// `apis/kueue/v1beta2/provisioningrequestconfig_types.go` `ProvisioningRequestControllerName`;
+/// any other parameters leave the check inactive: `BadParametersRef`).
+fn admission_check(a: &AdmissionCheck) -> Object {
+    Object::data(
+        "AdmissionCheck",
+        a.name.as_str(),
+        None,
+        FILE_ADMISSION_CHECKS,
+        k8s(
+            KUEUE_API,
+            "AdmissionCheck",
+            json!(meta(&a.name, None)),
+            [(
+                "spec",
+                json!({
+                    "controllerName": "kueue.x-k8s.io/provisioning-request",
+                    "parameters": {
+                        "apiGroup": "kueue.x-k8s.io",
+                        "kind": "ProvisioningRequestConfig",
+                        "name": a.name,
+                    },
+                }),
+            )],
+        ),
+    )
+}
+
+/// `admissionChecksStrategy.admissionChecks`: the v1beta2 ClusterQueue has no plain list
+/// (kueue@v0.19.2 `apis/kueue/v1beta2/clusterqueue_types.go` `AdmissionChecksStrategy`); a
+/// check without `onFlavors` applies to every flavor.
+fn admission_checks_strategy(checks: &[ClusterQueueCheck]) -> Value {
+    let rules: Vec<Value> = checks
+        .iter()
+        .map(|c| {
+            let mut m = Map::new();
+            m.insert("name".into(), json!(c.name()));
+            if !c.on_flavors().is_empty() {
+                m.insert("onFlavors".into(), json!(c.on_flavors()));
+            }
+            Value::Object(m)
+        })
+        .collect();
+    json!({ "admissionChecks": rules })
 }
 
 fn priority_class(pc: &PriorityClass) -> Object {
@@ -237,6 +355,12 @@ fn cluster_queue(cq: &ClusterQueue) -> Object {
     put(&mut spec, "stopPolicy", cq.stop_policy.as_ref());
     if let Some(w) = &cq.fair_sharing_weight {
         spec.insert("fairSharing".into(), json!({ "weight": w }));
+    }
+    if !cq.admission_checks.is_empty() {
+        spec.insert(
+            "admissionChecksStrategy".into(),
+            admission_checks_strategy(&cq.admission_checks),
+        );
     }
     spec.insert("resourceGroups".into(), Value::Array(groups));
     Object::data(

@@ -321,6 +321,7 @@ fn head(pods: &Pods<'_>, h: &HeadGroup) -> Value {
             ports,
             &h.node_selector,
             &h.tolerations,
+            h.topology.as_ref(),
         ),
     );
     Value::Object(spec)
@@ -348,6 +349,7 @@ fn worker(pods: &Pods<'_>, g: &WorkerGroup) -> Value {
             None,
             &g.node_selector,
             &g.tolerations,
+            g.topology.as_ref(),
         ),
     );
     Value::Object(spec)
@@ -360,6 +362,7 @@ fn pod_template(
     ports: Option<Value>,
     node_selector: &std::collections::BTreeMap<crate::profile::QualifiedName, String>,
     tolerations: &[crate::profile::Toleration],
+    topology: Option<&crate::profile::TopologyRequest>,
 ) -> Value {
     // KubeRay runs Ray in the container at index 0: it is the only one.
     let mut container = Map::new();
@@ -389,6 +392,13 @@ fn pod_template(
             template.insert("metadata".into(), json!({ "labels": labels }));
         }
         spec.insert("serviceAccountName".into(), json!(sa));
+    }
+    // Kueue reads a pod set's topology request from its template's annotations (kueue@v0.19.2
+    // `pkg/controller/jobs/raycluster/common.go` `BuildPodSets`, the head and each worker group).
+    if let Some(t) = topology {
+        let (key, value) = t.annotation();
+        let metadata = template.entry("metadata").or_insert_with(|| json!({}));
+        metadata["annotations"] = json!({ key: value });
     }
     if !node_selector.is_empty() {
         spec.insert("nodeSelector".into(), json!(node_selector));

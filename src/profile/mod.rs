@@ -6,6 +6,7 @@
 //! `nominalQuota`; AKS's `vmSize`), so that a reader of the seeds or the upstream docs finds
 //! the same words here. Maps are `BTreeMap`: output never depends on input key order.
 
+mod capacity;
 mod kueue_config;
 pub(crate) mod limits;
 pub(crate) mod names;
@@ -13,6 +14,7 @@ pub mod pools;
 pub mod quantity;
 mod workload;
 
+pub use capacity::*;
 pub use kueue_config::*;
 pub use names::*;
 pub use pools::*;
@@ -78,9 +80,16 @@ pub struct Profile {
     /// The service account Ray pods run as (with workload identity when `azure.identity` is set).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_account: Option<ServiceAccount>,
+    /// Kueue Topologies for topology-aware scheduling: flavors name one in `topologyName`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub topologies: Vec<Topology>,
     /// Kueue ResourceFlavors.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flavors: Vec<Flavor>,
+    /// Kueue AdmissionChecks (with their ProvisioningRequestConfigs) that ClusterQueues name in
+    /// `admissionChecks`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub admission_checks: Vec<AdmissionCheck>,
     /// Kueue ClusterQueues and LocalQueues.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub queues: Option<Queues>,
@@ -96,6 +105,10 @@ pub struct Profile {
     /// Argo CD and/or Flux objects that sync the committed bundle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gitops: Option<GitOps>,
+    /// raykueue's estimates of a node pool's start from zero (RK194 compares them with
+    /// `waitForPodsReady`); estimates, not measurements.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimates: Option<Estimates>,
 }
 
 /// Where the committed bundle lives, and which GitOps tool syncs it.
@@ -356,6 +369,11 @@ pub struct Flavor {
     #[schemars(length(max = 8))]
     #[serde(deserialize_with = "limits::items::<_, _, 0, 8>")]
     pub tolerations: Vec<Toleration>,
+    /// A Topology from `topologies`: Kueue places this flavor's pods by its levels
+    /// (topology-aware scheduling). Needs `nodeLabels`; Kueue keeps it, the labels and the
+    /// tolerations immutable once set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology_name: Option<Dns1123Subdomain>,
 }
 
 /// Single queue (seed 000 option A) or team queues in a cohort (option B). Exclusive.
@@ -415,6 +433,12 @@ pub struct ClusterQueue {
     /// Fair-sharing weight (only used when fair sharing is on in the Kueue configuration).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fair_sharing_weight: Option<Quantity>,
+    /// AdmissionChecks from `admissionChecks` a workload waits for before Kueue admits it: a
+    /// name (every flavor), or `{name, onFlavors}` (at most 64).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 64))]
+    #[serde(deserialize_with = "limits::items::<_, _, 0, 64>")]
+    pub admission_checks: Vec<ClusterQueueCheck>,
     #[schemars(length(min = 1, max = 16))]
     #[serde(deserialize_with = "limits::items::<_, _, 1, 16>")]
     pub resource_groups: Vec<ResourceGroup>,

@@ -3,7 +3,7 @@
 
 use super::{
     Dns1035Label, Dns1123Label, Dns1123Subdomain, EnvName, Image, QualifiedName, Quantity,
-    RayParamName, RayParamValue, RayVersion, RelativePath, Toleration, limits,
+    RayParamName, RayParamValue, RayVersion, RelativePath, Toleration, TopologyRequest, limits,
 };
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -231,6 +231,10 @@ pub struct HeadGroup {
     pub node_selector: BTreeMap<QualifiedName, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
+    /// Topology-aware scheduling of the head: `{required: LEVEL}`, `{preferred: LEVEL}` or
+    /// `{unconstrained: true}` (Kueue's pod-set annotations on the head's template).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyRequest>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -263,6 +267,11 @@ pub struct WorkerGroup {
     pub node_selector: BTreeMap<QualifiedName, String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tolerations: Vec<Toleration>,
+    /// Topology-aware scheduling of the group's pods: `{required: LEVEL}` (all in one domain of
+    /// that level), `{preferred: LEVEL}` or `{unconstrained: true}`; LEVEL is a level of the
+    /// Topology of the flavor Kueue assigns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyRequest>,
 }
 
 fn one() -> u32 {

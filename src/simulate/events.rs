@@ -106,6 +106,18 @@ fn flavors_json(world: &World, wl: usize, flavors: &[BTreeMap<usize, usize>]) ->
     Value::Object(out)
 }
 
+/// The admission checks of its ClusterQueue a workload waits for on the flavors it got: Kueue
+/// reserves the quota at this time (`QuotaReserved`) and admits the workload once every check is
+/// Ready. The simulator does not model how long that takes: the checks are Ready at once.
+fn admission_checks<'w>(
+    world: &'w World,
+    wl: usize,
+    flavors: &[BTreeMap<usize, usize>],
+) -> Vec<&'w str> {
+    let cq = &world.cqs[world.workloads[wl].cq];
+    cq.checks_for(|f| flavors.iter().any(|m| m.values().any(|&x| x == f)))
+}
+
 /// An amount of a resource in the spelling the workload wrote it in (`64Gi`, `20500m`).
 fn quantity(world: &World, wl: usize, resource: usize, nanos: i128) -> String {
     let spelling = world.workloads[wl]
@@ -137,11 +149,18 @@ pub(crate) fn to_json(world: &World, e: &Event) -> Value {
             workload,
             flavors,
             borrowed,
-        } => json!({
-            "time": time, "event": "Admitted", "workload": name(*workload), "clusterQueue": cq(*workload),
-            "flavors": flavors_json(world, *workload, flavors),
-            "borrowed": borrowed_json(world, *workload, borrowed),
-        }),
+        } => {
+            let mut v = json!({
+                "time": time, "event": "Admitted", "workload": name(*workload), "clusterQueue": cq(*workload),
+                "flavors": flavors_json(world, *workload, flavors),
+                "borrowed": borrowed_json(world, *workload, borrowed),
+            });
+            let checks = admission_checks(world, *workload, flavors);
+            if !checks.is_empty() {
+                v["admissionChecks"] = json!(checks);
+            }
+            v
+        }
         Event::Preempted {
             time,
             workload,
@@ -217,6 +236,10 @@ pub fn render_human(world: &World, events: &[Event], usage: &[UsageLine]) -> Str
                 world.workloads[*by].name,
                 reason.as_str()
             );
+        }
+        if let Some(checks) = j.get("admissionChecks").and_then(Value::as_array) {
+            let names: Vec<&str> = checks.iter().filter_map(Value::as_str).collect();
+            event = format!("Admitted after checks {}", names.join(", "));
         }
         lines.push(Line::Row([
             format!("{}s", e.time()),

@@ -233,6 +233,7 @@ mod tests {
                 ))
                 .collect(),
                 table: crate::simulate::world::QuotaTable::default(),
+                capacity: crate::simulate::world::CqCapacity::default(),
             })
             .collect();
         let mut world = World {

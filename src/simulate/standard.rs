@@ -227,6 +227,7 @@ fn push_synthetic(
                 effect: None,
                 toleration_seconds: None,
             }],
+            tas: world::TasAsk::Any,
         }],
         class,
     });

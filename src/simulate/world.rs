@@ -4,6 +4,7 @@
 //! `admission::pods`, the model the admission rules use, so the two never disagree.
 
 use super::scenario::{Scenario, ScenarioWorkload};
+use crate::facts::counted::QuotaView;
 use crate::facts::pods;
 use crate::profile::{
     BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference, Profile,
@@ -63,6 +64,31 @@ pub struct CqSpec {
     /// `quotas` as a table, filled by `World::index` once the resources are known: every fit
     /// and preemption check reads it.
     pub table: QuotaTable,
+    /// Topology-aware scheduling and admission checks.
+    pub(crate) capacity: CqCapacity,
+}
+
+/// What of a ClusterQueue concerns capacity-aware admission: whether every flavor is
+/// topology-aware (Kueue then implies TAS for pod sets that ask for none), and the admission
+/// checks a workload waits for, each with the flavors it applies to (all when empty).
+#[derive(Clone, Debug, Default)]
+pub struct CqCapacity {
+    pub(crate) tas_only: bool,
+    pub(crate) admission_checks: Vec<(String, Vec<usize>)>,
+}
+
+impl CqSpec {
+    /// The admission checks a workload assigned `flavors` waits for (kueue@v0.19.2
+    /// `pkg/workload/admissionchecks.go`: a check applies when one of the workload's flavors is
+    /// in its `onFlavors`, or it has none).
+    pub(crate) fn checks_for(&self, flavors: impl Fn(usize) -> bool) -> Vec<&str> {
+        self.capacity
+            .admission_checks
+            .iter()
+            .filter(|(_, on)| on.is_empty() || on.iter().any(|&f| flavors(f)))
+            .map(|(n, _)| n.as_str())
+            .collect()
+    }
 }
 
 /// No quota: what a ClusterQueue has of a flavor/resource it does not list.
@@ -123,6 +149,31 @@ pub struct FlavorSpec {
     pub(crate) node_labels: BTreeMap<String, String>,
     pub(crate) node_taints: Vec<Taint>,
     pub tolerations: Vec<Toleration>,
+    /// Its Topology's name and levels, when it is topology-aware (no levels: the Topology is
+    /// not defined).
+    pub(crate) topology: Option<(String, Vec<String>)>,
+}
+
+/// What a pod set asks of topology-aware scheduling, as Kueue's flavor assigner reads it
+/// (kueue@v0.19.2 `pkg/scheduler/flavorassigner/tas_flavorassigner.go`
+/// `checkPodSetAndFlavorMatchForTAS`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub enum TasAsk {
+    /// No request: topology-aware flavors are skipped.
+    #[default]
+    None,
+    /// Every flavor matches: TAS implied on a queue whose flavors are all topology-aware, or
+    /// raykueue's synthetic workloads.
+    Any,
+    /// A request (`None` level: unconstrained, Kueue's lowest level): a flavor matches when its
+    /// Topology has the level, or when it is not topology-aware and its resource group covers
+    /// none of the pod's own requests (`quota_only`, flavor names); `raw`: the resources the
+    /// pod itself requests.
+    Explicit {
+        level: Option<String>,
+        raw: Vec<usize>,
+        quota_only: Vec<String>,
+    },
 }
 
 /// A pod set: `count` pods; requests are totals (count × per pod), as Kueue sums them.
@@ -136,6 +187,7 @@ pub struct PodSetSpec {
     pub spelling: HashMap<usize, Quantity>,
     pub(crate) node_selector: BTreeMap<String, String>,
     pub tolerations: Vec<Toleration>,
+    pub(crate) tas: TasAsk,
 }
 
 #[derive(Clone, Debug)]
@@ -195,6 +247,15 @@ fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
                 .collect(),
             node_taints: f.node_taints.clone(),
             tolerations: f.tolerations.clone(),
+            topology: f.topology_name.as_ref().map(|t| {
+                let levels = profile
+                    .topologies
+                    .iter()
+                    .find(|x| x.name == *t)
+                    .map(|x| x.levels.iter().map(ToString::to_string).collect())
+                    .unwrap_or_default();
+                (t.to_string(), levels)
+            }),
         })
         .collect();
     let flavor_id: HashMap<&str, usize> = flavors
@@ -244,6 +305,25 @@ fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
         }
         let preemption = cq.preemption.clone().unwrap_or_default();
         let ff = cq.flavor_fungibility.as_ref();
+        let capacity = CqCapacity {
+            tas_only: groups.iter().flat_map(|g: &Group| &g.flavors).count() > 0
+                && groups
+                    .iter()
+                    .flat_map(|g| &g.flavors)
+                    .all(|&f| flavors[f].topology.is_some()),
+            admission_checks: cq
+                .admission_checks
+                .iter()
+                .map(|c| {
+                    let on = c
+                        .on_flavors()
+                        .iter()
+                        .filter_map(|f| flavor_id.get(f.as_str()).copied())
+                        .collect();
+                    (c.name().to_owned(), on)
+                })
+                .collect(),
+        };
         cqs.push(CqSpec {
             name: cq.name.to_string(),
             cohort: cq.cohort_name.as_ref().map(|c| cohorts.id(c)),
@@ -269,6 +349,7 @@ fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
             group_of,
             quotas,
             table: QuotaTable::default(),
+            capacity,
         });
     }
     World {
@@ -323,7 +404,8 @@ impl Adder {
                     p.count,
                     &p.requests,
                     &p.node_selector,
-                    &p.tolerations
+                    &p.tolerations,
+                    &p.tas
                 ))
                 .collect::<Vec<_>>()
         );
@@ -338,6 +420,30 @@ impl Adder {
             pod_sets,
             class,
         }
+    }
+}
+
+/// A pod set's topology request as Kueue reads it on its ClusterQueue: no request on a queue
+/// whose flavors are all topology-aware is an implied one; an explicit request accepts a flavor
+/// without a Topology only if its resource group covers none of the pod's own requests
+/// (`hasOverlapWithPodRequestedResources`: a quota-only resource such as a transformation's
+/// output).
+fn settle_tas(cq: &CqSpec, ps: &mut PodSetSpec, flavors: &[FlavorSpec]) {
+    match &mut ps.tas {
+        TasAsk::None if cq.capacity.tas_only => ps.tas = TasAsk::Any,
+        TasAsk::Explicit {
+            raw, quota_only, ..
+        } => {
+            *quota_only = cq
+                .groups
+                .iter()
+                .filter(|g| !g.resources.iter().any(|r| raw.contains(r)))
+                .flat_map(|g| &g.flavors)
+                .filter(|&&f| flavors[f].topology.is_none())
+                .map(|&f| flavors[f].name.clone())
+                .collect();
+        }
+        _ => {}
     }
 }
 
@@ -367,7 +473,10 @@ pub fn build(profile: &Profile, scenario: &Scenario) -> World {
         let Some(&cq) = cq_of_local.get(w.queue.as_str()) else {
             continue;
         };
-        let pod_sets = pod_sets_of(profile, w, &mut resources);
+        let mut pod_sets = pod_sets_of(profile, w, &mut resources);
+        for ps in &mut pod_sets {
+            settle_tas(&world.cqs[cq], ps, &world.flavors);
+        }
         let priority = priority_of(profile, w);
         let spec = adder.spec(
             &world.cqs,
@@ -395,11 +504,15 @@ pub(crate) fn profile_world(profile: &Profile) -> (World, Vec<usize>) {
     let mut adder = Adder::new(&mut resources);
     let mut index = Vec::new();
     let by_name = pods::QueueIndex::new(profile);
+    let view = QuotaView::new(profile);
     for (i, pw) in profile.workloads.iter().enumerate() {
         let Some((cq, _)) = by_name.cluster_queue_of(pw) else {
             continue;
         };
-        let pod_sets = profile_pod_sets(i, pw, &mut resources);
+        let mut pod_sets = profile_pod_sets(view, i, pw, &mut resources);
+        for ps in &mut pod_sets {
+            settle_tas(&world.cqs[cq], ps, &world.flavors);
+        }
         let spec = adder.spec(&world.cqs, pw.name.to_string(), cq, 0, (0, 0), pod_sets);
         world.workloads.push(spec);
         index.push(i);
@@ -456,15 +569,22 @@ fn totals(
 }
 
 fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> Vec<PodSetSpec> {
+    let view = QuotaView::new(profile);
     if let Some(sets) = &w.pod_sets {
         return sets
             .iter()
             .map(|ps| {
                 let count = u64::from(ps.count);
+                let per_pod = ps
+                    .requests
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect();
+                let counted = view.apply(&per_pod);
                 let (requests, spelling) = totals(
                     res,
                     count,
-                    &mut ps.requests.iter().map(|(k, v)| (k.as_str(), *v)),
+                    &mut counted.iter().map(|(k, v)| (k.as_str(), *v)),
                 );
                 PodSetSpec {
                     name: ps.name.clone(),
@@ -473,6 +593,7 @@ fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> V
                     spelling,
                     node_selector: BTreeMap::new(),
                     tolerations: Vec::new(),
+                    tas: TasAsk::None,
                 }
             })
             .collect();
@@ -488,12 +609,17 @@ fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> V
     else {
         return Vec::new();
     };
-    profile_pod_sets(index, pw, res)
+    profile_pod_sets(view, index, pw, res)
 }
 
 /// The pod sets Kueue builds for workload `index` of the profile (`admission::pods`), in its
-/// order: head, worker groups, submitter.
-fn profile_pod_sets(index: usize, pw: &Workload, res: &mut Interner) -> Vec<PodSetSpec> {
+/// order: head, worker groups, submitter; their requests as Kueue counts them (`view`).
+fn profile_pod_sets(
+    view: QuotaView<'_>,
+    index: usize,
+    pw: &Workload,
+    res: &mut Interner,
+) -> Vec<PodSetSpec> {
     pods::pod_sets(index, pw)
         .into_iter()
         .map(|ps| {
@@ -507,11 +633,25 @@ fn profile_pod_sets(index: usize, pw: &Workload, res: &mut Interner) -> Vec<PodS
                     .map_or_else(String::new, |g| g.name.to_string()),
                 pods::Role::Submitter => "submitter".to_owned(),
             };
+            let counted = view.apply(&ps.requests);
             let (requests, spelling) = totals(
                 res,
                 ps.count,
-                &mut ps.requests.iter().map(|(k, v)| (k.as_str(), *v)),
+                &mut counted.iter().map(|(k, v)| (k.as_str(), *v)),
             );
+            let tas = match ps.topology {
+                None => TasAsk::None,
+                Some(t) => TasAsk::Explicit {
+                    level: t.level().map(str::to_owned),
+                    raw: ps
+                        .requests
+                        .iter()
+                        .filter(|(_, q)| !q.is_zero())
+                        .map(|(r, _)| res.id(r))
+                        .collect(),
+                    quota_only: Vec::new(),
+                },
+            };
             PodSetSpec {
                 name,
                 count: ps.count,
@@ -519,6 +659,7 @@ fn profile_pod_sets(index: usize, pw: &Workload, res: &mut Interner) -> Vec<PodS
                 spelling,
                 node_selector: ps.node_selector.clone(),
                 tolerations: ps.tolerations.to_vec(),
+                tas,
             }
         })
         .collect()
@@ -529,7 +670,42 @@ fn profile_pod_sets(index: usize, pw: &Workload, res: &mut Interner) -> Vec<PodS
 /// restricted to the flavor's label keys, matches the flavor's labels (Kueue's
 /// `checkFlavorForPodSets`, without node affinity terms, which profiles do not have).
 pub(crate) fn flavor_matches(flavor: &FlavorSpec, ps: &PodSetSpec) -> bool {
-    untolerated(flavor, ps).is_none() && contradicted(flavor, ps).is_none()
+    untolerated(flavor, ps).is_none()
+        && contradicted(flavor, ps).is_none()
+        && tas_mismatch(flavor, ps).is_none()
+}
+
+/// Why a topology-aware flavor does not suit the pod set's topology request, or a flavor
+/// without a Topology its request (`checkPodSetAndFlavorMatchForTAS`).
+fn tas_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<String> {
+    match (&ps.tas, &flavor.topology) {
+        (TasAsk::Any, _) | (TasAsk::None, None) => None,
+        (TasAsk::None, Some((topology, _))) => Some(format!(
+            "it is topology-aware (Topology `{topology}`) and the pod set asks for no topology, while other flavors of the ClusterQueue are not topology-aware (Kueue then implies none)"
+        )),
+        (TasAsk::Explicit { quota_only, .. }, None) => {
+            (!quota_only.contains(&flavor.name)).then(|| {
+                "it has no topologyName, and the pod set asks for a topology: Kueue takes all of a topology-aware pod set's resources from one topology-aware flavor".to_owned()
+            })
+        }
+        (TasAsk::Explicit { level, .. }, Some((topology, levels))) => {
+            if levels.is_empty() {
+                Some(format!("its Topology `{topology}` is not defined"))
+            } else {
+                level
+                    .as_ref()
+                    .filter(|l| !levels.contains(l))
+                    .map(|l| format!("its Topology `{topology}` has no level `{l}`"))
+            }
+        }
+    }
+}
+
+/// Whether the only reason the pod set may not use the flavor is topology-aware scheduling.
+pub(crate) fn only_tas_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> bool {
+    untolerated(flavor, ps).is_none()
+        && contradicted(flavor, ps).is_none()
+        && tas_mismatch(flavor, ps).is_some()
 }
 
 fn untolerated<'f>(flavor: &'f FlavorSpec, ps: &PodSetSpec) -> Option<&'f Taint> {
@@ -570,4 +746,5 @@ pub(crate) fn flavor_mismatch(flavor: &FlavorSpec, ps: &PodSetSpec) -> Option<St
     }
     contradicted(flavor, ps)
         .map(|(k, v, have)| format!("nodeSelector `{k}: {v}` against its label `{k}: {have}`"))
+        .or_else(|| tas_mismatch(flavor, ps))
 }

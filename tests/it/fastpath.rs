@@ -64,6 +64,7 @@ fn mutants(v: &Value) -> Vec<Value> {
         json!("x"),
         json!("Bad Name!"),
         json!("a;b$(c)"),
+        json!("a\nb"),
         json!("-a"),
         json!("1.2"),
         json!("x".repeat(13)),

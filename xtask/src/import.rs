@@ -28,6 +28,10 @@ const CRDS: &[(&str, &str)] = &[
     ("kueue.x-k8s.io_clusterqueues.yaml", "v1beta2"),
     ("kueue.x-k8s.io_localqueues.yaml", "v1beta2"),
     ("kueue.x-k8s.io_cohorts.yaml", "v1beta2"),
+    // Capacity-aware admission: topology-aware scheduling and ProvisioningRequest checks.
+    ("kueue.x-k8s.io_topologies.yaml", "v1beta2"),
+    ("kueue.x-k8s.io_admissionchecks.yaml", "v1beta2"),
+    ("kueue.x-k8s.io_provisioningrequestconfigs.yaml", "v1beta2"),
     ("ray.io_rayjobs.yaml", "v1"),
     ("ray.io_rayclusters.yaml", "v1"),
     ("ray.io_rayservices.yaml", "v1"),

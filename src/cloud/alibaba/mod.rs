@@ -15,7 +15,10 @@ pub use section::*;
 
 mod checks;
 
-use super::{Allocatable, Cloud, InstanceType, NodeGroup as SeamGroup, Words, taint_word};
+use super::{
+    Allocatable, Carried, Cloud, InstanceType, NodeGroup as SeamGroup, Provisioning, Words,
+    taint_word,
+};
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
 use serde::Serialize;
@@ -267,6 +270,27 @@ impl Cloud for Alibaba {
             .as_ref()
             .map(|i| vec![(RRSA_ROLE_ANNOTATION, Some(i.role_name.to_string()))])
             .unwrap_or_default()
+    }
+
+    /// `alibabacloud.com/nodepool-id` on every node of a pool ("ACK automatically creates a
+    /// globally unique label alibabacloud.com/nodepool-id for each node pool",
+    /// help.aliyun.com/en/ack/ack-managed-and-ack-dedicated/user-guide/schedule-an-application-pod-to-a-specific-node-pool).
+    /// ACK's switch labels exist only on Lingjun nodes of ACK Lingjun clusters
+    /// (`../shared/docs/TAS-LABELS.md`), not on the ECS pools raykueue makes.
+    fn topology_labels(&self, _group: &SeamGroup<'_>) -> Vec<(&'static str, Carried)> {
+        vec![("alibabacloud.com/nodepool-id", Carried::PerPool)]
+    }
+
+    /// No Alibaba documentation says ACK's managed cluster-autoscaler or its node instant
+    /// scaling serves ProvisioningRequests (the ACK auto-scaling FAQ,
+    /// alibabacloud.com/help/en/ack/ack-managed-and-ack-dedicated/user-guide/faq-about-node-auto-scaling,
+    /// names none; ACK Kube Queue's admission checks are its own, not Kueue's), and upstream
+    /// CA's Alibaba provider does not implement `AtomicIncreaseSize`
+    /// (kubernetes/autoscaler `cloudprovider/alicloud/alicloud_auto_scaling_group.go`).
+    fn provisioning(&self, _p: &Profile, class: &str) -> Provisioning {
+        Provisioning::Refused(format!(
+            "ACK documents no ProvisioningRequest support in its managed cluster-autoscaler or node instant scaling, so nothing serves `{class}`"
+        ))
     }
 
     fn script_context(&self, p: &Profile) -> Value {

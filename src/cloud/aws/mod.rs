@@ -13,7 +13,10 @@ pub use section::*;
 
 mod checks;
 
-use super::{Allocatable, Cloud, InstanceType, NodeGroup as SeamGroup, Words, taint_word};
+use super::{
+    Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Carried, Cloud, InstanceType,
+    NodeGroup as SeamGroup, Provisioning, Words, taint_word,
+};
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{LabelValue, NvidiaInstall, Profile, QualifiedName, Taint, TaintEffect};
 use serde::Serialize;
@@ -59,6 +62,71 @@ pub(crate) const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
 /// Labels eksctl sets on every node of a group (eksctl `userdocs/src/usage/dry-run.md`).
 pub(crate) const EKSCTL_CLUSTER_LABEL: &str = "alpha.eksctl.io/cluster-name";
 pub(crate) const EKSCTL_NODEGROUP_LABEL: &str = "alpha.eksctl.io/nodegroup-name";
+
+/// Instance types whose nodes the AWS cloud provider labels with their network topology,
+/// `topology.k8s.aws/network-node-layer-1` … `-3` (1 the top): the types EC2's
+/// `DescribeInstanceTopology` answers for (docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+/// ec2-instance-topology-prerequisites.html; kubernetes/cloud-provider-aws
+/// `pkg/providers/v1/instances_v2.go`, one label per network node). `*` ends a family.
+const NETWORK_TOPOLOGY_TYPES: &[&str] = &[
+    "g6e.*",
+    "g7e.*",
+    "hpc6a.48xlarge",
+    "hpc6id.32xlarge",
+    "hpc7g.*",
+    "hpc7a.*",
+    "p3dn.24xlarge",
+    "p4d.24xlarge",
+    "p4de.24xlarge",
+    "p5.48xlarge",
+    "p5e.48xlarge",
+    "p5en.48xlarge",
+    "p6e-gb200.36xlarge",
+    "trn1.2xlarge",
+    "trn1.32xlarge",
+    "trn1n.32xlarge",
+    "trn2.48xlarge",
+    "trn2u.48xlarge",
+    "p6-b200.48xlarge",
+    "p6-b300.48xlarge",
+];
+/// The types with a fourth layer, `topology.k8s.aws/network-node-layer-4` (same EC2 page:
+/// "Returns 4 network nodes").
+const FOUR_LAYER_TYPES: &[&str] = &["p6-b200.48xlarge", "p6-b300.48xlarge"];
+
+fn listed(list: &[&str], instance_type: &str) -> bool {
+    list.iter().any(|t| match t.strip_suffix('*') {
+        Some(family) => instance_type.starts_with(family),
+        None => *t == instance_type,
+    })
+}
+
+/// The Cluster Autoscaler chart versions from which the chart's CA serves the
+/// `autoscaling.x-k8s.io/v1` ProvisioningRequest API Kueue v0.19.2 uses (CA 1.31.1 is the first
+/// whose CRD serves v1; kubernetes/autoscaler `cluster-autoscaler/apis/config/crd/
+/// autoscaling.x-k8s.io_provisioningrequests.yaml` at cluster-autoscaler-1.31.0 and 1.31.1), with
+/// the CA version each ships (`charts/cluster-autoscaler/Chart.yaml` `appVersion` at
+/// cluster-autoscaler-chart-9.45.0 … 9.59.0): the tag the CRD is applied from. Newest first.
+pub(crate) const AUTOSCALER_CHARTS: &[((u64, u64, u64), &str)] = &[
+    ((9, 54, 0), "1.35.0"),
+    ((9, 53, 0), "1.34.2"),
+    ((9, 52, 0), "1.34.1"),
+    ((9, 47, 0), "1.33.0"),
+    ((9, 45, 0), "1.32.0"),
+];
+
+/// The Cluster Autoscaler version a chart version ships, when it serves ProvisioningRequest v1.
+pub(crate) fn autoscaler_app_version(chart: &str) -> Option<&'static str> {
+    let mut parts = chart
+        .split(['.', '-'])
+        .take(3)
+        .map(|n| n.parse::<u64>().ok());
+    let v = (parts.next()??, parts.next()??, parts.next()??);
+    AUTOSCALER_CHARTS
+        .iter()
+        .find(|(min, _)| v >= *min)
+        .map(|(_, app)| *app)
+}
 
 /// Whether the group's instance type has NVIDIA GPUs.
 pub(crate) fn is_gpu_group(group: &NodeGroup) -> bool {
@@ -248,6 +316,46 @@ impl Cloud for Aws {
             .collect()
     }
 
+    /// `topology.k8s.aws/zone-id` on every node (kubernetes/cloud-provider-aws
+    /// `pkg/providers/v1/well_known_labels.go` `LabelZoneID`), `eks.amazonaws.com/nodegroup` on
+    /// the nodes of a managed node group (the group's name), and the network layers on the
+    /// instance types EC2 reports a topology for.
+    fn topology_labels(&self, group: &SeamGroup<'_>) -> Vec<(&'static str, Carried)> {
+        let mut out = vec![
+            ("topology.k8s.aws/zone-id", Carried::Varying),
+            ("eks.amazonaws.com/nodegroup", Carried::PerPool),
+        ];
+        if listed(NETWORK_TOPOLOGY_TYPES, group.machine) {
+            out.extend([
+                ("topology.k8s.aws/network-node-layer-1", Carried::Varying),
+                ("topology.k8s.aws/network-node-layer-2", Carried::Varying),
+                ("topology.k8s.aws/network-node-layer-3", Carried::Varying),
+            ]);
+        }
+        if listed(FOUR_LAYER_TYPES, group.machine) {
+            out.push(("topology.k8s.aws/network-node-layer-4", Carried::Varying));
+        }
+        out
+    }
+
+    /// The upstream Cluster Autoscaler raykueue installs (`aws.autoscaler`) serves both upstream
+    /// classes once `--enable-provisioning-requests` is on (kubernetes/autoscaler@cluster-
+    /// autoscaler-1.35.0 `cluster-autoscaler/FAQ.md`); EKS Auto Mode and Karpenter serve none
+    /// (kubernetes-sigs/kueue#5133). AWS node groups do not scale atomically: the AWS provider's
+    /// `AtomicIncreaseSize` returns not-implemented (`cloudprovider/aws/aws_cloud_provider.go`
+    /// at the same tag), and the FAQ says the scale-up then "doesn't guarantee atomicity".
+    fn provisioning(&self, _p: &Profile, class: &str) -> Provisioning {
+        match class {
+            CLASS_ATOMIC => Provisioning::Served(Some(
+                "on EKS the scale-up is not all-or-nothing: the AWS provider of the Cluster Autoscaler does not implement AtomicIncreaseSize, so a request may get part of its nodes".into(),
+            )),
+            CLASS_CHECK_CAPACITY => Provisioning::Served(None),
+            _ => Provisioning::Refused(format!(
+                "the Cluster Autoscaler raykueue installs on EKS serves `{CLASS_ATOMIC}` and `{CLASS_CHECK_CAPACITY}`, not `{class}`"
+            )),
+        }
+    }
+
     fn script_context(&self, p: &Profile) -> Value {
         serde_json::to_value(AwsCtx {
             region: self.region.to_string(),
@@ -263,6 +371,7 @@ impl Cloud for Aws {
                 namespace: r.namespace.to_owned(),
                 service_account: r.service_account.to_owned(),
             }),
+            provisioning: self.provisioning_ctx(p),
         })
         .unwrap_or_default()
     }
@@ -279,6 +388,28 @@ impl Cloud for Aws {
 }
 
 impl Aws {
+    /// What `up.sh` installs for ProvisioningRequest checks: the CRD from the Cluster
+    /// Autoscaler's own tag (the chart does not install it: kubernetes/autoscaler
+    /// @cluster-autoscaler-chart-9.59.0 `charts/cluster-autoscaler/` has no `crds/`), before
+    /// Kueue, which looks for it only when it starts; and the flags that turn the autoscaler's
+    /// support on (`--enable-provisioning-requests`, and the JSON content type the FAQ asks for).
+    fn provisioning_ctx(&self, p: &Profile) -> Option<ProvisioningCtx> {
+        let used = p.admission_checks.iter().any(|c| {
+            p.queues.iter().flat_map(|q| &q.cluster_queues).any(|cq| {
+                cq.admission_checks
+                    .iter()
+                    .any(|r| r.name() == c.name.as_str())
+            })
+        });
+        let ca = autoscaler_app_version(&self.autoscaler.as_ref()?.version)?;
+        used.then(|| ProvisioningCtx {
+            crd_url: format!(
+                "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{ca}/cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
+            ),
+            autoscaler_version: ca,
+        })
+    }
+
     /// The Ray service account the Pod Identity association names: only when the profile has
     /// one marked `workloadIdentity` and `aws.identity` is set.
     fn ray_identity<'p>(&self, p: &'p Profile) -> Option<eksctl::RayIdentity<'p>> {
@@ -298,6 +429,14 @@ struct AwsCtx {
     autoscaler: Option<AutoscalerCtx>,
     /// The Pod Identity association eksctl makes, which `verify.sh` checks.
     identity: Option<IdentityCtx>,
+    /// ProvisioningRequest support in the Cluster Autoscaler, when a check needs it.
+    provisioning: Option<ProvisioningCtx>,
+}
+
+#[derive(Serialize)]
+struct ProvisioningCtx {
+    crd_url: String,
+    autoscaler_version: &'static str,
 }
 
 #[derive(Serialize)]

@@ -22,7 +22,10 @@ pub(crate) use section::*;
 
 mod checks;
 
-use super::{Allocatable, Cloud, InstanceType, NodeGroup, Placement, Words, taint_word};
+use super::{
+    Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Cloud, InstanceType, NodeGroup, Placement,
+    Provisioning, Words, taint_word,
+};
 use crate::base::diagnostic::Findings;
 use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
 use serde::Serialize;
@@ -247,6 +250,26 @@ impl Cloud for Azure {
                 (STORAGE_CONTAINERS_ENV, containers.join(",")),
             ]
         })
+    }
+
+    /// AKS's managed cluster autoscaler serves `best-effort-atomic-scale-up` on a pool created
+    /// with `--enable-cluster-autoscaler` (Azure/AKS@a5bf7121
+    /// `examples/kueue-and-ray-on-aks/2-kueue-queues/manifests/40-autoscale-queue.yaml` and
+    /// `3-workloads/cas-batch-job/README.md`, which follow Microsoft's how-to "Provision capacity
+    /// for Kueue batch jobs with the cluster autoscaler on AKS"). Which Kubernetes version it
+    /// needs is not settled: that README says 1.30+, an Azure/AKS review (PR #5867) 1.33+, and a
+    /// maintainer wrote in February 2026 that it could not be enabled (Azure/AKS#5492). AKS has
+    /// no rack or host labels (`../shared/docs/TAS-LABELS.md`), so only the defaults apply.
+    fn provisioning(&self, _p: &Profile, class: &str) -> Provisioning {
+        match class {
+            CLASS_ATOMIC => Provisioning::Served(None),
+            CLASS_CHECK_CAPACITY => Provisioning::Undocumented(format!(
+                "Microsoft's AKS how-to and examples use only `{CLASS_ATOMIC}`; whether AKS's managed autoscaler serves `{class}` is not documented"
+            )),
+            _ => Provisioning::Refused(format!(
+                "AKS's managed cluster autoscaler serves `{CLASS_ATOMIC}`; `{class}` is no class it documents"
+            )),
+        }
     }
 
     fn script_context(&self, p: &Profile) -> Value {

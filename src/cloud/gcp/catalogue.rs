@@ -29,6 +29,10 @@ pub(crate) const MACHINE_TYPES: &[InstanceType] = &[
     gpu("g2-standard-4", 4, 16, 1, "L4"),
     gpu("a2-highgpu-1g", 12, 85, 1, "A100 40GB"),
     gpu("a3-highgpu-8g", 208, 1872, 8, "H100 80GB"),
+    // A3 Ultra: 224 vCPU, 2,952 GB, 8 × H200 141GB (cloud.google.com/compute/docs/gpus, the
+    // accelerator-optimized machine table, as copied into machine tables in the code index;
+    // GPUs: AI-Hypercomputer/xpk `system_characteristics.py` `h200-141gb-8`).
+    gpu("a3-ultragpu-8g", 224, 2952, 8, "H200 141GB"),
 ];
 
 /// The catalogue entry of a machine type (GCP names are lowercase).
@@ -59,6 +63,9 @@ pub(crate) fn accelerator(machine: &str) -> Option<(&'static str, u32)> {
         ("a2-ultragpu-4g", "nvidia-a100-80gb", 4),
         ("a2-ultragpu-8g", "nvidia-a100-80gb", 8),
         ("a3-highgpu-8g", "nvidia-h100-80gb", 8),
+        // AI-Hypercomputer/xpk `src/xpk/core/system_characteristics.py`: `h200-141gb-8` is
+        // `a3-ultragpu-8g` with 8 × `nvidia-h200-141gb`.
+        ("a3-ultragpu-8g", "nvidia-h200-141gb", 8),
     ];
     fixed
         .iter()

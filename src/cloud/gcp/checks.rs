@@ -5,9 +5,104 @@
 use super::{DEFAULT_POOL, Gcp, catalogue};
 use crate::base::codes;
 use crate::base::diagnostic::Findings;
-use crate::profile::Profile;
+use crate::cloud::{CLASS_GKE_QUEUED, Cloud};
+use crate::profile::{Flavor, Profile};
 
-pub(super) fn run(g: &Gcp, _p: &Profile, out: &mut Findings) {
+/// RK473, RK474, RK475: queued-provisioning pools and the `queued-provisioning.gke.io` checks
+/// that serve them. GKE gives such a pool nodes only for ProvisioningRequests (the Container
+/// API's `NodePool.queuedProvisioning.enabled`: "nodes can be only obtained through queuing via
+/// the Cluster Autoscaler ProvisioningRequest API"), and the pool must start at zero:
+/// GoogleCloudPlatform/cluster-toolkit@0a497447 `docs/gke-consumption-options.md` ("Queued
+/// provisioning does not work with `static_node_count`; requires
+/// `autoscaling_total_min_nodes: 0`").
+fn queued(g: &Gcp, p: &Profile, out: &mut Findings) {
+    for (i, n) in g.node_pools.iter().enumerate() {
+        if !n.queued_provisioning {
+            continue;
+        }
+        let shape = match (&n.autoscale, n.count) {
+            (None, _) => Some(("queuedProvisioning", "has no `autoscale` range".to_owned())),
+            (Some(a), _) if a.min > 0 => {
+                Some(("autoscale/min", format!("keeps {} node(s)", a.min)))
+            }
+            (_, Some(c)) if c > 0 => Some(("count", format!("starts with {c} node(s)"))),
+            _ => None,
+        };
+        if let Some((field, what)) = shape {
+            out.report(
+                &codes::QUEUED_POOL_SHAPE,
+                &format!("/gcp/nodePools/{i}/{field}"),
+                format!(
+                    "queued-provisioning pool `{}` {what}: GKE adds its nodes only for ProvisioningRequests, from zero",
+                    n.name
+                ),
+                Some("give it `autoscale: {min: 0, max: N}` and no `count`".into()),
+            );
+        }
+    }
+    let groups = g.node_groups();
+    let backing = |f: &Flavor| -> Vec<(bool, String)> {
+        groups
+            .iter()
+            .filter(|x| {
+                f.node_labels
+                    .iter()
+                    .all(|(k, v)| x.labels.get(k.as_str()).is_some_and(|l| l == v.as_str()))
+            })
+            .map(|x| (g.queued_provisioning(x), x.name.to_owned()))
+            .collect()
+    };
+    let Some(queues) = &p.queues else { return };
+    for (c, cq) in queues.cluster_queues.iter().enumerate() {
+        for (gi, group) in cq.resource_groups.iter().enumerate() {
+            for (k, fq) in group.flavors.iter().enumerate() {
+                let Some(f) = p.flavors.iter().find(|f| f.name == fq.name) else {
+                    continue;
+                };
+                let pools = backing(f);
+                let queued_check = cq.admission_checks.iter().any(|r| {
+                    r.applies_to(&f.name)
+                        && p.admission_checks.iter().any(|a| {
+                            a.name.as_str() == r.name()
+                                && a.provisioning_request.provisioning_class_name.as_str()
+                                    == CLASS_GKE_QUEUED
+                        })
+                });
+                let all_queued = !pools.is_empty() && pools.iter().all(|(q, _)| *q);
+                let any_queued = pools.iter().any(|(q, _)| *q);
+                if all_queued && !queued_check {
+                    out.report(
+                        &codes::QUEUED_POOL_WITHOUT_CHECK,
+                        &format!("/queues/clusterQueues/{c}/resourceGroups/{gi}/flavors/{k}/name"),
+                        format!(
+                            "flavor `{}` of ClusterQueue `{}` is backed only by queued-provisioning pools ({}), and no `{CLASS_GKE_QUEUED}` check of the queue applies to it: GKE gives those pools nodes only for ProvisioningRequests, so its pods wait for ever",
+                            f.name,
+                            cq.name,
+                            pools.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ")
+                        ),
+                        Some(format!("add an admission check with `provisioningRequest: {{provisioningClassName: {CLASS_GKE_QUEUED}}}` to the queue's `admissionChecks`")),
+                    );
+                }
+                if queued_check && !any_queued {
+                    out.report(
+                        &codes::QUEUED_CLASS_WITHOUT_QUEUED_POOL,
+                        &format!("/queues/clusterQueues/{c}/resourceGroups/{gi}/flavors/{k}/name"),
+                        format!(
+                            "a `{CLASS_GKE_QUEUED}` check of ClusterQueue `{}` applies to flavor `{}`, whose pools ({}) are not queued-provisioning pools: GKE serves that class only from pools created with --enable-queued-provisioning",
+                            cq.name,
+                            f.name,
+                            if pools.is_empty() { "none".to_owned() } else { pools.iter().map(|(_, n)| n.as_str()).collect::<Vec<_>>().join(", ") }
+                        ),
+                        Some("set `queuedProvisioning: true` on the GPU pool the flavor selects, or limit the check to the queued flavor with `onFlavors`".into()),
+                    );
+                }
+            }
+        }
+    }
+}
+
+pub(super) fn run(g: &Gcp, p: &Profile, out: &mut Findings) {
+    queued(g, p, out);
     if let Some(first) = g.node_pools.first()
         && first.name.as_str() != DEFAULT_POOL
     {

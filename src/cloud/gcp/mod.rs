@@ -36,7 +36,10 @@ pub(crate) use section::*;
 
 mod checks;
 
-use super::{Allocatable, Cloud, InstanceType, NodeGroup, Placement, Words, taint_word};
+use super::{
+    Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, CLASS_GKE_QUEUED, Carried, Cloud,
+    InstanceType, NodeGroup, Placement, Provisioning, Words, taint_word,
+};
 use crate::base::diagnostic::Findings;
 use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
 use serde::Serialize;
@@ -77,6 +80,27 @@ pub(crate) const ACCELERATOR_LABEL: &str = "cloud.google.com/gke-accelerator";
 pub(crate) const GSA_ANNOTATION: &str = "iam.gke.io/gcp-service-account";
 /// The name GKE gives the pool `clusters create` makes.
 pub(crate) const DEFAULT_POOL: &str = "default-pool";
+/// The label and taint GKE puts on the nodes of a queued-provisioning pool
+/// (`cloud.google.com/gke-queued=true:NoSchedule`): pods and the flavor must tolerate it.
+/// Sources: GoogleCloudPlatform/cluster-toolkit@0a497447 `docs/gke-consumption-options.md`
+/// ("toleration for `cloud.google.com/gke-queued:NoSchedule`"); AI-Hypercomputer/xpk
+/// `src/xpk/core/capacity.py` (`get_capacity_node_selectors_from_capacity_type`: flex-start
+/// pods select `cloud.google.com/gke-queued: "true"`).
+pub(crate) const QUEUED_KEY: &str = "cloud.google.com/gke-queued";
+/// Compute Engine's physical-placement labels on GKE nodes, broadest first.
+pub(crate) const TOPOLOGY_BLOCK: &str = "cloud.google.com/gce-topology-block";
+pub(crate) const TOPOLOGY_SUBBLOCK: &str = "cloud.google.com/gce-topology-subblock";
+pub(crate) const TOPOLOGY_HOST: &str = "cloud.google.com/gce-topology-host";
+
+/// Machine-type families whose VMs carry the `gce-topology-*` labels without a placement
+/// policy: A4X, A4 and A3 Ultra. Compute Engine reports a host topology for them
+/// (cloud.google.com/compute/docs/instances/view-instance-topology), and Google's Cluster
+/// Toolkit says "A4 / A3 Ultra: Topology labels and compact placement are applied automatically
+/// by default for On-Demand nodes", while A3 Mega, A3 High and other GPU VMs need a compact
+/// placement policy to carry them (GoogleCloudPlatform/cluster-toolkit@0a497447
+/// `docs/gke-consumption-options.md`). raykueue's GKE pools set no placement policy, so those
+/// are not listed. Each of these VMs fills its physical host, so a host is one node.
+const TOPOLOGY_FAMILIES: &[&str] = &["a4x-", "a4-", "a3-ultragpu-"];
 
 impl Gcp {
     /// The Google service account's e-mail, when the project is pinned.
@@ -184,6 +208,17 @@ impl Cloud for Gcp {
                         taints.push(gpu_taint);
                     }
                 }
+                if np.queued_provisioning {
+                    labels.insert(QUEUED_KEY.into(), "true".into());
+                    let queued = Taint {
+                        key: QualifiedName(QUEUED_KEY.into()),
+                        value: Some(LabelValue("true".into())),
+                        effect: TaintEffect::NoSchedule,
+                    };
+                    if !taints.contains(&queued) {
+                        taints.push(queued);
+                    }
+                }
                 // The catalogue's entry, with the GPUs the pool attaches to an N1-style type.
                 let instance = catalogue::machine_type(&np.machine_type);
                 NodeGroup {
@@ -247,6 +282,54 @@ impl Cloud for Gcp {
     fn script_context(&self, p: &Profile) -> Value {
         serde_json::to_value(gcp_ctx(p, self)).unwrap_or_default()
     }
+
+    fn topology_labels(&self, group: &NodeGroup<'_>) -> Vec<(&'static str, Carried)> {
+        if !TOPOLOGY_FAMILIES
+            .iter()
+            .any(|f| group.machine.starts_with(f))
+        {
+            return Vec::new();
+        }
+        if self.queued_provisioning(group) {
+            // Compact placement is not supported on queued-provisioning pools (same page):
+            // whether their nodes carry the labels is not documented.
+            let why = "GKE documents the gce-topology labels for on-demand A4, A4X and A3 Ultra nodes; on a queued-provisioning pool compact placement is not supported, and whether its nodes carry them is not documented";
+            return vec![
+                (TOPOLOGY_BLOCK, Carried::Uncertain(why)),
+                (TOPOLOGY_SUBBLOCK, Carried::Uncertain(why)),
+                (TOPOLOGY_HOST, Carried::Uncertain(why)),
+            ];
+        }
+        vec![
+            (TOPOLOGY_BLOCK, Carried::Varying),
+            (TOPOLOGY_SUBBLOCK, Carried::Varying),
+            (TOPOLOGY_HOST, Carried::PerNode),
+        ]
+    }
+
+    /// GKE serves `queued-provisioning.gke.io` from queued-provisioning pools
+    /// (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest: "you have to add the
+    /// --flex-start and --enable-queued-provisioning flags when you create the node pool";
+    /// Kueue's `site/content/en/docs/tasks/troubleshooting/troubleshooting_provreq.md` at
+    /// v0.19.2: GKE 1.28.3-gke.1098000 or newer). Google documents no other class for its
+    /// managed autoscaler.
+    fn provisioning(&self, _p: &Profile, class: &str) -> Provisioning {
+        match class {
+            CLASS_GKE_QUEUED => Provisioning::Served(None),
+            CLASS_ATOMIC | CLASS_CHECK_CAPACITY => Provisioning::Undocumented(format!(
+                "Google documents only `{CLASS_GKE_QUEUED}` for GKE's managed cluster autoscaler (cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest); whether it serves `{class}` is not documented"
+            )),
+            _ => Provisioning::Refused(format!(
+                "GKE's managed cluster autoscaler serves `{CLASS_GKE_QUEUED}` (flex-start with queued provisioning); `{class}` is no class it documents"
+            )),
+        }
+    }
+
+    fn queued_provisioning(&self, group: &NodeGroup<'_>) -> bool {
+        self.node_pools
+            .get(group.index)
+            .is_some_and(|n| n.queued_provisioning)
+    }
 }
 
 /// RK201's hint for GCP.
@@ -306,6 +389,8 @@ struct PoolCtx {
     /// `--node-labels`: comma-separated `key=value`.
     labels: Option<String>,
     gpu: bool,
+    /// Flex-start with queued provisioning.
+    queued: bool,
 }
 
 #[derive(Serialize)]
@@ -378,5 +463,6 @@ fn pool(n: &GkeNodePool) -> PoolCtx {
                 .join(",")
         }),
         gpu: n.gpus().is_some(),
+        queued: n.queued_provisioning,
     }
 }

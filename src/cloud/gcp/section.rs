@@ -133,6 +133,13 @@ pub struct GkeNodePool {
     /// nodes itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub taints: Vec<Taint>,
+    /// Flex-start with queued provisioning (`--flex-start --enable-queued-provisioning`): GKE
+    /// gives the pool nodes only for ProvisioningRequests of class
+    /// `queued-provisioning.gke.io`, all of a request's nodes at once, and taints them
+    /// `cloud.google.com/gke-queued=true:NoSchedule`. Needs `autoscale` with `min: 0` and no
+    /// `count`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub queued_provisioning: bool,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]

@@ -1,0 +1,332 @@
+//! Admission checks and pods-ready timing: the AdmissionChecks ClusterQueues name (RK190,
+//! RK191, RK192), what a ProvisioningRequest check provisions (RK193), whether the cloud's
+//! autoscaler serves its class (RK470, RK471: the cloud's `provisioning`, sources there) and can
+//! grow the pools behind it (RK209), and Kueue's `waitForPodsReady` timeout against raykueue's
+//! estimate of a pool's start from zero (RK194).
+//!
+//! Kueue v0.19.2 sources: a ClusterQueue naming a missing check is inactive
+//! (`pkg/cache/scheduler/clusterqueue.go` `AdmissionCheckNotFound`); `onFlavors` must name the
+//! queue's flavors (`pkg/webhooks/clusterqueue_webhook.go`
+//! `validateAdmissionCheckOnFlavorsWithOld`); a workload none of whose pod sets requests a
+//! managed resource passes the check at once (`pkg/controller/admissionchecks/provisioning/
+//! controller.go` `reqIsNeeded`); WaitForPodsReady is on by default with a 30m timeout
+//! (`apis/config/v1beta2/defaults.go`), its clock starting at admission
+//! (`pkg/controller/core/workload_controller.go`).
+
+use super::Ctx;
+use crate::base::codes;
+use crate::cloud::{CLASS_CHECK_CAPACITY, Cloud, Provisioning};
+use crate::facts::pods::{QueueIndex, pod_sets};
+use crate::profile::{AdmissionCheck, ClusterQueue, Flavor, Profile};
+
+/// Kueue's default `waitForPodsReady.timeout` (kueue@v0.19.2 `apis/config/v1beta2/defaults.go`
+/// `DefaultWaitForPodsReadyTimeout`).
+const DEFAULT_PODS_READY_SECONDS: f64 = 30.0 * 60.0;
+
+pub(super) fn run(ctx: &mut Ctx<'_>) {
+    let names = ctx.profile.admission_checks.iter().map(|a| a.name.as_str());
+    super::queues::duplicates(ctx, "/admissionChecks", "AdmissionCheck", names);
+    references(ctx);
+    managed_resources(ctx);
+    if let Some(cloud) = ctx.profile.cloud() {
+        classes(ctx, cloud);
+        pods_ready(ctx, cloud);
+    }
+}
+
+/// The ClusterQueue's flavors, in order.
+fn cq_flavors(cq: &ClusterQueue) -> Vec<&str> {
+    cq.resource_groups
+        .iter()
+        .flat_map(|g| &g.flavors)
+        .map(|f| f.name.as_str())
+        .collect()
+}
+
+/// RK190, RK191, RK192.
+fn references(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let defined: Vec<&str> = p.admission_checks.iter().map(|a| a.name.as_str()).collect();
+    let mut named: Vec<&str> = Vec::new();
+    for (c, cq) in p
+        .queues
+        .iter()
+        .flat_map(|q| q.cluster_queues.iter().enumerate())
+    {
+        let flavors = cq_flavors(cq);
+        for (k, check) in cq.admission_checks.iter().enumerate() {
+            let base = format!("/queues/clusterQueues/{c}/admissionChecks/{k}");
+            named.push(check.name());
+            if !defined.contains(&check.name()) {
+                let at = if check.on_flavors().is_empty() {
+                    base.clone()
+                } else {
+                    format!("{base}/name")
+                };
+                ctx.unknown_name(
+                    &codes::ADMISSION_CHECK_NOT_FOUND,
+                    &at,
+                    "AdmissionCheck (the ClusterQueue is inactive and admits nothing)",
+                    check.name(),
+                    defined.iter().copied(),
+                );
+            }
+            for (j, f) in check.on_flavors().iter().enumerate() {
+                if !flavors.contains(&f.as_str()) {
+                    ctx.report(
+                        &codes::ON_FLAVORS,
+                        &format!("{base}/onFlavors/{j}"),
+                        format!(
+                            "`{f}` is no flavor of ClusterQueue `{}`: Kueue's webhook refuses the queue",
+                            cq.name
+                        ),
+                        Some(format!("name flavors of its resource groups: {}", flavors.join(", "))),
+                    );
+                }
+            }
+        }
+    }
+    for (i, a) in p.admission_checks.iter().enumerate() {
+        if !named.contains(&a.name.as_str()) {
+            ctx.report(
+                &codes::ADMISSION_CHECK_UNUSED,
+                &format!("/admissionChecks/{i}/name"),
+                format!("no ClusterQueue names AdmissionCheck `{}`: it checks nothing", a.name),
+                Some(format!(
+                    "add `admissionChecks: [{}]` to the ClusterQueues whose workloads need provisioning, or remove it",
+                    a.name
+                )),
+            );
+        }
+    }
+}
+
+/// The ClusterQueues that name check `a`, with their index.
+fn queues_of<'p>(p: &'p Profile, a: &AdmissionCheck) -> Vec<(usize, &'p ClusterQueue)> {
+    p.queues
+        .iter()
+        .flat_map(|q| q.cluster_queues.iter().enumerate())
+        .filter(|(_, cq)| {
+            cq.admission_checks
+                .iter()
+                .any(|c| c.name() == a.name.as_str())
+        })
+        .collect()
+}
+
+/// The flavors check `a` applies to on the queues that name it.
+fn covered_flavors<'p>(p: &'p Profile, a: &AdmissionCheck) -> Vec<&'p Flavor> {
+    let mut out: Vec<&Flavor> = Vec::new();
+    for (_, cq) in queues_of(p, a) {
+        let Some(check) = cq
+            .admission_checks
+            .iter()
+            .find(|c| c.name() == a.name.as_str())
+        else {
+            continue;
+        };
+        for name in cq_flavors(cq) {
+            if check.applies_to(name)
+                && let Some(f) = p.flavors.iter().find(|f| f.name.as_str() == name)
+                && !out.iter().any(|o| o.name == f.name)
+            {
+                out.push(f);
+            }
+        }
+    }
+    out
+}
+
+/// RK193: managedResources no pod of the queues' workloads requests (the pod's own requests:
+/// Kueue reads the containers, `podUses`).
+fn managed_resources(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let by_name = QueueIndex::new(p);
+    for (i, a) in p.admission_checks.iter().enumerate() {
+        let managed = &a.provisioning_request.managed_resources;
+        if managed.is_empty() {
+            continue;
+        }
+        let queues: Vec<&str> = queues_of(p, a)
+            .iter()
+            .map(|(_, cq)| cq.name.as_str())
+            .collect();
+        let mut workloads = 0;
+        let mut uses = false;
+        for (j, w) in p.workloads.iter().enumerate() {
+            let Some((_, cq)) = by_name.cluster_queue_of(w) else {
+                continue;
+            };
+            if !queues.contains(&cq.name.as_str()) {
+                continue;
+            }
+            workloads += 1;
+            uses |= pod_sets(j, w).iter().any(|s| {
+                managed
+                    .iter()
+                    .any(|m| s.requests.get(m.as_str()).is_some_and(|q| !q.is_zero()))
+            });
+        }
+        if workloads > 0 && !uses {
+            let list: Vec<&str> = managed.iter().map(|m| m.as_str()).collect();
+            ctx.report(
+                &codes::MANAGED_RESOURCES_UNREQUESTED,
+                &format!("/admissionChecks/{i}/provisioningRequest/managedResources"),
+                format!(
+                    "no pod of the {workloads} workload(s) of ClusterQueue(s) {} requests any of [{}]: Kueue passes check `{}` at once (\"the provisioning request is not needed\") and asks the autoscaler for nothing",
+                    queues.join(", "),
+                    list.join(", "),
+                    a.name
+                ),
+                Some("list the resources the pods that need new nodes request (nvidia.com/gpu), or leave managedResources empty (every pod set)".into()),
+            );
+        }
+    }
+}
+
+/// RK470, RK471 and RK209.
+fn classes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
+    let p = ctx.profile;
+    let groups = cloud.node_groups();
+    for (i, a) in p.admission_checks.iter().enumerate() {
+        if queues_of(p, a).is_empty() {
+            continue; // RK192
+        }
+        let class = a.provisioning_request.provisioning_class_name.as_str();
+        let at = format!("/admissionChecks/{i}/provisioningRequest/provisioningClassName");
+        match cloud.provisioning(p, class) {
+            Provisioning::Refused(why) => {
+                ctx.report(
+                    &codes::PROVISIONING_CLASS_UNSUPPORTED,
+                    &at,
+                    format!("{why}: check `{}` never becomes Ready, and the workloads that wait for it are never admitted", a.name),
+                    Some("use a class the cluster's autoscaler serves (docs/providers.md lists them per cloud), or remove the check".into()),
+                );
+                continue;
+            }
+            Provisioning::Undocumented(why) => ctx.report(
+                &codes::PROVISIONING_CLASS_UNDOCUMENTED,
+                &at,
+                format!("{why}: check `{}` may never become Ready", a.name),
+                Some("test it on your cluster, or use the class the provider documents".into()),
+            ),
+            Provisioning::Served(_) => {}
+        }
+        if class == CLASS_CHECK_CAPACITY {
+            continue; // checks capacity, scales nothing
+        }
+        for f in covered_flavors(p, a) {
+            let backing: Vec<_> = groups
+                .iter()
+                .filter(|g| {
+                    f.node_labels
+                        .iter()
+                        .all(|(k, v)| g.labels.get(k.as_str()).is_some_and(|x| x == v.as_str()))
+                })
+                .collect();
+            if backing.is_empty() || backing.iter().any(|g| g.size.max > g.size.min) {
+                continue;
+            }
+            let names: Vec<&str> = backing.iter().map(|g| g.name).collect();
+            ctx.report(
+                &codes::PROVISIONING_FIXED_POOLS,
+                &at,
+                format!(
+                    "check `{}` asks the autoscaler to add nodes for flavor `{}`, but its {} ({}) cannot grow (no autoscale range): the ProvisioningRequest fails, and after its retries Kueue deactivates the workload",
+                    a.name,
+                    f.name,
+                    cloud.words().pool,
+                    names.join(", ")
+                ),
+                Some("give the pools an `autoscale` range (min 0 is fine), or use check-capacity.autoscaling.x-k8s.io to admit only what fits now".into()),
+            );
+        }
+    }
+}
+
+/// RK194: workloads whose pods land only on pools that may be at zero wait for a new node,
+/// which raykueue estimates (`estimates`); Kueue evicts a workload whose pods are not ready
+/// within `waitForPodsReady.timeout` of admission.
+fn pods_ready(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
+    let p = ctx.profile;
+    let Some(k) = &p.operators.kueue else { return };
+    if k.feature_gates.get("DisableWaitForPodsReady") == Some(&true) {
+        return;
+    }
+    let configured = k
+        .configuration
+        .as_ref()
+        .and_then(|c| c.wait_for_pods_ready.as_ref());
+    let timeout = configured.map_or(DEFAULT_PODS_READY_SECONDS, |w| w.timeout.seconds());
+    let estimates = p.estimates.clone().unwrap_or_default();
+    let cold = estimates.cold_start_seconds();
+    if timeout >= cold {
+        return;
+    }
+    let groups = cloud.node_groups();
+    let by_name = QueueIndex::new(p);
+    let mut cold_flavors: Vec<String> = Vec::new();
+    for w in &p.workloads {
+        let Some((_, cq)) = by_name.cluster_queue_of(w) else {
+            continue;
+        };
+        for name in cq_flavors(cq) {
+            let Some(f) = p.flavors.iter().find(|f| f.name.as_str() == name) else {
+                continue;
+            };
+            if f.node_labels.is_empty() {
+                continue;
+            }
+            let backing: Vec<_> = groups
+                .iter()
+                .filter(|g| {
+                    f.node_labels
+                        .iter()
+                        .all(|(k, v)| g.labels.get(k.as_str()).is_some_and(|x| x == v.as_str()))
+                })
+                .collect();
+            if !backing.is_empty()
+                && backing.iter().all(|g| g.size.min == 0)
+                && !cold_flavors.contains(&f.name.to_string())
+            {
+                let names: Vec<&str> = backing.iter().map(|g| g.name).collect();
+                cold_flavors.push(format!("{} ({})", f.name, names.join(", ")));
+            }
+        }
+    }
+    cold_flavors.sort();
+    cold_flavors.dedup();
+    if cold_flavors.is_empty() {
+        return;
+    }
+    let at = if configured.is_some() {
+        "/operators/kueue/configuration/waitForPodsReady/timeout"
+    } else {
+        "/operators/kueue"
+    };
+    let secs = |s: f64| {
+        if s >= 60.0 && s % 60.0 == 0.0 {
+            format!("{}m", s / 60.0)
+        } else {
+            format!("{s}s")
+        }
+    };
+    ctx.report(
+        &codes::PODS_READY_TIMEOUT,
+        at,
+        format!(
+            "Kueue evicts an admitted workload whose pods are not all ready within {}{}, but the pods of flavors {} land only on {}s that may be at zero nodes, and raykueue estimates a node's start from zero at {} ({} node start-up + {} image pull; an estimate, not a measurement): workloads would be evicted and requeued while their nodes boot",
+            secs(timeout),
+            if configured.is_none() { " (Kueue's default)" } else { "" },
+            cold_flavors.join(", "),
+            cloud.words().pool,
+            secs(cold),
+            estimates.node_startup,
+            estimates.image_pull,
+        ),
+        Some(format!(
+            "raise waitForPodsReady.timeout to at least {} (operators.kueue.configuration), keep a node in the pools (autoscale.min), or set `estimates` to what your cluster measures",
+            secs(cold)
+        )),
+    );
+}
