@@ -161,6 +161,10 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
 }
 
 impl Cloud for Alibaba {
+    fn cluster_key(&self) -> String {
+        format!("ACK cluster `{}` in `{}`", self.cluster.name, self.region)
+    }
+
     fn section(&self) -> &'static str {
         "alibaba"
     }

@@ -149,6 +149,10 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
 }
 
 impl Cloud for Aws {
+    fn cluster_key(&self) -> String {
+        format!("EKS cluster `{}` in `{}`", self.cluster.name, self.region)
+    }
+
     fn section(&self) -> &'static str {
         "aws"
     }
