@@ -7,6 +7,7 @@
 //! the same words here. Maps are `BTreeMap`: output never depends on input key order.
 
 mod capacity;
+pub mod fleet;
 mod kueue_config;
 pub(crate) mod limits;
 pub(crate) mod names;
@@ -15,6 +16,7 @@ pub mod quantity;
 mod workload;
 
 pub use capacity::*;
+pub use fleet::Role;
 pub use kueue_config::*;
 pub use names::*;
 pub use pools::*;
@@ -109,6 +111,10 @@ pub struct Profile {
     /// `waitForPodsReady`); estimates, not measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimates: Option<Estimates>,
+    /// The profile's part in a fleet (`kind: Fleet`), set by the fleet pipeline; never written
+    /// in a profile.
+    #[serde(skip)]
+    pub role: Option<Role>,
 }
 
 /// Where the committed bundle lives, and which GitOps tool syncs it.
@@ -628,6 +634,38 @@ impl Profile {
                 .queues
                 .as_ref()
                 .map_or(0, |q| q.cluster_queues.len() + q.local_queues.len())
+    }
+
+    /// The fleet this profile manages, when it is a fleet's manager: its workloads run on the
+    /// workers, and its ClusterQueues dispatch through MultiKueue.
+    pub fn managed_fleet(&self) -> Option<&fleet::Fleet> {
+        match &self.role {
+            Some(Role::Manager(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Per resource, the nominal quota (every flavor) of the ClusterQueue behind LocalQueue
+    /// `name` in namespace `ns`; `None` without that LocalQueue.
+    pub fn nominal_behind(&self, ns: &str, name: &str) -> Option<BTreeMap<String, Quantity>> {
+        let lq = self.local_queue(name, ns)?;
+        let mut out = BTreeMap::new();
+        let cq = self
+            .queues
+            .as_ref()?
+            .cluster_queues
+            .iter()
+            .find(|c| c.name == lq.cluster_queue);
+        for r in cq
+            .iter()
+            .flat_map(|c| &c.resource_groups)
+            .flat_map(|g| &g.flavors)
+            .flat_map(|f| &f.resources)
+        {
+            let e = out.entry(r.name.to_string()).or_insert_with(Quantity::zero);
+            *e = e.plus(r.nominal_quota);
+        }
+        Some(out)
     }
 
     /// Kueue's `managedJobsNamespaceSelector`, if the profile sets one.
