@@ -339,7 +339,7 @@ fn nodes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
                 .into_iter()
                 .collect();
             let hint = format!(
-                "use levels the nodes carry ({}: {}), or back the flavor with {} whose machines carry `{level}`",
+                "use levels the nodes carry ({}: {}), or back the flavor with a {} whose machines carry `{level}`",
                 words.service,
                 carried_by_all.join(", "),
                 words.pool
@@ -360,7 +360,16 @@ fn nodes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
             } else if !missing.is_empty() || !uncertain.is_empty() {
                 let mut parts = Vec::new();
                 if !missing.is_empty() {
-                    parts.push(format!("{} `{}` lack it", words.pool, missing.join("`, `")));
+                    parts.push(format!(
+                        "{} `{}` {}",
+                        words.pool,
+                        missing.join("`, `"),
+                        if missing.len() == 1 {
+                            "lacks it"
+                        } else {
+                            "lack it"
+                        }
+                    ));
                 }
                 for (name, why) in &uncertain {
                     parts.push(format!("`{name}`: {why}"));
