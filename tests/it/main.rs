@@ -8,6 +8,7 @@
 
 mod architecture;
 mod bad_inputs;
+mod capacity;
 mod charts;
 mod cli;
 mod clouds;
