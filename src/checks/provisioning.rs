@@ -200,7 +200,7 @@ fn classes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
                     &codes::PROVISIONING_CLASS_UNSUPPORTED,
                     &at,
                     format!("{why}: check `{}` never becomes Ready, and the workloads that wait for it are never admitted", a.name),
-                    Some("use a class the cluster's autoscaler serves (docs/providers.md lists them per cloud), or remove the check".into()),
+                    Some("use a class the cluster's autoscaler serves (docs/capacity.md lists them per cloud), or remove the check".into()),
                 );
                 continue;
             }
