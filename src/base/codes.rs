@@ -569,6 +569,12 @@ pub(crate) const TOPOLOGY_GATE_OFF: Code = code(
     "Topologies or topology requests with the TopologyAwareScheduling feature gate off",
     "`featureGates: {TopologyAwareScheduling: false}`",
 );
+pub(crate) const PROVISIONING_ON_MANAGER: Code = code(
+    "RK197",
+    Error,
+    "a ProvisioningRequest check on a fleet manager's ClusterQueue, beside the fleet's MultiKueue check: Kueue makes the queue inactive (MultiKueueWithProvisioningRequest)",
+    "a manager profile whose GPU queue names `gpu-capacity`",
+);
 pub(crate) const TAS_TAINT_NOT_TOLERATED: Code = code(
     "RK196",
     Error,
@@ -1153,6 +1159,7 @@ pub const ALL: &[Code] = &[
     TOPOLOGY_ELASTIC,
     TOPOLOGY_GATE_OFF,
     TAS_TAINT_NOT_TOLERATED,
+    PROVISIONING_ON_MANAGER,
     ADMISSION_CHECK_NOT_FOUND,
     ON_FLAVORS,
     ADMISSION_CHECK_UNUSED,

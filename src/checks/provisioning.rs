@@ -27,6 +27,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     let names = ctx.profile.admission_checks.iter().map(|a| a.name.as_str());
     super::queues::duplicates(ctx, "/admissionChecks", "AdmissionCheck", names);
     references(ctx);
+    on_manager(ctx);
     managed_resources(ctx);
     if let Some(cloud) = ctx.profile.cloud() {
         classes(ctx, cloud);
@@ -96,6 +97,45 @@ fn references(ctx: &mut Ctx<'_>) {
                     "add `admissionChecks: [{}]` to the ClusterQueues whose workloads need provisioning, or remove it",
                     a.name
                 )),
+            );
+        }
+    }
+}
+
+/// RK197: a fleet manager's ClusterQueues all carry the fleet's MultiKueue check
+/// (`model::fleet::dispatch`); Kueue makes a queue with a MultiKueue and a ProvisioningRequest
+/// check inactive (kueue@v0.19.2 `pkg/cache/scheduler/clusterqueue.go` `updateQueueStatus`,
+/// reason `MultiKueueWithProvisioningRequest`). The workers create the pods, so their queues
+/// are where capacity is provisioned.
+fn on_manager(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let Some(fleet) = p.managed_fleet() else {
+        return;
+    };
+    for (c, cq) in p
+        .queues
+        .iter()
+        .flat_map(|q| q.cluster_queues.iter().enumerate())
+    {
+        for (k, check) in cq.admission_checks.iter().enumerate() {
+            if !p
+                .admission_checks
+                .iter()
+                .any(|a| a.name.as_str() == check.name())
+            {
+                continue; // RK190
+            }
+            ctx.report(
+                &codes::PROVISIONING_ON_MANAGER,
+                &format!("/queues/clusterQueues/{c}/admissionChecks/{k}"),
+                format!(
+                    "ClusterQueue `{}` of the manager of fleet `{}` names ProvisioningRequest check `{}`, and raykueue adds the fleet's MultiKueue check `{}` to it: Kueue makes a queue with both inactive, and it admits nothing",
+                    cq.name,
+                    fleet.name,
+                    check.name(),
+                    fleet.admission_check()
+                ),
+                Some("move the check to the workers' profiles: their queues admit the pods that need the nodes".into()),
             );
         }
     }
