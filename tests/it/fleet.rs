@@ -775,3 +775,60 @@ fn member_kubeconfig_scripts_pass_the_cloud_clis() {
     assert_eq!(out.status.code(), Some(0), "{t}");
     assert!(t.contains(" 0 failed"), "{t}");
 }
+
+/// Every fleet field that reaches a script or a file name (the fleet's name, the workers'
+/// names, the origin label) is refused by the schema when it carries shell syntax or a path:
+/// `gen --out` stops with a located error and writes nothing.
+#[test]
+fn hostile_fleet_values_are_refused_before_anything_is_written() {
+    let examples = repo().join("profiles/examples");
+    let fleet = |name: &str, worker: &str, origin: &str| {
+        format!(
+            "apiVersion: raykueue.io/v1alpha1\nkind: Fleet\nname: {name}\nmanager:\n  profile: {m}\nworkers:\n  - name: {worker}\n    profile: team\n  - name: gke-west\n    profile: {g}\nmultiKueue:\n  origin: {origin}\n",
+            m = examples.join("fleet-manager.yaml").display(),
+            g = examples.join("team-gke.yaml").display(),
+        )
+    };
+    let hostile = [
+        "'$(touch pwned)'",
+        "'a;touch pwned'",
+        "'`id`'",
+        "'../escape'",
+        "'x\"y'",
+    ];
+    let cases = hostile.iter().flat_map(|h| {
+        [
+            ("name", *h, fleet(h, "aks-east", "global")),
+            ("workers[0].name", *h, fleet("global", h, "global")),
+            ("multiKueue.origin", *h, fleet("global", "aks-east", h)),
+        ]
+    });
+    // Names are DNS-1123 labels (a label value may have capitals; a name may not).
+    let upper = [
+        ("name", "Upper", fleet("Upper", "aks-east", "global")),
+        (
+            "workers[0].name",
+            "Upper",
+            fleet("global", "Upper", "global"),
+        ),
+    ];
+    for (field, h, text) in cases.chain(upper) {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("fleet.yaml");
+        fs::write(&file, &text).unwrap();
+        let out_dir = dir.path().join("out");
+        let out = raykueue(&[
+            "gen",
+            "--profile",
+            file.to_str().unwrap(),
+            "--out",
+            out_dir.to_str().unwrap(),
+        ]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{field} = {h}: {err}");
+        assert!(err.contains(&format!("{field}:")), "{field} = {h}: {err}");
+        assert!(err.contains("fleet.yaml:"), "{field} = {h}: located\n{err}");
+        assert!(!out_dir.exists(), "{field} = {h}: nothing written");
+        assert!(!dir.path().join("pwned").exists());
+    }
+}
