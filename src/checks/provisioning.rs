@@ -17,7 +17,7 @@ use super::Ctx;
 use crate::base::codes;
 use crate::cloud::{CLASS_CHECK_CAPACITY, Cloud, Provisioning};
 use crate::facts::pods::{QueueIndex, pod_sets};
-use crate::profile::{AdmissionCheck, ClusterQueue, Flavor, Profile};
+use crate::profile::{AdmissionCheck, ClusterQueue, Flavor, Profile, QualifiedName};
 
 /// Kueue's default `waitForPodsReady.timeout` (kueue@v0.19.2 `apis/config/v1beta2/defaults.go`
 /// `DefaultWaitForPodsReadyTimeout`).
@@ -208,7 +208,7 @@ fn managed_resources(ctx: &mut Ctx<'_>) {
             });
         }
         if workloads > 0 && !uses {
-            let list: Vec<&str> = managed.iter().map(|m| m.as_str()).collect();
+            let list: Vec<&str> = managed.iter().map(QualifiedName::as_str).collect();
             ctx.report(
                 &codes::MANAGED_RESOURCES_UNREQUESTED,
                 &format!("/admissionChecks/{i}/provisioningRequest/managedResources"),

@@ -29,13 +29,13 @@ impl<'p> QuotaView<'p> {
     }
 
     /// Whether Kueue counts every request as it is (no exclusion, no transformation).
-    pub(crate) fn is_identity(&self) -> bool {
+    pub(crate) fn is_identity(self) -> bool {
         self.resources
             .is_none_or(|r| r.exclude_resource_prefixes.is_empty() && r.transformations.is_empty())
     }
 
     /// Whether Kueue drops `resource` before counting.
-    pub(crate) fn excludes(&self, resource: &str) -> bool {
+    pub(crate) fn excludes(self, resource: &str) -> bool {
         self.resources.is_some_and(|r| {
             r.exclude_resource_prefixes
                 .iter()
@@ -47,7 +47,7 @@ impl<'p> QuotaView<'p> {
     /// input replaced by (or, with `Retain`, kept beside) its outputs, each output the input's
     /// amount (times the `multiplyBy` resource's, when the pod requests it) times its factor;
     /// the outputs of all inputs summed, a negative sum counted as zero.
-    pub(crate) fn apply(&self, per_pod: &BTreeMap<String, Quantity>) -> BTreeMap<String, Quantity> {
+    pub(crate) fn apply(self, per_pod: &BTreeMap<String, Quantity>) -> BTreeMap<String, Quantity> {
         let Some(r) = self.resources.filter(|_| !self.is_identity()) else {
             return per_pod.clone();
         };
