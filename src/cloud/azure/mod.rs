@@ -267,8 +267,22 @@ impl Cloud for Azure {
     /// needs is not settled: that README says 1.30+, an Azure/AKS review (PR #5867) 1.33+, and a
     /// maintainer wrote in February 2026 that it could not be enabled (Azure/AKS#5492). AKS has
     /// no rack or host labels (`../shared/docs/TAS-LABELS.md`), so only the defaults apply.
+    /// raykueue takes the later figure: below Kubernetes 1.33, or with AKS's default version,
+    /// the class may not be served (a warning, as the sources disagree).
     fn provisioning(&self, _p: &Profile, class: &str) -> Provisioning {
+        let minor = self
+            .cluster
+            .kubernetes_version
+            .as_ref()
+            .and_then(|v| v.as_str().split('.').nth(1)?.parse::<u32>().ok());
         match class {
+            CLASS_ATOMIC if minor.is_none_or(|m| m < 33) => Provisioning::Undocumented(format!(
+                "AKS's managed cluster autoscaler serves `{CLASS_ATOMIC}` from Kubernetes 1.33 by an Azure/AKS review (PR #5867; its example README says 1.30), and the cluster runs {}",
+                self.cluster.kubernetes_version.as_ref().map_or_else(
+                    || "AKS's default version".to_owned(),
+                    |v| format!("Kubernetes {}", v.as_str())
+                )
+            )),
             CLASS_ATOMIC => Provisioning::Served(None),
             CLASS_CHECK_CAPACITY => Provisioning::Undocumented(format!(
                 "Microsoft's AKS how-to and examples use only `{CLASS_ATOMIC}`; whether AKS's managed autoscaler serves `{class}` is not documented"
