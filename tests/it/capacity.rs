@@ -328,3 +328,30 @@ fn the_capacity_examples_pass_cloud_argcheck() {
         );
     }
 }
+
+/// The table of `simulate` says which checks a workload waited for, and only where they apply
+/// (the check's `onFlavors` names the GPU flavor; the CPU-only workload waits for none).
+#[test]
+fn simulate_names_the_checks_a_workload_waits_for() {
+    let scenario = "tests/fixtures/simulate/40-provisioning-check-on-gpu-flavor/scenario.yaml";
+    let out = raykueue(&[
+        "simulate",
+        "--profile",
+        "examples/provisioning-eks",
+        "--scenario",
+        scenario,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    let row = |workload: &str| {
+        text.lines()
+            .find(|l| l.contains("Admitted") && l.contains(&format!(" {workload} ")))
+            .unwrap_or_else(|| panic!("{workload} admitted\n{text}"))
+            .to_owned()
+    };
+    assert!(
+        row("train").contains("Admitted after checks gpu-capacity"),
+        "{text}"
+    );
+    assert!(!row("notebook").contains("after checks"), "{text}");
+}
