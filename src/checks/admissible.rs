@@ -217,10 +217,27 @@ impl Words<'_> {
             format!("{} `{r}`", s.request(r))
         };
         let group = self.world.cqs[c].group_of.get(&fr.resource).copied();
-        let others = if group.is_some_and(|g| self.world.cqs[c].groups[g].flavors.len() > 1) {
-            " (and no other flavor of its resource group fits it either)"
+        // Flavors Kueue skips for this pod set only because of topology-aware scheduling (a
+        // TAS flavor on a queue that also has plain ones, and no request): say so, as raising
+        // the quota of the flavor named would not be the fix.
+        let spec = &self.world.workloads[self.wl].pod_sets[pod_set];
+        let skipped: Vec<&str> = group
+            .map(|g| self.world.cqs[c].groups[g].flavors.as_slice())
+            .unwrap_or_default()
+            .iter()
+            .map(|&f| &self.world.flavors[f])
+            .filter(|f| only_tas_mismatch(f, spec))
+            .map(|f| f.name.as_str())
+            .collect();
+        let others = if !skipped.is_empty() {
+            format!(
+                " (Kueue skips flavor(s) `{}` of its resource group: topology-aware, and the pod set asks for no topology on a queue that also has plain flavors)",
+                skipped.join("`, `")
+            )
+        } else if group.is_some_and(|g| self.world.cqs[c].groups[g].flavors.len() > 1) {
+            " (and no other flavor of its resource group fits it either)".to_owned()
         } else {
-            ""
+            String::new()
         };
         ctx.report(
             &codes::OVER_QUOTA,
