@@ -12,7 +12,7 @@
 
 use super::Ctx;
 use crate::base::codes;
-use crate::cloud::{Carried, Cloud, NodeGroup, topology_labels};
+use crate::cloud::{CLASS_CHECK_CAPACITY, Carried, Cloud, NodeGroup, topology_labels};
 use crate::facts::counted::QuotaView;
 use crate::facts::pods::{PodSet, QueueIndex, Role, pod_sets};
 use crate::profile::{ClusterQueue, Flavor, HOSTNAME_LABEL, Profile, Topology, TopologyRequest};
@@ -629,11 +629,17 @@ fn from_zero(ctx: &mut Ctx<'_>, cloud: &dyn Cloud, pools: &[Pool<'_>]) {
                 if backing.is_empty() || backing.iter().any(|x| x.group.size.min > 0) {
                     continue;
                 }
+                // A check-capacity request only looks for room on the nodes there are
+                // ("Determines if sufficient capacity exists in the cluster",
+                // kubernetes/autoscaler@cluster-autoscaler-1.35.0 `cluster-autoscaler/FAQ.md`):
+                // it adds none, so it does not count here.
                 let provisioned = cq.admission_checks.iter().any(|check| {
                     check.applies_to(&f.name)
-                        && p.admission_checks
-                            .iter()
-                            .any(|a| a.name.as_str() == check.name())
+                        && p.admission_checks.iter().any(|a| {
+                            a.name.as_str() == check.name()
+                                && a.provisioning_request.provisioning_class_name.as_str()
+                                    != CLASS_CHECK_CAPACITY
+                        })
                 });
                 if provisioned {
                     continue;
@@ -650,7 +656,7 @@ fn from_zero(ctx: &mut Ctx<'_>, cloud: &dyn Cloud, pools: &[Pool<'_>]) {
                         names.join(", "),
                         cloud.words().service
                     ),
-                    Some("add a ProvisioningRequest admission check that applies to this flavor (admissionChecks), or keep nodes in the pools (autoscale.min or count)".into()),
+                    Some("add a ProvisioningRequest admission check of a class that scales up (not check-capacity) that applies to this flavor (admissionChecks), or keep nodes in the pools (autoscale.min or count)".into()),
                 );
             }
         }
