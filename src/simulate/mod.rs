@@ -13,6 +13,7 @@ mod cycle;
 pub mod events;
 mod flavors;
 pub mod fleet;
+pub(crate) mod live;
 pub(crate) mod never;
 mod oracle;
 mod preemption;
