@@ -145,8 +145,45 @@ pub(crate) struct LiveFacts {
     pub(crate) checks: Vec<(String, String, String)>,
 }
 
-/// The snapshot's Workloads in the simulator's terms, with their live facts.
-pub(crate) fn workloads(state: &LiveState) -> Vec<(LiveWorkload, LiveFacts, &LiveObject)> {
+/// When a condition of a Workload last changed, in epoch seconds.
+fn condition_time(v: &Value, kind: &str) -> Option<i64> {
+    v["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"].as_str() == Some(kind))?["lastTransitionTime"]
+        .as_str()
+        .and_then(epoch_seconds)
+}
+
+/// The snapshot's time: the latest creation or condition change of its Workloads (kubectl
+/// prints no time of its own), as an offset from the earliest creation.
+fn snapshot_time(state: &LiveState, first: i64) -> u64 {
+    let latest = state
+        .of_kind("Workload")
+        .flat_map(|o| {
+            let v = &o.value;
+            let conds = v["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["lastTransitionTime"].as_str().and_then(epoch_seconds));
+            v["metadata"]["creationTimestamp"]
+                .as_str()
+                .and_then(epoch_seconds)
+                .into_iter()
+                .chain(conds)
+        })
+        .max()
+        .unwrap_or(first);
+    u64::try_from(latest - first).unwrap_or(0)
+}
+
+/// The snapshot's Workloads in the simulator's terms, with their live facts. A Workload runs
+/// for its `spec.maximumExecutionTimeSeconds` when set, else `default_run` seconds.
+pub(crate) fn workloads(
+    state: &LiveState,
+    default_run: u64,
+) -> (Vec<(LiveWorkload, LiveFacts, &LiveObject)>, u64) {
     let classes: BTreeMap<&str, i64> = state
         .of_kind("WorkloadPriorityClass")
         .map(|o| (o.name.as_str(), o.value["value"].as_i64().unwrap_or(0)))
@@ -161,7 +198,9 @@ pub(crate) fn workloads(state: &LiveState) -> Vec<(LiveWorkload, LiveFacts, &Liv
         })
         .collect();
     let first = times.iter().flatten().min().copied().unwrap_or(0);
-    objs.into_iter()
+    let now = snapshot_time(state, first);
+    let list = objs
+        .into_iter()
         .zip(times)
         .map(|(o, t)| {
             let v = &o.value;
@@ -240,7 +279,17 @@ pub(crate) fn workloads(state: &LiveState) -> Vec<(LiveWorkload, LiveFacts, &Liv
                 pod_sets,
                 admitted,
                 active: spec["active"].as_bool() != Some(false),
+                run_for: spec["maximumExecutionTimeSeconds"]
+                    .as_u64()
+                    .unwrap_or(default_run),
+                remaining: None,
             };
+            let mut w = w;
+            if reserved {
+                let since = condition_time(v, "QuotaReserved")
+                    .map_or(0, |t| u64::try_from(t - first).unwrap_or(0));
+                w.remaining = Some(w.run_for.saturating_sub(now.saturating_sub(since)).max(1));
+            }
             let facts = LiveFacts {
                 finished: condition(v, "Finished"),
                 reserved_only: reserved && !condition(v, "Admitted"),
@@ -249,28 +298,35 @@ pub(crate) fn workloads(state: &LiveState) -> Vec<(LiveWorkload, LiveFacts, &Liv
             };
             (w, facts, o)
         })
-        .collect()
+        .collect();
+    (list, now)
 }
 
-/// `explain`: the pending Workloads (or the ones named, `namespace/name` or `name`), each
-/// with why it waits; diagnostics for names that match nothing and Workloads whose
-/// LocalQueue the profile does not define.
-pub(crate) fn explain(
+/// `simulate --state`: when each pending Workload would be admitted, from the snapshot's
+/// time on, each running for `default_run` seconds unless it says otherwise.
+pub(crate) fn forecast(
     profile: &Profile,
     state: &LiveState,
-    names: &[String],
-) -> (Vec<Explanation>, Vec<Diagnostic>) {
-    let all = workloads(state);
-    let mut diags = Vec::new();
-    let live: Vec<LiveWorkload> = all
-        .iter()
-        .filter(|(_, f, _)| !f.finished)
-        .map(|(w, _, _)| w.clone())
-        .collect();
+    default_run: u64,
+    until: Option<u64>,
+) -> (Vec<sim_live::Eta>, Vec<Diagnostic>) {
+    let (all, now) = workloads(state, default_run);
     let kept: Vec<&(LiveWorkload, LiveFacts, &LiveObject)> =
         all.iter().filter(|(_, f, _)| !f.finished).collect();
+    let live: Vec<LiveWorkload> = kept.iter().map(|(w, _, _)| w.clone()).collect();
     let (world, map) = sim_live::build(profile, &live);
-    for ((w, _, o), i) in kept.iter().zip(&map) {
+    let diags = unknown_queues(state, &kept, &map);
+    (sim_live::forecast(&world, &live, &map, now, until), diags)
+}
+
+/// RK821 for each Workload whose LocalQueue the profile does not define.
+fn unknown_queues(
+    state: &LiveState,
+    kept: &[&(LiveWorkload, LiveFacts, &LiveObject)],
+    map: &[Option<usize>],
+) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for ((w, _, o), i) in kept.iter().map(|k| (&k.0, &k.1, &k.2)).zip(map) {
         if i.is_none() {
             diags.push(
                 state
@@ -291,6 +347,29 @@ pub(crate) fn explain(
             );
         }
     }
+    diags
+}
+
+/// `explain`: the pending Workloads (or the ones named, `namespace/name` or `name`), each
+/// with why it waits; diagnostics for names that match nothing and Workloads whose
+/// LocalQueue the profile does not define.
+pub(crate) fn explain(
+    profile: &Profile,
+    state: &LiveState,
+    names: &[String],
+) -> (Vec<Explanation>, Vec<Diagnostic>) {
+    // Run times do not matter to `explain`: only the forecast runs forward.
+    let (all, _) = workloads(state, 1);
+    let mut diags = Vec::new();
+    let live: Vec<LiveWorkload> = all
+        .iter()
+        .filter(|(_, f, _)| !f.finished)
+        .map(|(w, _, _)| w.clone())
+        .collect();
+    let kept: Vec<&(LiveWorkload, LiveFacts, &LiveObject)> =
+        all.iter().filter(|(_, f, _)| !f.finished).collect();
+    let (world, map) = sim_live::build(profile, &live);
+    diags.extend(unknown_queues(state, &kept, &map));
     for n in names {
         let found = live.iter().any(|w| w.key() == *n || w.name == *n);
         if !found {

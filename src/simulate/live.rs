@@ -42,6 +42,10 @@ pub(crate) struct LiveWorkload {
     pub(crate) admitted: Option<BTreeMap<String, BTreeMap<String, String>>>,
     /// `spec.active` is not `false`: a deactivated Workload is not in any queue.
     pub(crate) active: bool,
+    /// Seconds of run time the forecast assumes once admitted (`forecast`).
+    pub(crate) run_for: u64,
+    /// For an admitted Workload, the seconds it still runs from the snapshot's time.
+    pub(crate) remaining: Option<u64>,
 }
 
 impl LiveWorkload {
@@ -98,7 +102,7 @@ pub(crate) fn build(profile: &Profile, live: &[LiveWorkload]) -> (World, Vec<Opt
             w.key(),
             cq,
             w.priority,
-            (w.created, 1),
+            (w.created, w.run_for.max(1)),
             pod_sets,
         );
         world.workloads.push(spec);
@@ -665,6 +669,125 @@ pub(crate) fn render_human(list: &[Explanation]) -> String {
             }
         }
         s.push('\n');
+    }
+    s
+}
+
+/// One pending Workload's forecast.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Eta {
+    pub(crate) workload: String,
+    pub(crate) cluster_queue: String,
+    /// Seconds from the snapshot's time until Kueue would admit it (0: now); absent when it
+    /// is not admitted within the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) admitted_in: Option<u64>,
+    /// Resource → flavor of that admission.
+    pub(crate) flavors: BTreeMap<String, String>,
+    /// `ExceedsMaxQuota` / `NoMatchingFlavor`: it never will be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) never_admissible: Option<&'static str>,
+    /// The run time assumed for it once admitted, in seconds, and where that comes from.
+    pub(crate) run_for: u64,
+}
+
+/// Forecast from the snapshot: admitted Workloads hold their quota until their remaining run
+/// time is over, pending ones are in their queues (submitted at their creation time, so in
+/// Kueue's order), and the simulator runs forward. `now` is the snapshot's time, in the
+/// workloads' clock (seconds since the earliest creation).
+pub(crate) fn forecast(
+    world: &World,
+    live: &[LiveWorkload],
+    map: &[Option<usize>],
+    now: u64,
+    until: Option<u64>,
+) -> Vec<Eta> {
+    let mut initial = Vec::new();
+    let mut pending = Vec::new();
+    for (w, &i) in live.iter().zip(map) {
+        let Some(wl) = i else { continue };
+        match &w.admitted {
+            Some(flavors) => {
+                let left = w.remaining.unwrap_or(w.run_for).max(1);
+                initial.push((wl, held(world, wl, flavors), now + left));
+            }
+            None if w.active => pending.push((wl, w.run_for)),
+            None => {}
+        }
+    }
+    let outcome = super::run_from(world, &initial, until.map(|u| now + u));
+    let never = never::findings(world, false);
+    let mut first: HashMap<usize, (u64, &Vec<BTreeMap<usize, usize>>)> = HashMap::new();
+    for e in &outcome.events {
+        if let super::events::Event::Admitted {
+            time,
+            workload,
+            flavors,
+            ..
+        } = e
+        {
+            first.entry(*workload).or_insert((*time, flavors));
+        }
+    }
+    let mut out: Vec<Eta> = pending
+        .into_iter()
+        .map(|(wl, run_for)| {
+            let spec = &world.workloads[wl];
+            let admitted = first.get(&wl);
+            let mut flavors = BTreeMap::new();
+            if let Some((_, per_set)) = admitted {
+                for ps in per_set.iter() {
+                    for (&r, &f) in ps {
+                        flavors.insert(world.resources[r].clone(), world.flavors[f].name.clone());
+                    }
+                }
+            }
+            Eta {
+                workload: spec.name.clone(),
+                cluster_queue: world.cqs[spec.cq].name.clone(),
+                admitted_in: admitted.map(|(t, _)| t.saturating_sub(now)),
+                flavors,
+                never_admissible: never[wl].first().map(|f| f.reason().as_str()),
+                run_for,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.admitted_in.is_none(), a.admitted_in, &a.workload).cmp(&(
+            b.admitted_in.is_none(),
+            b.admitted_in,
+            &b.workload,
+        ))
+    });
+    out
+}
+
+/// The forecast as a table.
+pub(crate) fn render_forecast(list: &[Eta], assumption: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "assumption: {assumption}");
+    let _ = writeln!(
+        s,
+        "{:<32} {:<20} {:>12}  flavors",
+        "WORKLOAD", "CLUSTERQUEUE", "ADMITTED IN"
+    );
+    for e in list {
+        let when = match (e.admitted_in, e.never_admissible) {
+            (_, Some(r)) => format!("never ({r})"),
+            (Some(0), None) => "now".to_owned(),
+            (Some(t), None) => format!("{t}s"),
+            (None, None) => "not in run".to_owned(),
+        };
+        let fl: Vec<String> = e.flavors.iter().map(|(r, f)| format!("{r}={f}")).collect();
+        let _ = writeln!(
+            s,
+            "{:<32} {:<20} {:>12}  {}",
+            e.workload,
+            e.cluster_queue,
+            when,
+            fl.join(", ")
+        );
     }
     s
 }

@@ -206,3 +206,59 @@ fn check_reports_drift_located_in_the_profile() {
     let clean = stderr(&raykueue(&["check", "--profile", "team", "--state", BUSY]));
     assert!(!clean.contains("RK81"), "{clean}");
 }
+
+#[test]
+fn simulate_state_forecasts_when_each_pending_workload_starts() {
+    let out = raykueue(&["simulate", "--profile", "team", "--state", BUSY]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::with_settings!({snapshot_path => "../../golden/live"}, {
+        insta::assert_snapshot!("forecast-team-busy", stdout(&out));
+    });
+    let eta = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec![
+            "simulate",
+            "--profile",
+            "team",
+            "--output",
+            "json",
+            "--state",
+        ];
+        all.extend_from_slice(args);
+        let out = raykueue(&all);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["forecast"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                (
+                    e["workload"].as_str().unwrap().to_owned(),
+                    e["admittedIn"].clone(),
+                )
+            })
+            .collect::<serde_json::Map<_, _>>()
+            .into()
+    };
+    // a-train reserved its 4 GPUs at 09:01; the snapshot's latest time is 09:20 (1140 s
+    // later): with the default hour it frees them 2460 s on, and a-next and a-later take them.
+    let v = eta(&[BUSY]);
+    assert_eq!(v["ray/a-next"], 2460);
+    assert_eq!(v["ray/a-later"], 2460);
+    assert_eq!(v["ray/b-cpu"], 0);
+    assert!(v["ray/a-huge"].is_null(), "never admissible: {v}");
+    // The run-time assumption moves the forecast.
+    assert_eq!(eta(&[BUSY, "--run-time", "1200"])["ray/a-next"], 60);
+    // A Workload's own maximumExecutionTimeSeconds wins over the default.
+    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let bounded = text.replacen(
+        "  spec:\n    queueName: team-a\n",
+        "  spec:\n    maximumExecutionTimeSeconds: 1500\n    queueName: team-a\n",
+        1,
+    );
+    assert_ne!(bounded, text);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("state.yaml");
+    std::fs::write(&p, bounded).unwrap();
+    assert_eq!(eta(&[p.to_str().unwrap()])["ray/a-next"], 360);
+}
