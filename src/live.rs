@@ -63,19 +63,19 @@ pub(crate) fn validate_state(state: &LiveState) -> Vec<Diagnostic> {
 /// Seconds since 1970 of an RFC 3339 UTC time (`2026-01-02T03:04:05Z`, as the API server
 /// writes `creationTimestamp`); `None` when it is not one.
 fn epoch_seconds(text: &str) -> Option<i64> {
-    let b = text.as_bytes();
-    if b.len() < 20 || b[4] != b'-' || b[7] != b'-' || b[10] != b'T' {
+    let bytes = text.as_bytes();
+    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' {
         return None;
     }
-    let n = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let (y, m, d) = (n(0..4)?, n(5..7)?, n(8..10)?);
-    let (hh, mm, ss) = (n(11..13)?, n(14..16)?, n(17..19)?);
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
     // Days from civil (Howard Hinnant's algorithm).
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     let days = era * 146_097 + doe - 719_468;
     Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
@@ -596,16 +596,16 @@ fn leaves(v: &Value, at: String, out: &mut BTreeMap<String, Value>) {
 
 /// Two leaves are the same when equal, or when both are the same quantity (`"1000m"` and
 /// `"1"`, `16` and `"16"`: the API server rewrites quantities in canonical form).
-fn same(a: &Value, b: &Value) -> bool {
-    if a == b {
+fn same(left: &Value, right: &Value) -> bool {
+    if left == right {
         return true;
     }
-    let q = |v: &Value| match v {
-        Value::String(s) => Quantity::parse(s).ok(),
+    let quantity = |v: &Value| match v {
+        Value::String(text) => Quantity::parse(text).ok(),
         Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
         _ => None,
     };
-    matches!((q(a), q(b)), (Some(x), Some(y)) if x.nanos() == y.nanos())
+    matches!((quantity(left), quantity(right)), (Some(x), Some(y)) if x.nanos() == y.nanos())
 }
 
 fn show(v: Option<&Value>) -> String {

@@ -89,7 +89,7 @@ impl LiveState {
 
 /// Why a snapshot could not be read: I/O (exit 2) or invalid content (exit 1).
 #[derive(Debug)]
-pub enum ReadError {
+pub(crate) enum ReadError {
     Io(String),
     Invalid(Vec<Diagnostic>),
 }

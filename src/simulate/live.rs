@@ -673,6 +673,9 @@ pub(crate) fn render_human(list: &[Explanation]) -> String {
     s
 }
 
+/// Per resource, the flavor a pod set was admitted on (an `Admitted` event's).
+type PodSetFlavors = BTreeMap<usize, usize>;
+
 /// One pending Workload's forecast.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -718,7 +721,7 @@ pub(crate) fn forecast(
     }
     let outcome = super::run_from(world, &initial, until.map(|u| now + u));
     let never = never::findings(world, false);
-    let mut first: HashMap<usize, (u64, &Vec<BTreeMap<usize, usize>>)> = HashMap::new();
+    let mut first: HashMap<usize, (u64, &[PodSetFlavors])> = HashMap::new();
     for e in &outcome.events {
         if let super::events::Event::Admitted {
             time,
@@ -727,7 +730,9 @@ pub(crate) fn forecast(
             ..
         } = e
         {
-            first.entry(*workload).or_insert((*time, flavors));
+            first
+                .entry(*workload)
+                .or_insert((*time, flavors.as_slice()));
         }
     }
     let mut out: Vec<Eta> = pending
@@ -737,7 +742,7 @@ pub(crate) fn forecast(
             let admitted = first.get(&wl);
             let mut flavors = BTreeMap::new();
             if let Some((_, per_set)) = admitted {
-                for ps in per_set.iter() {
+                for ps in *per_set {
                     for (&r, &f) in ps {
                         flavors.insert(world.resources[r].clone(), world.flavors[f].name.clone());
                     }
