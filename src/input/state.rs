@@ -127,8 +127,8 @@ pub(crate) fn parse(files: &[(String, Vec<u8>)]) -> Result<LiveState, Vec<Diagno
     let mut state = LiveState::default();
     let mut errors = Vec::new();
     for (name, bytes) in files {
-        let source = load::decode_manifest(name, bytes).map_err(|d| vec![d])?;
-        let docs = load::parse_stream(&source)?;
+        let source = load::decode_state(name, bytes).map_err(|d| vec![d])?;
+        let docs = load::parse_state_stream(&source)?;
         let file = state.files.len();
         for (d, doc) in docs.iter().enumerate() {
             let Value::Object(root) = &doc.value else {

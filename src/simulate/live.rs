@@ -275,10 +275,20 @@ pub(crate) fn explain(
     let waiting: Vec<usize> = (0..world.workloads.len())
         .filter(|&wl| state.running[wl].is_none() && active[wl])
         .collect();
+    // Each ClusterQueue's waiting Workloads in Kueue's order (priority, then creation time;
+    // the world is sorted by name, so an index breaks ties by name): a Workload's position is
+    // its place in its queue's list, found once, not by comparing with every other.
     let order = |wl: usize| {
         let w = &world.workloads[wl];
-        (std::cmp::Reverse(w.priority), w.submit_at, w.name.clone())
+        (std::cmp::Reverse(w.priority), w.submit_at, wl)
     };
+    let mut queue_of: Vec<Vec<usize>> = vec![Vec::new(); world.cqs.len()];
+    for &wl in &waiting {
+        queue_of[world.workloads[wl].cq].push(wl);
+    }
+    for q in &mut queue_of {
+        q.sort_by_key(|&wl| order(wl));
+    }
     let amount = |wl: usize, r: usize, n: i128| {
         world.workloads[wl]
             .pod_sets
@@ -293,12 +303,8 @@ pub(crate) fn explain(
     for &wl in pending {
         let spec = &world.workloads[wl];
         let cq = &world.cqs[spec.cq];
-        let mut ahead: Vec<usize> = waiting
-            .iter()
-            .copied()
-            .filter(|&o| o != wl && world.workloads[o].cq == spec.cq && order(o) < order(wl))
-            .collect();
-        ahead.sort_by_key(|&o| order(o));
+        let queue = &queue_of[spec.cq];
+        let ahead: &[usize] = &queue[..queue.partition_point(|&o| order(o) < order(wl))];
         let mut snap = state.snapshot(world);
         let assignment = flavors::assign(&mut snap, wl, false);
         let fits_now = assignment.mode == Mode::Fit;
