@@ -18,6 +18,7 @@ mod diff;
 mod docs;
 mod facts;
 mod fastpath;
+mod fleet;
 mod gitops;
 mod gke;
 mod golden;
