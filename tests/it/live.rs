@@ -262,3 +262,34 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
     std::fs::write(&p, bounded).unwrap();
     assert_eq!(eta(&[p.to_str().unwrap()])["ray/a-next"], 360);
 }
+
+#[test]
+fn a_stopped_cluster_queue_blocks_its_workloads_first() {
+    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    // The first ClusterQueue of the snapshot is team-a-cq (kubectl's name order).
+    let held = text.replacen("    stopPolicy: None\n", "    stopPolicy: Hold\n", 1);
+    assert_ne!(held, text);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("state.yaml");
+    std::fs::write(&p, held).unwrap();
+    let out = explain(&[p.to_str().unwrap(), "a-next", "--output", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v[0]["blockers"][0]["kind"], "StoppedQueue", "{v}");
+    assert!(
+        v[0]["unblock"][0]
+            .as_str()
+            .unwrap()
+            .contains("stopPolicy: None"),
+        "{v}"
+    );
+    // Drift does not report it: the profile does not write stopPolicy.
+    let drift = stderr(&raykueue(&[
+        "check",
+        "--profile",
+        "team",
+        "--state",
+        p.to_str().unwrap(),
+    ]));
+    assert!(!drift.contains("RK812"), "{drift}");
+}
