@@ -26,6 +26,7 @@ mod golden;
 mod hostile;
 mod infra;
 mod init;
+mod live;
 mod overlay;
 mod properties;
 mod reference;
