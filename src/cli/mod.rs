@@ -7,6 +7,7 @@ mod completions;
 mod diff;
 mod gen_cmd;
 mod init;
+mod man;
 pub mod reference;
 mod schema;
 pub(crate) mod semantic_diff;
@@ -54,6 +55,8 @@ enum Command {
     Completions(completions::CompletionsCommand),
     /// Simulate Kueue admission of a scenario's workloads on the profile's queues, offline.
     Simulate(simulate::SimulateCommand),
+    /// Write the man pages (raykueue.1, raykueue-gen.1, …) into DIR, or print raykueue.1.
+    Man(man::ManCommand),
 }
 
 /// How diagnostics are printed.
@@ -94,6 +97,7 @@ pub fn main() -> ExitCode {
         Command::Init(c) => c.run(),
         Command::Completions(c) => c.run(),
         Command::Simulate(c) => c.run(),
+        Command::Man(c) => c.run(),
     };
     ExitCode::from(code)
 }
