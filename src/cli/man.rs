@@ -20,6 +20,10 @@ impl ManCommand {
     pub(super) fn run(self) -> u8 {
         let cmd = super::Cli::command();
         let Some(dir) = self.out else {
+            // As `generate_to` prepares it, so that stdout is byte for byte its raykueue.1 (no
+            // `help` subcommand: a page per subcommand has no page of its own for it).
+            let mut cmd = cmd.disable_help_subcommand(true);
+            cmd.build();
             let mut page = Vec::new();
             return match clap_mangen::Man::new(cmd).render(&mut page) {
                 Ok(()) => write_stdout(&String::from_utf8_lossy(&page)),

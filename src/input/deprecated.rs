@@ -1,4 +1,4 @@
-//! Deprecated profile fields (RK023). A field is deprecated by marking it `#[deprecated]` in
+//! Deprecated profile fields (`codes::DEPRECATED_FIELD`). A field is deprecated by marking it `#[deprecated]` in
 //! `profile/`: schemars then writes `"deprecated": true` on it in the profile's JSON Schema
 //! (editors strike it through), `docs/profile.md` says so, and this walk reports every use of
 //! it, at its key, with the field's description (which names the replacement) as the hint.
@@ -24,7 +24,7 @@ pub(crate) fn report(loaded: &Loaded) -> Vec<Diagnostic> {
 }
 
 /// Every use in `loaded` of a field that `schema` (a schemars schema with `$defs`) marks
-/// deprecated, as RK023 warnings in document order. Public for the tests, which hand it
+/// deprecated, as warnings in document order. Public for the tests, which hand it
 /// schemas with deprecated fields the profile does not have (yet).
 pub fn uses(loaded: &Loaded, schema: &Value) -> Vec<Diagnostic> {
     let mut found = Vec::new();

@@ -187,6 +187,38 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         &[],
         ARGO_ROOT,
     ));
+    // The repository Secret first, as `00-repositories.yaml` comes first in `gitops/argocd/`:
+    // `gen --only argocd` (the plugin's stream) lists the objects in the folder's order.
+    if let Some(k) = p
+        .operators
+        .kueue
+        .as_ref()
+        .filter(|k| k.chart.starts_with("oci://"))
+    {
+        let (repo, _) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
+        // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
+        // A public OCI Helm repository: no credentials, only its address.
+        out.push(Object::data(
+            "Secret",
+            format!("{name}-kueue-chart-repository"),
+            Some(ns),
+            ARGO_REPOS,
+            json!({
+                "apiVersion": "v1",
+                "kind": "Secret",
+                // Before every Application of the root app: the Kueue Application's first
+                // fetch of its OCI chart needs it (a Secret without a wave is wave 0, after
+                // the operators' waves -3 to -1).
+                "metadata": {
+                    "name": format!("{name}-kueue-chart-repository"),
+                    "namespace": ns,
+                    "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
+                    "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
+                },
+                "stringData": { "name": "kueue", "type": "helm", "url": repo, "enableOCI": "true" },
+            }),
+        ));
+    }
     if let Some(n) = crate::facts::operators::nvidia(p) {
         // First, like `up.sh`: GPU nodes advertise nvidia.com/gpu before any GPU pod needs it.
         out.push(app(
@@ -216,30 +248,6 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
     }
     if let (Some(k), Some(v)) = (&p.operators.kueue, kueue_values) {
         let (repo, chart) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
-        if k.chart.starts_with("oci://") {
-            // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
-            // A public OCI Helm repository: no credentials, only its address.
-            out.push(Object::data(
-                "Secret",
-                format!("{name}-kueue-chart-repository"),
-                Some(ns),
-                ARGO_REPOS,
-                json!({
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    // Before every Application of the root app: the Kueue Application's first
-                    // fetch of its OCI chart needs it (a Secret without a wave is wave 0, after
-                    // the operators' waves -3 to -1).
-                    "metadata": {
-                        "name": format!("{name}-kueue-chart-repository"),
-                        "namespace": ns,
-                        "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
-                        "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
-                    },
-                    "stringData": { "name": "kueue", "type": "helm", "url": repo, "enableOCI": "true" },
-                }),
-            ));
-        }
         out.push(app(
             format!("{name}-kueue"),
             -1,

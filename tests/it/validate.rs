@@ -7,6 +7,7 @@
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
 use crate::common::{raykueue, repo, shipped, skip, stderr, stdout};
+use raykueue::model::Part;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -302,7 +303,6 @@ fn check_reports_what_gen_reports() {
             assert_eq!(check, gen_diags, "{p} (deny warnings: {deny})");
             // `gen` without `--out` builds only its stream: the same findings, and the
             // documents of the tree's objects under the part's folder, in order.
-            use raykueue::model::Part;
             for (which, part) in [
                 (Part::Platform, "platform/"),
                 (Part::Workloads, "workloads/"),

@@ -1,0 +1,248 @@
+//! The pre-commit hooks (`.pre-commit-hooks.yaml`): a manifest pre-commit v4.6.2 accepts, and
+//! its hooks' commands, run as pre-commit runs them on a temporary Git repository, fail on a
+//! stale bundle and a broken profile and pass when both are right.
+
+use crate::common::{repo, stderr, stdout};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+// The keys of a hook in a manifest, pre-commit@v4.6.2 `pre_commit/clientlib.py`
+// `MANIFEST_HOOK_DICT` (`id`, `name`, `entry`, `language` required). pre-commit refuses an
+// unknown key only with a warning; these refuse it.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+// The manifest's own flags, as pre-commit spells them.
+#[allow(clippy::struct_excessive_bools)]
+struct Hook {
+    id: String,
+    name: String,
+    entry: String,
+    language: String,
+    #[serde(default)]
+    description: String,
+    #[serde(default)]
+    minimum_pre_commit_version: Option<String>,
+    #[serde(default)]
+    alias: Option<String>,
+    /// A Python regex on the path; `''` (every file) by default.
+    #[serde(default)]
+    files: String,
+    #[serde(default)]
+    exclude: Option<String>,
+    #[serde(default)]
+    types: Option<Vec<String>>,
+    #[serde(default)]
+    types_or: Option<Vec<String>>,
+    #[serde(default)]
+    exclude_types: Option<Vec<String>>,
+    #[serde(default)]
+    additional_dependencies: Vec<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default)]
+    always_run: bool,
+    #[serde(default)]
+    fail_fast: bool,
+    #[serde(default = "yes")]
+    pass_filenames: bool,
+    #[serde(default)]
+    language_version: Option<String>,
+    #[serde(default)]
+    log_file: Option<String>,
+    #[serde(default)]
+    require_serial: bool,
+    #[serde(default)]
+    stages: Option<Vec<String>>,
+    #[serde(default)]
+    verbose: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn hooks() -> BTreeMap<String, Hook> {
+    let text = std::fs::read_to_string(repo().join(".pre-commit-hooks.yaml")).unwrap();
+    let list: Vec<Hook> = serde_saphyr::from_str(&text).expect("a list of hooks");
+    list.into_iter().map(|h| (h.id.clone(), h)).collect()
+}
+
+#[test]
+fn the_manifest_has_both_hooks_built_from_this_repository() {
+    let hooks = hooks();
+    let ids: Vec<&str> = hooks.keys().map(String::as_str).collect();
+    assert_eq!(ids, ["raykueue-check", "raykueue-fresh"]);
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    for h in hooks.values() {
+        assert!(!h.name.is_empty() && !h.description.is_empty(), "{}", h.id);
+        // pre-commit builds a `rust` hook with `cargo install --bins --root ENV --path .` in
+        // this repository and runs `entry` from ENV/bin (pre-commit@v4.6.2
+        // `pre_commit/languages/rust.py`): the entry's program is this package's binary.
+        assert_eq!(h.language, "rust", "{}", h.id);
+        let program = h.entry.split_whitespace().next().unwrap();
+        assert!(
+            manifest.contains(&format!("[[bin]]\nname = \"{program}\"")),
+            "{}: {program} is not a binary of Cargo.toml",
+            h.id
+        );
+        assert!(h.additional_dependencies.is_empty() && h.language_version.is_none());
+        // `language: rust` as a first-class language: pre-commit 2.21.0 (its CHANGELOG.md).
+        assert_eq!(h.minimum_pre_commit_version.as_deref(), Some("2.21.0"));
+        assert!(h.alias.is_none() && h.exclude.is_none() && h.log_file.is_none());
+        assert!(h.types.is_none() && h.types_or.is_none() && h.exclude_types.is_none());
+        assert!(h.args.is_empty() && h.stages.is_none());
+        assert!(!h.fail_fast && !h.require_serial && !h.verbose);
+    }
+    // `check` gets the changed profiles; `gen --check` runs once, on every commit.
+    assert!(hooks["raykueue-check"].pass_filenames && !hooks["raykueue-check"].always_run);
+    assert!(!hooks["raykueue-fresh"].pass_filenames && hooks["raykueue-fresh"].always_run);
+}
+
+/// Run a hook as pre-commit does: `entry` split like a shell line, then the user's `args`,
+/// then (when it passes file names) the staged files its `files` pattern matches, with the
+/// hook environment's `bin` on `PATH`, in the repository's root (pre-commit@v4.6.2
+/// `pre_commit/lang_base.py` `run_xargs`, `pre_commit/commands/run.py` `_run_single_hook`).
+fn run_hook(hook: &Hook, user_args: &[&str], git: &Path) -> Output {
+    let staged = git_out(git, &["diff", "--cached", "--name-only"]);
+    // A Python regex with `re.search`; the patterns here mean the same to the regex crate.
+    let files = regex::Regex::new(&hook.files).unwrap();
+    let mut argv: Vec<String> = hook.entry.split_whitespace().map(str::to_owned).collect();
+    argv.extend(user_args.iter().map(|a| (*a).to_owned()));
+    if hook.pass_filenames {
+        let chosen: Vec<&str> = staged.lines().filter(|f| files.is_match(f)).collect();
+        if chosen.is_empty() && !hook.always_run {
+            // pre-commit skips a hook no file is given to: "(no files to check)Skipped".
+            return Command::new("true").output().unwrap();
+        }
+        argv.extend(chosen.into_iter().map(str::to_owned));
+    }
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_raykueue"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    Command::new(&argv[0])
+        .args(&argv[1..])
+        .env("PATH", path)
+        .current_dir(git)
+        .output()
+        .unwrap()
+}
+
+fn git_out(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", stderr(&out));
+    stdout(&out)
+}
+
+const PROFILE: &str =
+    "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: team\nname: prod\n";
+
+#[test]
+fn the_hooks_fail_on_a_stale_bundle_and_a_broken_profile() {
+    let hooks = hooks();
+    let (check, fresh) = (&hooks["raykueue-check"], &hooks["raykueue-fresh"]);
+    // The README's configuration: the bundle folder, then its profile.
+    let fresh_args = ["deploy", "--profile", "clusters/prod/profile.yaml"];
+    let dir = tempfile::tempdir().unwrap();
+    let git = dir.path();
+    git_out(git, &["init", "-q"]);
+    std::fs::create_dir_all(git.join("clusters/prod")).unwrap();
+    let profile = git.join("clusters/prod/profile.yaml");
+    std::fs::write(&profile, PROFILE).unwrap();
+    let out = crate::common::raykueue_in(
+        git,
+        &[
+            "gen",
+            "--out",
+            "deploy",
+            "--profile",
+            "clusters/prod/profile.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    git_out(git, &["add", "-A"]);
+
+    // The first commit: the profile and its fresh bundle. Only the profile goes to `check`
+    // (the bundle's YAML files are not profiles).
+    let out = run_hook(check, &[], git);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("[RK202]"), "team's warning is shown");
+    let out = run_hook(fresh, &fresh_args, git);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    git_out(git, &["commit", "-q", "-m", "profile and bundle"]);
+
+    // A valid edit of the profile, without regenerating: `check` passes, `fresh` fails.
+    std::fs::write(
+        &profile,
+        format!("{PROFILE}description: Team queues, renamed.\n"),
+    )
+    .unwrap();
+    git_out(git, &["add", "-A"]);
+    let out = run_hook(check, &[], git);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = run_hook(fresh, &fresh_args, git);
+    assert_eq!(out.status.code(), Some(1), "a stale bundle fails");
+    assert!(stdout(&out).contains("SUMMARY.md"), "{}", stdout(&out));
+    assert!(stderr(&out).contains("deploy is stale"), "{}", stderr(&out));
+
+    // A broken profile: `check` fails at its line.
+    std::fs::write(&profile, PROFILE.replace("name: prod", "name: Prod")).unwrap();
+    git_out(git, &["add", "-A"]);
+    let out = run_hook(check, &[], git);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("clusters/prod/profile.yaml:4:7"),
+        "{}",
+        stderr(&out)
+    );
+
+    // A hand edit of a generated file makes the bundle stale too, whatever `check` sees.
+    std::fs::write(&profile, PROFILE).unwrap();
+    let queues = git.join("deploy/platform/30-localqueues.yaml");
+    let text = std::fs::read_to_string(&queues).unwrap();
+    std::fs::write(&queues, text.replace("team-a-cq", "team-b-cq")).unwrap();
+    git_out(git, &["add", "-A"]);
+    assert_eq!(run_hook(check, &[], git).status.code(), Some(0));
+    assert_eq!(run_hook(fresh, &fresh_args, git).status.code(), Some(1));
+    std::fs::write(&queues, text).unwrap();
+    git_out(git, &["add", "-A"]);
+    assert_eq!(run_hook(fresh, &fresh_args, git).status.code(), Some(0));
+
+    // `raykueue-fresh` without its arguments fails: it never passes by checking nothing.
+    let out = run_hook(fresh, &[], git);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn check_finds_profiles_by_the_names_the_readme_gives() {
+    let pattern = regex::Regex::new(&hooks()["raykueue-check"].files).unwrap();
+    for profile in [
+        "profile.yaml",
+        "clusters/prod/profile.yaml",
+        "prod.raykueue.yaml",
+        "clusters/prod.raykueue.yml",
+    ] {
+        assert!(pattern.is_match(profile), "{profile}");
+    }
+    for other in [
+        "deploy/platform/kustomization.yaml",
+        "profiles.yaml",
+        "my-profile.yaml",
+        "raykueue.yaml",
+        "prod.raykueue.yaml.bak",
+        "profile.schema.json",
+    ] {
+        assert!(!pattern.is_match(other), "{other}");
+    }
+}
