@@ -246,3 +246,182 @@ fn check_finds_profiles_by_the_names_the_readme_gives() {
         assert!(!pattern.is_match(other), "{other}");
     }
 }
+
+/// The `pre-commit` program, when it is installed (`.ci/run` installs pre-commit 4.6.2).
+fn pre_commit(test: &str) -> Option<&'static str> {
+    let found = Command::new("pre-commit")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        crate::common::skip(test, "no pre-commit");
+        return None;
+    }
+    Some("pre-commit")
+}
+
+/// `pre-commit` itself accepts the manifest (`validate-manifest`: every key and value of
+/// each hook, as pre-commit checks a hook repository's before it installs it).
+#[test]
+fn pre_commit_accepts_the_manifest() {
+    let Some(pc) = pre_commit("pre_commit_accepts_the_manifest") else {
+        return;
+    };
+    let out = Command::new(pc)
+        .arg("validate-manifest")
+        .arg(repo().join(".pre-commit-hooks.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+}
+
+/// The hooks run by pre-commit on `git commit`, as a user who ran `pre-commit install` gets
+/// them. pre-commit would build raykueue with `cargo install` for `language: rust` (minutes,
+/// in CI on every run); here the hooks are the manifest's, as a `repo: local` hook each, with
+/// the language that runs `entry` from `PATH` (`unsupported`, pre-commit 4's name for
+/// `system`) and the binary under test on `PATH`: pre-commit's own file selection (`files`
+/// as a Python regex, `pass_filenames`, `always_run`) and exit codes decide the commit.
+#[test]
+fn git_commit_is_refused_by_the_hooks() {
+    let Some(pc) = pre_commit("git_commit_is_refused_by_the_hooks") else {
+        return;
+    };
+    let text = std::fs::read_to_string(repo().join(".pre-commit-hooks.yaml")).unwrap();
+    let mut hooks: Vec<serde_json::Value> = serde_saphyr::from_str(&text).unwrap();
+    for h in &mut hooks {
+        assert_eq!(h["language"], "rust");
+        h["language"] = "unsupported".into();
+        if h["id"] == "raykueue-fresh" {
+            // The README's configuration: the bundle folder, then its profile.
+            h["args"] = serde_json::json!(["deploy", "--profile", "clusters/prod/profile.yaml"]);
+        }
+    }
+    let config = serde_json::json!({"repos": [{"repo": "local", "hooks": hooks}]});
+    let dir = tempfile::tempdir().unwrap();
+    let git = dir.path().join("repo");
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(git.join("clusters/prod")).unwrap();
+    git_out(&git, &["init", "-q"]);
+    std::fs::write(git.join(".pre-commit-config.yaml"), config.to_string()).unwrap();
+    let profile = git.join("clusters/prod/profile.yaml");
+    std::fs::write(&profile, PROFILE).unwrap();
+    let out = crate::common::raykueue_in(
+        &git,
+        &[
+            "gen",
+            "--out",
+            "deploy",
+            "--profile",
+            "clusters/prod/profile.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_raykueue"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = std::env::join_paths(
+        std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap())),
+    )
+    .unwrap();
+    let run = |args: &[&str]| {
+        Command::new(args[0])
+            .args(&args[1..])
+            .env("PATH", &path)
+            .env("PRE_COMMIT_HOME", &cache)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .current_dir(&git)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[pc, "install"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let commits = || {
+        git_out(&git, &["rev-list", "--all", "--count"])
+            .trim()
+            .to_owned()
+    };
+    // Each step: stage everything, commit; the hooks' verdicts and whether a commit was made.
+    let commit = |message: &str| {
+        git_out(&git, &["add", "-A"]);
+        let before = git_out(&git, &["rev-list", "--all"]).lines().count();
+        let out = run(&["git", "commit", "-q", "-m", message]);
+        let log = format!("{}{}", stdout(&out), stderr(&out));
+        let after = git_out(&git, &["rev-list", "--all"]).lines().count();
+        assert_eq!(out.status.success(), after == before + 1, "{log}");
+        (out.status.success(), log)
+    };
+
+    let (ok, log) = commit("profile and bundle");
+    assert!(ok, "{log}");
+    assert!(
+        log.contains("raykueue check") && log.contains("Passed"),
+        "{log}"
+    );
+    assert_eq!(commits(), "1");
+
+    // A valid edit of the profile, not regenerated: refused by raykueue-fresh, with the diff.
+    std::fs::write(
+        &profile,
+        format!("{PROFILE}description: Team queues, renamed.\n"),
+    )
+    .unwrap();
+    let (ok, log) = commit("edit");
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("raykueue gen --check") && log.contains("Failed"),
+        "{log}"
+    );
+    assert!(
+        log.contains("SUMMARY.md") && log.contains("deploy is stale"),
+        "{log}"
+    );
+
+    // Regenerated: accepted.
+    let out = crate::common::raykueue_in(
+        &git,
+        &[
+            "gen",
+            "--out",
+            "deploy",
+            "--profile",
+            "clusters/prod/profile.yaml",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let (ok, log) = commit("edit, regenerated");
+    assert!(ok, "{log}");
+
+    // A broken profile: refused by raykueue-check, at its line.
+    std::fs::write(&profile, PROFILE.replace("name: prod", "name: Prod")).unwrap();
+    let (ok, log) = commit("broken");
+    assert!(!ok, "{log}");
+    assert!(log.contains("clusters/prod/profile.yaml:4:7"), "{log}");
+    std::fs::write(
+        &profile,
+        format!("{PROFILE}description: Team queues, renamed.\n"),
+    )
+    .unwrap();
+
+    // A hand edit of a generated file: no profile is staged, so raykueue-check is skipped,
+    // and raykueue-fresh refuses the commit.
+    let queues = git.join("deploy/platform/30-localqueues.yaml");
+    let text = std::fs::read_to_string(&queues).unwrap();
+    std::fs::write(&queues, text.replace("team-a-cq", "team-b-cq")).unwrap();
+    let (ok, log) = commit("hand edit");
+    assert!(!ok, "{log}");
+    assert!(
+        log.contains("no files to check") && log.contains("Skipped"),
+        "{log}"
+    );
+    assert_eq!(commits(), "2");
+}
