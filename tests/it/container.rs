@@ -446,3 +446,65 @@ fn the_ci_examples_run_the_readmes_commands() {
 fn argv(a: &[String]) -> Vec<&str> {
     a.iter().map(String::as_str).collect()
 }
+
+/// `check-jsonschema` (PyPI) and the schema it ships for `name`, or a skip when absent
+/// (`.ci/run` installs check-jsonschema 0.39.0).
+fn check_jsonschema(
+    test: &str,
+    name: &str,
+    file: &std::path::Path,
+) -> Option<std::process::Output> {
+    let out = std::process::Command::new("check-jsonschema")
+        .args(["--builtin-schema", name])
+        .arg(file)
+        .output();
+    match out {
+        Ok(out) => Some(out),
+        Err(_) => {
+            crate::common::skip(test, "no check-jsonschema");
+            None
+        }
+    }
+}
+
+/// The CI examples against the published schemas of their formats, as check-jsonschema
+/// 0.39.0 ships them (`vendor.github-workflows`: SchemaStore's github-workflow.json;
+/// `vendor.gitlab-ci`: GitLab's ci.json): valid as committed, and a misspelt key in each
+/// (a copy) is refused, so the check has teeth.
+#[test]
+fn the_ci_examples_match_their_published_schemas() {
+    let test = "the_ci_examples_match_their_published_schemas";
+    let dir = tempfile::tempdir().unwrap();
+    for (file, schema, good, bad) in [
+        (
+            "examples/ci/github-actions.yml",
+            "vendor.github-workflows",
+            "    runs-on:",
+            "    run-on:",
+        ),
+        (
+            "examples/ci/gitlab-ci.yml",
+            "vendor.gitlab-ci",
+            "  script:",
+            "  scripts:",
+        ),
+    ] {
+        let path = repo().join(file);
+        let Some(out) = check_jsonschema(test, schema, &path) else {
+            return;
+        };
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{file}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            stderr(&out)
+        );
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches(good).count(), 1, "{file}: {good}");
+        let broken = dir.path().join(path.file_name().unwrap());
+        std::fs::write(&broken, text.replace(good, bad)).unwrap();
+        let out = check_jsonschema(test, schema, &broken).unwrap();
+        assert_eq!(out.status.code(), Some(1), "{file} with {bad}");
+    }
+}
