@@ -191,3 +191,51 @@ fn a_deprecated_profile_field_is_reported_in_a_real_profile() {
     let out = crate::common::raykueue(&["check", "team", "single", "kuberay-gpu"]);
     assert!(!crate::common::stderr(&out).contains("RK023"));
 }
+
+/// The release-notes table has a row for this version, and says which formats it reads.
+#[test]
+fn the_release_notes_cover_this_version() {
+    let doc = std::fs::read_to_string(repo().join("docs/compatibility.md")).unwrap();
+    let notes = doc
+        .split("## Release notes")
+        .nth(1)
+        .expect("a \"Release notes\" section");
+    let row = notes
+        .lines()
+        .find(|l| l.starts_with(&format!("| {} |", env!("CARGO_PKG_VERSION"))))
+        .unwrap_or_else(|| panic!("no release-notes row for {}", env!("CARGO_PKG_VERSION")));
+    let formats = row.split('|').nth(2).unwrap();
+    // The versions the profile schema accepts: what `apiVersion` may be.
+    let schema = raykueue::input::schema::schema();
+    let accepted: Vec<&str> = schema["$defs"]["ApiVersion"]["enum"]
+        .as_array()
+        .expect("apiVersion is an enum")
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert!(!accepted.is_empty());
+    for v in &accepted {
+        assert!(formats.contains(&format!("`{v}`")), "{row}: {v}");
+    }
+}
+
+/// A profile of a format this release does not read is refused at its `apiVersion`.
+#[test]
+fn a_newer_format_is_refused_at_its_api_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("next.yaml");
+    std::fs::write(
+        &p,
+        "apiVersion: raykueue.io/v1beta1\nkind: Profile\nextends: team\nname: prod\n",
+    )
+    .unwrap();
+    let out = crate::common::raykueue(&["check", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = crate::common::stderr(&out);
+    assert!(
+        err.contains("[RK012]")
+            && err.contains("next.yaml:1:13")
+            && err.contains("raykueue.io/v1alpha1"),
+        "{err}"
+    );
+}
