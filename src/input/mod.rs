@@ -4,6 +4,7 @@
 //! (`scripts`).
 
 pub mod deprecated;
+pub mod fleet;
 pub mod load;
 pub(crate) mod overlay;
 pub mod resolve;

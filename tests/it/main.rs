@@ -21,6 +21,7 @@ mod diff;
 mod docs;
 mod facts;
 mod fastpath;
+mod fleet;
 mod gitops;
 mod gke;
 mod golden;
