@@ -425,3 +425,40 @@ fn git_commit_is_refused_by_the_hooks() {
     );
     assert_eq!(commits(), "2");
 }
+
+/// The `.pre-commit-config.yaml` the README shows: its `raykueue-fresh` profile is one that
+/// `raykueue-check` checks too (a new user's first try found a README whose example profile
+/// the check hook skipped), and docs/integrations.md shows the same configuration.
+#[test]
+fn the_readmes_configuration_checks_its_own_profile() {
+    let block = |file: &str| -> String {
+        let text = std::fs::read_to_string(repo().join(file)).unwrap();
+        let section = text.split("## pre-commit\n").nth(1).unwrap();
+        let yaml = section.split("```yaml\n").nth(1).unwrap();
+        yaml.split("```").next().unwrap().to_owned()
+    };
+    let parse = |text: &str| -> serde_json::Value { serde_saphyr::from_str(text).unwrap() };
+    let config = parse(&block("README.md"));
+    // The same configuration (the comments may differ).
+    assert_eq!(config, parse(&block("docs/integrations.md")));
+    let listed = &config["repos"][0]["hooks"];
+    let ids: Vec<&str> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["raykueue-check", "raykueue-fresh"]);
+    let args: Vec<&str> = listed[1]["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    let profile = args[args.iter().position(|a| *a == "--profile").unwrap() + 1];
+    let pattern = regex::Regex::new(&hooks()["raykueue-check"].files).unwrap();
+    assert!(
+        pattern.is_match(profile),
+        "{profile}: raykueue-check never checks it"
+    );
+}
