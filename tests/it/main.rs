@@ -28,6 +28,7 @@ mod golden;
 mod hostile;
 mod infra;
 mod init;
+mod live;
 mod man;
 mod overlay;
 mod precommit;
