@@ -16,6 +16,7 @@
 
 use super::Sim;
 use super::events::Event;
+use super::fair_sharing;
 use super::flavors::{self, Assignment, Mode};
 use super::preemption::{self, Target};
 use super::queues::Requeue;
@@ -81,10 +82,14 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             .then(wa.submit_at.cmp(&wb.submit_at))
             .then(a.wl.cmp(&b.wl))
     });
+    // Classic order: as sorted. Fair sharing: a tournament for each entry taken, on the
+    // usage the entries before it left (`fair_sharing::next`).
+    let mut order = Order::new(world.fair_sharing.is_some(), &entries);
 
     let mut preempted: BTreeSet<usize> = BTreeSet::new();
     let mut victims: Vec<usize> = Vec::new();
-    for e in &mut entries {
+    while let Some(i) = order.next(&mut snap, &entries) {
+        let e = &mut entries[i];
         let cq = world.workloads[e.wl].cq;
         match e.assignment.mode {
             Mode::NoFit => {
@@ -164,6 +169,61 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         }
     }
     changed
+}
+
+/// The order a cycle processes its entries in.
+enum Order {
+    /// Kueue's classical iterator: the entries as sorted, one after the other.
+    Classic(std::ops::Range<usize>),
+    /// Kueue's fair-sharing iterator: the entries not taken yet, each with what it would use.
+    Fair {
+        left: Vec<usize>,
+        heads: Vec<fair_sharing::Head>,
+        borrowing: Vec<u32>,
+    },
+}
+
+impl Order {
+    fn new(fair: bool, entries: &[Entry]) -> Self {
+        if !fair {
+            return Self::Classic(0..entries.len());
+        }
+        Self::Fair {
+            left: (0..entries.len()).collect(),
+            heads: Vec::new(),
+            borrowing: Vec::new(),
+        }
+    }
+
+    fn next(
+        &mut self,
+        snap: &mut super::snapshot::Snapshot<'_>,
+        entries: &[Entry],
+    ) -> Option<usize> {
+        match self {
+            Self::Classic(range) => range.next(),
+            Self::Fair {
+                left,
+                heads,
+                borrowing,
+            } => {
+                if left.len() <= 1 {
+                    return left.pop();
+                }
+                heads.clear();
+                borrowing.clear();
+                for &i in left.iter() {
+                    heads.push(fair_sharing::Head {
+                        wl: entries[i].wl,
+                        usage: entries[i].assignment.usage.clone(),
+                    });
+                    borrowing.push(entries[i].assignment.borrowing);
+                }
+                let pick = fair_sharing::next(snap, heads, borrowing)?;
+                Some(left.remove(pick))
+            }
+        }
+    }
 }
 
 /// What `flavors::surely_turned_away` claims, worked out in full: the head gets no fit, or

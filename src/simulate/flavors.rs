@@ -309,6 +309,10 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
     let cq = world.workloads[wl].cq;
     let queue = &world.cqs[cq];
     let no_reservation = queue.reclaim == ReclaimWithinCohort::Any;
+    let while_borrowing = preempts_while_borrowing(world, cq);
+    let deep = queue
+        .cohort
+        .is_some_and(|k| world.cohorts[k].parent.is_some());
     let refused = |fr: Fr, val: i128, beyond: bool| {
         if beyond {
             return true;
@@ -318,9 +322,11 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
         if val <= usage.available_with(world, cq, fr, &q, used) {
             return false;
         }
-        // `fits_quota` past its fit. Its third way on, reclaiming while not borrowing
-        // (`borrow_level`), needs `nominal >= used + val`, which `nominal >= val` covers.
-        let outright = !(q.nominal >= val || queue.borrow_within_cohort.is_some());
+        // `fits_quota` past its fit. Its third way on, reclaiming in a subtree smaller than
+        // the tree (`borrow_level`): in a one-level tree that needs `nominal >= used + val`,
+        // which `nominal >= val` covers; deeper, it is asked.
+        let may_reclaim = deep && usage.borrow_level(world, cq, fr, val).1;
+        let outright = !(q.nominal >= val || may_reclaim || while_borrowing);
         outright || (no_reservation && preemption::surely_none(snap, wl, fr, val))
     };
     demands.iter().any(|d| {
@@ -328,6 +334,14 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
             .iter()
             .all(|&(fr, beyond)| refused(fr, d.amount, beyond))
     })
+}
+
+/// `canPreemptWhileBorrowing`: `borrowWithinCohort` allows it, or fair sharing is on and the
+/// queue reclaims in its cohort.
+pub(super) fn preempts_while_borrowing(world: &World, cq: usize) -> bool {
+    let spec = &world.cqs[cq];
+    spec.borrow_within_cohort.is_some()
+        || (world.fair_sharing.is_some() && spec.reclaim != ReclaimWithinCohort::Never)
 }
 
 /// `findFlavorForPodSets` for one pod set and one resource group.
@@ -422,8 +436,7 @@ fn fits_quota(
     if val <= snap.usage.available(world, cq, fr) {
         return (Possibility::Fit, borrow, None);
     }
-    let preempt_while_borrowing = spec.borrow_within_cohort.is_some();
-    if !(spec.quota(fr).nominal >= val || may_reclaim || preempt_while_borrowing) {
+    if !(spec.quota(fr).nominal >= val || may_reclaim || preempts_while_borrowing(world, cq)) {
         return (
             Possibility::NoFit,
             borrow,

@@ -6,11 +6,13 @@
 //! `model` (queues, quotas and pod sets as indices) → this module's clock (ends, then
 //! submissions, then scheduling cycles until nothing changes) → `cycle` (one Kueue
 //! scheduling cycle) using `queues` (heaps and parked workloads), `flavors` (flavor
-//! assignment), `preemption` (targets), `quota` and `snapshot` (usage of queues and cohorts)
-//! → `events` (JSON lines, human table). What is simplified is listed in `docs/simulate.md`.
+//! assignment), `preemption` (targets), `fair_sharing` (shares, the tournament and the
+//! fair-sharing preemptor when the profile turns fair sharing on), `quota`, `tree` and
+//! `snapshot` (usage of queues and the Cohort tree) → `events` (JSON lines, human table). What is simplified is listed in `docs/simulate.md`.
 
 mod cycle;
 pub mod events;
+mod fair_sharing;
 mod flavors;
 pub(crate) mod never;
 mod oracle;
@@ -20,6 +22,7 @@ mod quota;
 pub mod scenario;
 mod snapshot;
 pub(crate) mod standard;
+mod tree;
 pub mod world;
 
 use events::{Event, UsageLine};

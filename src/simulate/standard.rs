@@ -15,6 +15,7 @@
 use super::events::Event;
 use super::scenario::{Scenario, ScenarioKind, ScenarioWorkload};
 use super::world::{self, Fr, WorkloadSpec, World};
+use crate::facts::cohorts::CohortTree;
 use crate::facts::{Quotas, pods};
 use crate::profile::{
     Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Queues, Toleration,
@@ -119,16 +120,10 @@ pub(crate) fn runs(profile: &Profile) -> (Vec<Run>, usize) {
     // The profile's world is built once; each run adds its synthetic workloads to a copy.
     let base = world_with(profile, Vec::new());
     let one = |&c: &usize| {
-        // Step 2 lets at most [`MAX_PEERS`] peers (in profile order) claim their nominal
-        // quota: enough to show reclamation, and a large cohort stays cheap to summarize
-        // (1,000 teams in one cohort would otherwise simulate 16 × 1,000 workloads).
-        let peers: Vec<usize> = match &cqs[c].cohort_name {
-            Some(cohort) => (0..cqs.len())
-                .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
-                .take(MAX_PEERS)
-                .collect(),
-            None => Vec::new(),
-        };
+        // Step 2 lets at most [`MAX_PEERS`] peers (in profile order) of its Cohort tree claim
+        // their nominal quota: enough to show reclamation, and a large cohort stays cheap to
+        // summarize (1,000 teams in one cohort would otherwise simulate 16 × 1,000 workloads).
+        let peers: Vec<usize> = quotas.tree.peers(c).into_iter().take(MAX_PEERS).collect();
         run_one(profile, &base, &quotas, c, &peers)
     };
     // On other cores, the queues run [`MAX_RUNS`] at a time; one at a time, no run is made
@@ -557,6 +552,7 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
     base.queues = None;
     let mut out = Vec::new();
     let by_name = pods::QueueIndex::new(profile);
+    let tree = CohortTree::new(queues);
     // The scenario submits through a LocalQueue of the profile's namespace: per
     // ClusterQueue, the first such.
     let mut submit_via = std::collections::HashMap::new();
@@ -572,19 +568,16 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
         let Some((c, cq)) = by_name.cluster_queue_of(pw) else {
             continue;
         };
-        let Some(cohort) = &cq.cohort_name else {
+        if cq.cohort_name.is_none() {
             continue;
-        };
+        }
         let Some(&lq) = submit_via.get(cq.name.as_str()) else {
             continue;
         };
         if !may_borrow(profile, index, c) {
             continue;
         }
-        let mut members: Vec<usize> = (0..cqs.len())
-            .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
-            .take(MAX_PEERS)
-            .collect();
+        let mut members: Vec<usize> = tree.peers(c).into_iter().take(MAX_PEERS).collect();
         members.push(c);
         members.sort_unstable();
         let names: BTreeSet<&str> = members.iter().map(|&m| cqs[m].name.as_str()).collect();
@@ -598,6 +591,8 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
                 .filter(|l| names.contains(l.cluster_queue.as_str()))
                 .cloned()
                 .collect(),
+            // Every Cohort stays: the quota they hold is part of what the queue can borrow.
+            cohorts: queues.cohorts.clone(),
         });
         trimmed.workloads = vec![pw.clone()];
         let Some(tq) = trimmed.queues.as_ref() else {
