@@ -3,6 +3,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::facts::cohorts::CohortTree;
 use crate::profile::{
     FungibilityPolicy, QueueMode, ReclaimWithinCohort, TaintEffect, Toleration, TolerationOperator,
 };
@@ -267,10 +268,11 @@ fn mode(ctx: &mut Ctx<'_>) {
                     Some("add a queue per team, or use `mode: single`".into()),
                 );
             }
-            let cohorts: BTreeSet<Option<&str>> = q
-                .cluster_queues
-                .iter()
-                .map(|c| c.cohort_name.as_deref())
+            // One Cohort tree: every queue's cohort leads to the same root (a bare
+            // `cohortName` is a root of its own).
+            let tree = CohortTree::new(q);
+            let cohorts: BTreeSet<Option<&str>> = (0..q.cluster_queues.len())
+                .map(|c| tree.cq_root(c).map(|r| tree.cohorts[r].name))
                 .collect();
             for (i, cq) in q.cluster_queues.iter().enumerate() {
                 if cq.cohort_name.is_none() {
@@ -290,7 +292,7 @@ fn mode(ctx: &mut Ctx<'_>) {
                     &codes::QUEUE_MODE,
                     "/queues/clusterQueues",
                     format!(
-                        "team queues are split across cohorts: {}",
+                        "team queues are split across cohort trees (roots): {}",
                         cohorts
                             .iter()
                             .flatten()
@@ -298,7 +300,7 @@ fn mode(ctx: &mut Ctx<'_>) {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                    Some("team mode shares one cohort; make the cohortName values equal".into()),
+                    Some("team mode shares one cohort tree; make the cohortName values equal, or give their Cohorts one root with `parentName`".into()),
                 );
             }
         }
