@@ -127,10 +127,6 @@ impl<'q> CohortTree<'q> {
         self.cohorts.len() - 1
     }
 
-    pub(crate) fn find(&self, name: &str) -> Option<usize> {
-        self.index.get(name).copied()
-    }
-
     /// The Cohorts above `cohort`, itself first, up to its root.
     pub(crate) fn path_to_root(&self, cohort: usize) -> impl Iterator<Item = usize> + '_ {
         std::iter::successors(Some(cohort), |&c| self.cohorts[c].parent)

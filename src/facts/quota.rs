@@ -211,6 +211,34 @@ impl<'q> Quotas<'q> {
         }
     }
 
+    /// Cohort `k`'s quotas for the summary: per (flavor, resource) of its subtree, in name
+    /// order, what it holds itself (when it does) and its subtree quota, written like the
+    /// first quota of that pair in the profile.
+    pub(crate) fn cohort_rows(
+        &self,
+        k: usize,
+    ) -> Vec<(&'q str, &'q str, Option<Quantity>, Quantity)> {
+        let mut rows: Vec<(&'q str, &'q str, Option<Quantity>, Quantity)> = self
+            .subtree
+            .iter()
+            .filter(|((n, _, _), _)| *n == k)
+            .map(|(&(_, f, r), &v)| {
+                let own = self.cohort_own.get(&(k, f, r)).map(|q| q.nominal_quota);
+                let like = own
+                    .or_else(|| {
+                        self.own
+                            .iter()
+                            .find(|((_, of, or), _)| *of == f && *or == r)
+                            .map(|(_, q)| q.nominal_quota)
+                    })
+                    .unwrap_or_else(Quantity::zero);
+                (f, r, own, like.with_nanos(v))
+            })
+            .collect();
+        rows.sort_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        rows
+    }
+
     /// One Cohort on a path up the tree, for messages: what its subtree pools, its own quota,
     /// and its limits towards its parent.
     fn describe(&self, k: usize, flavor: &str, resource: &str, like: Quantity) -> String {

@@ -18,7 +18,8 @@ use super::Sim;
 use super::events::Event;
 use super::fair_sharing;
 use super::flavors::{self, Assignment, Mode};
-use super::preemption::{self, Target};
+use super::preemption::Target;
+use super::preemptor;
 use super::queues::Requeue;
 use super::snapshot::Running;
 use super::world::FrMap;
@@ -62,7 +63,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         let assignment = flavors::assign(&mut snap, wl, true);
         let targets = if assignment.mode == Mode::Preempt {
             let frs = assignment.needs_preemption();
-            preemption::targets(&mut snap, wl, &frs, &assignment.usage)
+            preemptor::targets(&mut snap, wl, &frs, &assignment.usage)
         } else {
             Vec::new()
         };
@@ -237,7 +238,7 @@ fn turned_away_in_full(snap: &mut super::snapshot::Snapshot<'_>, wl: usize) -> b
         Mode::Fit => false,
         Mode::Preempt => {
             let frs = assignment.needs_preemption();
-            preemption::targets(snap, wl, &frs, &assignment.usage).is_empty()
+            preemptor::targets(snap, wl, &frs, &assignment.usage).is_empty()
         }
     }
 }

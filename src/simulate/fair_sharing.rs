@@ -150,6 +150,18 @@ pub(super) fn drs(snap: &Snapshot<'_>, n: Node) -> Drs {
     d
 }
 
+/// Kueue's `status.fairSharing.weightedShare` of a node: the share rounded up, `i64::MAX`
+/// for a weight-0 node that borrows (`roundedWeightedShare`).
+pub(super) fn weighted_share(snap: &Snapshot<'_>, n: Node) -> i64 {
+    let d = drs(snap, n);
+    if d.zero_weight_borrows() {
+        return i64::MAX;
+    }
+    #[allow(clippy::cast_possible_truncation)] // shares are per mille of small ratios
+    let rounded = d.share().ceil() as i64;
+    rounded
+}
+
 /// One head of a cycle as the tournament weighs it.
 pub(super) struct Head {
     pub(super) wl: usize,

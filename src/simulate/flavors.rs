@@ -10,10 +10,10 @@
 //! pod sets' requests count against later ones on the same flavor.
 
 use super::oracle::{OracleKey, Possibility};
-use super::preemption;
 use super::quota::Usage;
 use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World, flavor_matches};
+use super::{preemption, preemptor};
 use crate::profile::{
     FungibilityPolicy, FungibilityPreference, ReclaimWithinCohort, WithinClusterQueue,
 };
@@ -479,7 +479,7 @@ fn oracle_answer(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> (Poss
     let world = snap.world;
     let cq = world.workloads[wl].cq;
     let requests: FrMap<i128> = std::iter::once((fr, val)).collect();
-    let targets = preemption::targets(snap, wl, &[fr], &requests);
+    let targets = preemptor::targets(snap, wl, &[fr], &requests);
     if targets.is_empty() {
         let (b, _) = snap.usage.borrow_level(world, cq, fr, val);
         return (Possibility::NoCandidates, b);

@@ -112,23 +112,10 @@ struct Candidate {
     lca: Option<usize>,
 }
 
-/// The preemption targets that make `requests` fit for `preemptor`, or none. `frs` are the
-/// flavor/resources that need preemption. The snapshot is left as it was found. With fair
-/// sharing on, the fair-sharing preemptor chooses (`fair_sharing::targets`).
-pub(super) fn targets(
-    snap: &mut Snapshot<'_>,
-    preemptor: usize,
-    frs: &[Fr],
-    requests: &FrMap<i128>,
-) -> Vec<Target> {
-    if let Some(strategies) = &snap.world.fair_sharing {
-        return super::fair_sharing::targets(snap, preemptor, frs, requests, strategies);
-    }
-    classical(snap, preemptor, frs, requests)
-}
-
-/// Kueue's `classicalPreemptions`.
-fn classical(
+/// Kueue's `classicalPreemptions`: the preemption targets that make `requests` fit for
+/// `preemptor`, or none. `frs` are the flavor/resources that need preemption. The snapshot is
+/// left as it was found.
+pub(super) fn classical(
     snap: &mut Snapshot<'_>,
     preemptor: usize,
     frs: &[Fr],

@@ -14,7 +14,7 @@
 
 use super::events::Event;
 use super::scenario::{Scenario, ScenarioKind, ScenarioWorkload};
-use super::world::{self, Fr, WorkloadSpec, World};
+use super::world::{self, Fr, FrMap, WorkloadSpec, World};
 use crate::facts::cohorts::CohortTree;
 use crate::facts::{Quotas, pods};
 use crate::profile::{
@@ -46,6 +46,9 @@ pub(crate) struct Row {
     pub holds: String,
     pub borrowed: String,
     pub(crate) happened: String,
+    /// With fair sharing on: the queue's weighted share after the step (Kueue's
+    /// `status.fairSharing.weightedShare`; `∞` for a weight-0 queue that borrows).
+    pub(crate) share: Option<String>,
 }
 
 /// One bar of the chart: a workload holding quota from `start` to `end`.
@@ -340,11 +343,24 @@ fn run_one(
         steps,
         resource,
         first_name,
-        profile.queues.as_ref()?.cluster_queues[first]
+        cohort_of(profile, quotas, first),
+    ))
+}
+
+/// The cohort a standard scenario is about: the queue's own `cohortName`, or with Cohort
+/// objects the root of its tree (its peers may hang anywhere below it).
+fn cohort_of(profile: &Profile, quotas: &Quotas<'_>, c: usize) -> Option<String> {
+    let queues = profile.queues.as_ref()?;
+    if queues.cohorts.is_empty() {
+        return queues.cluster_queues[c]
             .cohort_name
             .as_ref()
-            .map(ToString::to_string),
-    ))
+            .map(ToString::to_string);
+    }
+    quotas
+        .tree
+        .cq_root(c)
+        .map(|r| quotas.tree.cohorts[r].name.to_owned())
 }
 
 /// Walk the events step by step: rows per queue after each step, bars, and the nuance.
@@ -364,6 +380,8 @@ fn tabulate(
     let mut bars = Vec::new();
     let mut rows = Vec::new();
     let mut whole_workload = Vec::new();
+    // What each running workload holds, for the shares.
+    let mut held: BTreeMap<usize, FrMap<i128>> = BTreeMap::new();
     for (step, &t) in STEPS.iter().enumerate().take(steps) {
         let mut notes: HashMap<usize, Vec<String>> = HashMap::new();
         let mut touched = BTreeSet::new();
@@ -373,8 +391,12 @@ fn tabulate(
                     pending.insert(*workload);
                 }
                 Event::Admitted {
-                    workload, borrowed, ..
+                    workload,
+                    borrowed,
+                    flavors,
+                    ..
                 } => {
+                    held.insert(*workload, usage_of(world, *workload, flavors));
                     let b = borrowed.get(&resource).copied().unwrap_or(0);
                     let again = touched.contains(workload);
                     pending.remove(workload);
@@ -399,6 +421,7 @@ fn tabulate(
                     reason,
                     ..
                 } => {
+                    held.remove(workload);
                     let held = total_of(world, *workload, resource);
                     let (since, b) = running.remove(workload).unwrap_or((t, 0));
                     pending.insert(*workload);
@@ -451,6 +474,10 @@ fn tabulate(
                 .or_default()
                 .push(format!("`{}` {what}", world.workloads[wl].name));
         }
+        let shares = world
+            .fair_sharing
+            .is_some()
+            .then(|| shares_of(world, &held));
         for &c in members {
             let holds: i128 = running
                 .keys()
@@ -470,6 +497,7 @@ fn tabulate(
                 happened: notes
                     .remove(&c)
                     .map_or_else(|| "–".to_owned(), |n| n.join("; ")),
+                share: shares.as_ref().map(|s| s[c].clone()),
             });
         }
     }
@@ -496,6 +524,36 @@ fn tabulate(
         bars,
         whole_workload,
     }
+}
+
+/// What a workload holds once admitted on `flavors` (per pod set: resource → flavor).
+fn usage_of(world: &World, wl: usize, flavors: &[BTreeMap<usize, usize>]) -> FrMap<i128> {
+    let mut out = FrMap::default();
+    for (ps, map) in world.workloads[wl].pod_sets.iter().zip(flavors) {
+        for &(resource, amount) in &ps.requests {
+            if let Some(&flavor) = map.get(&resource) {
+                *out.entry(Fr { flavor, resource }).or_insert(0) += amount;
+            }
+        }
+    }
+    out
+}
+
+/// Each ClusterQueue's weighted share with the workloads of `held` admitted.
+fn shares_of(world: &World, held: &BTreeMap<usize, FrMap<i128>>) -> Vec<String> {
+    let mut state = super::snapshot::State::new(world);
+    for (&wl, usage) in held {
+        state.usage.add_all(world, world.workloads[wl].cq, usage);
+    }
+    let snap = state.snapshot(world);
+    (0..world.cqs.len())
+        .map(
+            |c| match super::fair_sharing::weighted_share(&snap, super::quota::Node::Cq(c)) {
+                i64::MAX => "∞".to_owned(),
+                v => v.to_string(),
+            },
+        )
+        .collect()
 }
 
 /// A resource total over a profile workload's pod sets is above every flavor's nominal quota

@@ -7,7 +7,7 @@
 //! in a simulation the queues never change, so they are tables. `quota` reads them for
 //! availability, `fair_sharing` for shares.
 
-use super::world::{Fr, QuotaSpec, World};
+use super::keys::{Fr, FrMap, QuotaSpec};
 
 const NO_QUOTA: QuotaSpec = QuotaSpec {
     nominal: 0,
@@ -19,6 +19,22 @@ const NO_QUOTA: QuotaSpec = QuotaSpec {
 /// without a lending limit.
 pub(super) fn local_quota(subtree: i128, lending_limit: Option<i128>) -> i128 {
     lending_limit.map_or(0, |l| (subtree - l).max(0))
+}
+
+/// A ClusterQueue as the tables see it: its Cohort and its quotas.
+pub(super) struct QueueNode<'a> {
+    pub(super) parent: Option<usize>,
+    pub(super) quotas: &'a FrMap<QuotaSpec>,
+}
+
+/// A Cohort as the tables see it.
+pub(super) struct CohortNode<'a> {
+    pub(super) parent: Option<usize>,
+    pub(super) quotas: &'a FrMap<QuotaSpec>,
+    pub(super) child_cohorts: &'a [usize],
+    pub(super) child_cqs: &'a [usize],
+    /// Kueue's `getNodeHeight`.
+    pub(super) height: u32,
 }
 
 /// The static tables of a world's Cohort tree (see the module comment). Rows are Cohorts;
@@ -47,8 +63,13 @@ pub(crate) struct Tables {
 }
 
 impl Tables {
-    pub(super) fn new(w: &World, width: usize, columns: usize) -> Self {
-        let n = w.cohorts.len();
+    pub(super) fn new(
+        cqs: &[QueueNode<'_>],
+        cohorts: &[CohortNode<'_>],
+        width: usize,
+        columns: usize,
+    ) -> Self {
+        let n = cohorts.len();
         let col = |fr: Fr| fr.flavor * width + fr.resource;
         let mut t = Self {
             width,
@@ -58,11 +79,11 @@ impl Tables {
             cohort_local: vec![0; n * columns],
             cohort_pot: vec![0; n * columns],
             lendable: vec![vec![0; width]; n],
-            cq_keys: Vec::with_capacity(w.cqs.len()),
+            cq_keys: Vec::with_capacity(cqs.len()),
             cohort_keys: vec![Vec::new(); n],
-            cq_root: Vec::with_capacity(w.cqs.len()),
+            cq_root: Vec::with_capacity(cqs.len()),
         };
-        for cq in &w.cqs {
+        for cq in cqs {
             let mut keys: Vec<Fr> = cq
                 .quotas
                 .keys()
@@ -72,8 +93,8 @@ impl Tables {
             keys.sort_unstable();
             t.cq_keys.push(keys);
         }
-        for (k, c) in w.cohorts.iter().enumerate() {
-            for (fr, q) in &c.quotas {
+        for (k, c) in cohorts.iter().enumerate() {
+            for (fr, q) in c.quotas {
                 if fr.resource < width {
                     t.cohort_quota[k * columns + col(*fr)] = *q;
                 }
@@ -81,9 +102,9 @@ impl Tables {
         }
         // Children before parents: a Cohort's subtree quota needs its children's.
         let mut order: Vec<usize> = (0..n).collect();
-        order.sort_by_key(|&k| w.cohorts[k].height);
+        order.sort_by_key(|&k| cohorts[k].height);
         for &k in &order {
-            let c = &w.cohorts[k];
+            let c = &cohorts[k];
             let mut keys: Vec<Fr> = c
                 .quotas
                 .iter()
@@ -93,16 +114,16 @@ impl Tables {
                     *fr
                 })
                 .collect();
-            for &q in &c.child_cqs {
-                let spec = &w.cqs[q];
+            for &q in c.child_cqs {
+                let spec = &cqs[q];
                 for &fr in &t.cq_keys[q] {
-                    let quota = spec.quota(fr);
+                    let quota = spec.quotas.get(&fr).copied().unwrap_or(NO_QUOTA);
                     let stored = quota.nominal - local_quota(quota.nominal, quota.lending_limit);
                     t.cohort_st[k * columns + col(fr)] += stored;
                     keys.push(fr);
                 }
             }
-            for &child in &c.child_cohorts {
+            for &child in c.child_cohorts {
                 for i in 0..t.cohort_keys[child].len() {
                     let fr = t.cohort_keys[child][i];
                     let at = child * columns + col(fr);
@@ -120,7 +141,7 @@ impl Tables {
             t.cohort_keys[k] = keys;
         }
         let root = |mut k: usize| {
-            while let Some(p) = w.cohorts[k].parent {
+            while let Some(p) = cohorts[k].parent {
                 k = p;
             }
             k
@@ -132,7 +153,7 @@ impl Tables {
             for fr in keys {
                 let at = k * columns + col(fr);
                 let st = t.cohort_st[at];
-                let v = match w.cohorts[k].parent {
+                let v = match cohorts[k].parent {
                     None => st,
                     Some(p) => {
                         let up = t.cohort_local[at] + t.cohort_pot[p * columns + col(fr)];
@@ -145,7 +166,7 @@ impl Tables {
                 t.lendable[k][fr.resource] += v;
             }
         }
-        t.cq_root = w.cqs.iter().map(|cq| cq.cohort.map(root)).collect();
+        t.cq_root = cqs.iter().map(|cq| cq.parent.map(root)).collect();
         t
     }
 

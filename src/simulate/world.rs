@@ -13,24 +13,8 @@ use crate::profile::{
 };
 use std::collections::{BTreeMap, HashMap};
 
-/// A (flavor, resource) pair: the unit Kueue keeps quota and usage in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Fr {
-    pub flavor: usize,
-    pub resource: usize,
-}
-
-/// A map keyed by flavor/resource with a fast hasher: the simulator looks these up on every
-/// flavor and preemption check.
-pub(crate) type FrMap<V> = HashMap<Fr, V, foldhash::fast::FixedState>;
-
-/// One ClusterQueue's quota for one flavor and resource, in nano-units.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct QuotaSpec {
-    pub nominal: i128,
-    pub borrowing_limit: Option<i128>,
-    pub(crate) lending_limit: Option<i128>,
-}
+pub(crate) use super::keys::{Fr, FrMap, QuotaSpec};
+use super::tree::{CohortNode, QueueNode, Tables};
 
 #[derive(Clone, Debug)]
 pub struct Group {
@@ -121,7 +105,27 @@ impl World {
             }
             cq.table = QuotaTable { width, cells };
         }
-        self.tree = super::tree::Tables::new(self, width, flavors * width);
+        let cqs: Vec<QueueNode<'_>> = self
+            .cqs
+            .iter()
+            .map(|c| QueueNode {
+                parent: c.cohort,
+                quotas: &c.quotas,
+            })
+            .collect();
+        let cohorts: Vec<CohortNode<'_>> = self
+            .cohorts
+            .iter()
+            .map(|c| CohortNode {
+                parent: c.parent,
+                quotas: &c.quotas,
+                child_cohorts: &c.child_cohorts,
+                child_cqs: &c.child_cqs,
+                height: c.height,
+            })
+            .collect();
+        let tree = Tables::new(&cqs, &cohorts, width, flavors * width);
+        self.tree = tree;
     }
 }
 
@@ -187,7 +191,7 @@ pub struct World {
     /// Kueue's `fairSharing.preemptionStrategies` when fair sharing is on.
     pub(crate) fair_sharing: Option<Vec<PreemptionStrategy>>,
     /// What the tree's quotas come to, filled by `index`.
-    pub(crate) tree: super::tree::Tables,
+    pub(crate) tree: Tables,
 }
 
 #[derive(Default)]
@@ -300,7 +304,7 @@ fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
         fair_sharing: profile
             .fair_sharing()
             .map(|f| f.preemption_strategies.clone()),
-        tree: super::tree::Tables::default(),
+        tree: Tables::default(),
     }
 }
 
