@@ -196,9 +196,29 @@ fn main() {
                     .expect("raykueue check");
                 assert!(out.status.success());
             });
+            // The issue's `gen --only workloads` target: the whole process, stream to stdout.
+            let only = time_runs(runs, || {
+                let out = Command::new(bin)
+                    .args([
+                        "gen",
+                        "--profile",
+                        profile.to_str().unwrap_or_default(),
+                        "--only",
+                        "workloads",
+                    ])
+                    .output()
+                    .expect("raykueue gen --only workloads");
+                assert!(out.status.success());
+            });
+            let against = |d: Duration| {
+                kustomize.map_or_else(|| "n/a".to_owned(), |k| format!("{:.3}×", ms(d) / ms(k)))
+            };
             checks = format!(
-                "`raykueue check` of {n} teams (whole process): {:.1} ms",
-                ms(check)
+                "`raykueue check` of {n} teams (whole process): {:.1} ms, {} of `kubectl kustomize`\n`raykueue gen --only workloads` of {n} teams (whole process): {:.1} ms, {} of `kubectl kustomize`",
+                ms(check),
+                against(check),
+                ms(only),
+                against(only),
             );
         }
         let env_dir = tmp.path().join(format!("envsubst-{n}"));

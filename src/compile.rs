@@ -30,11 +30,11 @@ pub struct Compiled {
 }
 
 /// A profile the input stages read and the checks passed, with what the later stages reuse.
-struct Admitted {
-    profile: Profile,
-    warnings: Vec<Diagnostic>,
-    scripts: ScriptFiles,
-    unreclaimable: Vec<Unreclaimable>,
+pub(crate) struct Admitted {
+    pub(crate) profile: Profile,
+    pub(crate) warnings: Vec<Diagnostic>,
+    pub(crate) scripts: ScriptFiles,
+    pub(crate) unreclaimable: Vec<Unreclaimable>,
 }
 
 /// Load, schema-check and rule-check a profile. Returns the profile and every diagnostic
@@ -85,7 +85,11 @@ fn admitted(resolved: &Resolved, deny_warnings: bool) -> Result<Admitted, Vec<Di
 /// is built; an object that fails validation (a bug in raykueue) stops it with the object's
 /// file and line.
 pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<Compiled, Vec<Diagnostic>> {
-    let a = admitted(resolved, deny_warnings)?;
+    build(admitted(resolved, deny_warnings)?)
+}
+
+/// The model, the text files and the bundle of an admitted profile.
+pub(crate) fn build(a: Admitted) -> Result<Compiled, Vec<Diagnostic>> {
     let wide = crate::base::par::wide(a.profile.items());
     // The text reads the profile, not the objects: a large profile builds both at once.
     let (objects, texts) = crate::base::par::join(
@@ -150,7 +154,7 @@ pub fn stream(
 
 /// The model's objects, each validated once; when one fails, the objects are written in
 /// memory so that each finding names its file and line.
-fn validated_objects(a: &Admitted) -> Result<Objects, Vec<Diagnostic>> {
+pub(crate) fn validated_objects(a: &Admitted) -> Result<Objects, Vec<Diagnostic>> {
     let objects = model::objects(&a.profile, &a.scripts)?;
     let failed = validate::generated(objects.iter());
     if failed.is_empty() {

@@ -69,6 +69,11 @@ pub(crate) const GROUPS: &[(&str, &str, &str)] = &[
     ),
     ("`raykueue simulate` scenarios", "RK600", "RK699"),
     (
+        "Fleets: a MultiKueue manager and its workers",
+        "RK700",
+        "RK799",
+    ),
+    (
         "Internal: raykueue's own output (a bug in raykueue)",
         "RK900",
         "RK999",
@@ -836,6 +841,110 @@ pub(crate) const PRIORITY_TWICE: Code = code(
     "`priority: 5` with `priorityClass: high`",
 );
 
+// ---- Fleets: a MultiKueue manager and its workers (`checks::fleet`)
+pub(crate) const FLEET_MEMBER_UNREADABLE: Code = code(
+    "RK700",
+    Error,
+    "a fleet member's profile cannot be found or read",
+    "`workers: [{name: gke-west, profile: team-gke.yaml}]` with no such file beside the fleet",
+);
+pub(crate) const FLEET_NAMES: Code = code(
+    "RK701",
+    Error,
+    "two fleet workers share a name, or a worker is named `manager` or `fleet` (the bundle's own folders)",
+    "two workers named `east`",
+);
+pub(crate) const MANAGER_IS_WORKER: Code = code(
+    "RK702",
+    Error,
+    "the manager is also one of its workers, or two workers are one cluster (same profile file, or same cloud cluster)",
+    "manager and worker both `team`",
+);
+pub(crate) const INCREMENTAL_STEP: Code = code(
+    "RK703",
+    Error,
+    "`multiKueue.stepSize` without the Incremental dispatcher (Kueue refuses the Configuration)",
+    "`multiKueue: {stepSize: 2}`",
+);
+pub(crate) const WORKER_MISSING_QUEUE: Code = code(
+    "RK704",
+    Error,
+    "a worker has no LocalQueue (same namespace and name) for a manager LocalQueue: jobs dispatched there are never admitted",
+    "the manager serves `ray/team-c`, worker `gke-west` does not",
+);
+pub(crate) const WORKER_QUEUE_SELECTOR: Code = code(
+    "RK705",
+    Error,
+    "the worker ClusterQueue behind a mirrored LocalQueue does not select its namespace",
+    "`namespaceSelector: {matchLabels: {team: a}}` on the worker's queue",
+);
+pub(crate) const WORKER_UNCOVERED_RESOURCE: Code = code(
+    "RK706",
+    Error,
+    "a manager workload requests a resource the worker's ClusterQueue does not cover",
+    "a GPU job dispatched to a worker queue covering cpu and memory only",
+);
+pub(crate) const FITS_SOME_WORKERS: Code = code(
+    "RK707",
+    Warning,
+    "a manager workload fits some workers but not all: it only ever runs on those",
+    "8 GPUs per pod on a fleet with one 8-GPU worker",
+);
+pub(crate) const FITS_NO_WORKER: Code = code(
+    "RK708",
+    Error,
+    "a manager workload fits no worker: MultiKueue dispatches it and no worker ever admits it",
+    "16 GPUs per pod",
+);
+pub(crate) const MANAGER_QUOTA: Code = code(
+    "RK709",
+    Warning,
+    "a manager ClusterQueue's quota is out of line with its workers' (more than they hold together, or less than the largest of them)",
+    "`nominalQuota: \"64\"` of GPUs over workers with 16",
+);
+pub(crate) const WORKER_INTEGRATION: Code = code(
+    "RK710",
+    Error,
+    "a worker lacks an integration the manager uses: its Kueue does not enable the kind, or it has no KubeRay operator (no Ray CRDs), so MultiKueue cannot connect or the job is never admitted",
+    "manager queues RayServices, worker frameworks `[ray.io/rayjob]`",
+);
+pub(crate) const WORKER_CRDS: Code = code(
+    "RK711",
+    Warning,
+    "the manager enables an integration whose CRDs raykueue does not install on the workers: MultiKueue's watch fails and the worker is not connected until they are installed",
+    "`frameworks: [jobset.x-k8s.io/jobset]` on the manager",
+);
+pub(crate) const MULTIKUEUE_ELASTIC: Code = code(
+    "RK712",
+    Error,
+    "an elastic (autoscaling) Ray workload on the manager: Kueue 0.19 does not run it through MultiKueue",
+    "`elastic: true` on a manager RayCluster",
+);
+pub(crate) const MANAGER_PLACEMENT: Code = code(
+    "RK713",
+    Warning,
+    "a manager workload carries node selectors or tolerations: MultiKueue copies them to every worker, whatever its cloud",
+    "`nodeSelector: {cloud.google.com/gke-accelerator: nvidia-l4}` on a manager RayJob",
+);
+pub(crate) const VERSION_SKEW: Code = code(
+    "RK714",
+    Warning,
+    "a fleet member runs another Kueue or KubeRay version than the manager",
+    "manager Kueue 0.19.2, worker 0.18.0",
+);
+pub(crate) const KUBERAY_FOR_MULTIKUEUE: Code = code(
+    "RK715",
+    Error,
+    "a member's KubeRay cannot serve MultiKueue: no KubeRay on the manager (RayJobs cannot be created), or older than 1.3.1 (1.6.0 for RayServices)",
+    "`operators.kuberay.version: 1.2.2`",
+);
+pub(crate) const MULTIKUEUE_GATE: Code = code(
+    "RK716",
+    Error,
+    "the manager switches Kueue's `MultiKueue` feature gate off",
+    "`featureGates: {MultiKueue: false}`",
+);
+
 // ---- Internal: raykueue's own output (`output::validate`)
 pub(crate) const INTERNAL: Code = code(
     "RK900",
@@ -1007,6 +1116,23 @@ pub const ALL: &[Code] = &[
     SCENARIO_DUPLICATE_WORKLOAD,
     PODS_OR_FROM,
     PRIORITY_TWICE,
+    FLEET_MEMBER_UNREADABLE,
+    FLEET_NAMES,
+    MANAGER_IS_WORKER,
+    INCREMENTAL_STEP,
+    WORKER_MISSING_QUEUE,
+    WORKER_QUEUE_SELECTOR,
+    WORKER_UNCOVERED_RESOURCE,
+    FITS_SOME_WORKERS,
+    FITS_NO_WORKER,
+    MANAGER_QUOTA,
+    WORKER_INTEGRATION,
+    WORKER_CRDS,
+    MULTIKUEUE_ELASTIC,
+    MANAGER_PLACEMENT,
+    VERSION_SKEW,
+    KUBERAY_FOR_MULTIKUEUE,
+    MULTIKUEUE_GATE,
     INTERNAL,
     GENERATED_SCHEMA,
     GENERATED_RULE,

@@ -7,6 +7,7 @@ mod clouds;
 mod cohorts;
 mod cq_limits;
 mod entrypoints;
+pub(crate) mod fleet;
 mod nodes;
 mod operators;
 mod queues;
@@ -15,7 +16,7 @@ mod reclaim;
 mod workloads;
 
 use crate::base::codes::Code;
-use crate::base::diagnostic::{Diagnostic, Findings, did_you_mean};
+use crate::base::diagnostic::{Diagnostic, Finding, Findings, did_you_mean};
 use crate::base::pointer::field_path;
 use crate::input::load::Loaded;
 use crate::input::scripts::ScriptFiles;
@@ -103,6 +104,15 @@ pub(crate) struct Checked {
 /// profile and nothing of each other's, so a large profile's run on all cores; their findings
 /// are joined in `CHECKS` order.
 pub(crate) fn run(profile: &Profile, loaded: &Loaded, scripts: &ScriptFiles) -> Checked {
+    let (findings, unreclaimable) = findings(profile, scripts);
+    Checked {
+        diagnostics: findings.into_iter().map(|f| place(loaded, f)).collect(),
+        unreclaimable,
+    }
+}
+
+/// Every rule's findings, by JSON pointer, not yet placed.
+fn findings(profile: &Profile, scripts: &ScriptFiles) -> (Vec<Finding>, Vec<Unreclaimable>) {
     let groups = crate::base::par::map(crate::base::par::wide(profile.items()), CHECKS, |c| {
         let mut ctx = Ctx {
             profile,
@@ -113,18 +123,22 @@ pub(crate) fn run(profile: &Profile, loaded: &Loaded, scripts: &ScriptFiles) -> 
         c(&mut ctx);
         (ctx.out.into_vec(), ctx.unreclaimable)
     });
-    let mut checked = Checked::default();
-    for (findings, unreclaimable) in groups {
-        checked.unreclaimable.extend(unreclaimable);
-        checked.diagnostics.extend(findings.into_iter().map(|f| {
-            let mut d = loaded
-                .at_value(Diagnostic::new(f.code, f.message), &f.pointer)
-                .path(field_path(&f.pointer));
-            if let Some(h) = f.hint {
-                d = d.hint(h);
-            }
-            d
-        }));
+    let mut all = Vec::new();
+    let mut unreclaimable = Vec::new();
+    for (f, u) in groups {
+        all.extend(f);
+        unreclaimable.extend(u);
     }
-    checked
+    (all, unreclaimable)
+}
+
+/// A finding placed at its line in `loaded`, with its field path and hint.
+pub(crate) fn place(loaded: &Loaded, f: Finding) -> Diagnostic {
+    let mut d = loaded
+        .at_value(Diagnostic::new(f.code, f.message), &f.pointer)
+        .path(field_path(&f.pointer));
+    if let Some(h) = f.hint {
+        d = d.hint(h);
+    }
+    d
 }

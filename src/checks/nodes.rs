@@ -15,6 +15,9 @@
 //!
 //! Which flavors a pod gets: one per resource group covering what it requests; every choice is
 //! tried and the best one counts (a problem is reported only when no choice avoids it).
+//!
+//! A fleet's manager has only its own pools checked: its quota and its workloads are the
+//! workers' business (`checks::fleet`).
 
 use super::Ctx;
 use crate::base::codes;
@@ -286,6 +289,11 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
                 Some(provider.unknown_instance_hint(pool.group.machine)),
             );
         }
+    }
+    // A fleet's manager runs no job pods: its flavors place nothing, its quota is the fleet's
+    // and its workloads run on the workers, where `checks::fleet` places them.
+    if p.managed_fleet().is_some() {
+        return;
     }
     flavor_labels(ctx, &pools);
     quota_vs_pools(ctx, p, &pools);

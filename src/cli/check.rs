@@ -1,4 +1,5 @@
-//! `raykueue check`: every diagnostic of a profile, nothing generated.
+//! `raykueue check`: every diagnostic of a profile, or of a fleet and each of its members,
+//! nothing generated.
 
 use super::{ErrorFormat, exit, print_diagnostics, resolve_profile};
 use crate::compile;
@@ -23,7 +24,11 @@ impl CheckCommand {
             Err(code) => return code,
         };
         // The output is validated too (not written): a profile that checks clean generates.
-        let diags = compile::diagnostics(&resolved, self.deny_warnings);
+        let diags = if crate::fleet::is_fleet(&resolved) {
+            crate::fleet::diagnostics(&resolved, self.deny_warnings)
+        } else {
+            compile::diagnostics(&resolved, self.deny_warnings)
+        };
         print_diagnostics(&diags, self.error_format);
         let failing = diags.iter().any(|d| d.is_error() || self.deny_warnings);
         if failing { exit::INVALID } else { exit::OK }

@@ -21,6 +21,10 @@ pub(super) struct GenCommand {
     /// Which part to print on stdout.
     #[arg(long, value_enum, default_value_t = Part::Platform)]
     only: Part,
+    /// With a fleet (`kind: Fleet`) and no `--out`: print this member's stream (`manager` or a
+    /// worker's name).
+    #[arg(long, value_name = "NAME")]
+    cluster: Option<String>,
     /// Treat warnings as errors (exit 1 and write nothing when there are any).
     #[arg(long)]
     deny_warnings: bool,
@@ -48,12 +52,55 @@ impl Part {
 }
 
 impl GenCommand {
+    /// A fleet without `--out`: one member's stream, which `--cluster` names.
+    fn fleet_stream(&self, resolved: &crate::input::resolve::Resolved) -> u8 {
+        let Some(cluster) = &self.cluster else {
+            return print_error(
+                &format!(
+                    "{} is a fleet: one stream per cluster; give --out DIR for every member's bundle, or --cluster NAME (manager or a worker) for one member's stream",
+                    self.profile
+                ),
+                self.error_format,
+            );
+        };
+        match crate::fleet::stream(resolved, self.deny_warnings, cluster, self.only.prefix()) {
+            Ok((stream, warnings)) => {
+                print_diagnostics(&warnings, self.error_format);
+                write_stdout(&stream)
+            }
+            Err(crate::fleet::StreamError::NoMember(names)) => print_error(
+                &format!(
+                    "the fleet has no member `{cluster}` (members: {})",
+                    names.join(", ")
+                ),
+                self.error_format,
+            ),
+            Err(crate::fleet::StreamError::Invalid(diags)) => {
+                print_diagnostics(&diags, self.error_format);
+                exit::INVALID
+            }
+        }
+    }
+
     pub(super) fn run(self) -> u8 {
         let resolved = match resolve_profile(&self.profile, self.error_format) {
             Ok(r) => r,
             Err(code) => return code,
         };
+        let is_fleet = crate::fleet::is_fleet(&resolved);
+        if self.cluster.is_some() && !is_fleet {
+            return print_error(
+                &format!(
+                    "--cluster picks a member of a fleet, and {} is a profile",
+                    self.profile
+                ),
+                self.error_format,
+            );
+        }
         let Some(dir) = self.check.as_ref().or(self.out.as_ref()) else {
+            if is_fleet {
+                return self.fleet_stream(&resolved);
+            }
             // No tree: the stream, built without the scripts and summary it does not carry.
             return match compile::stream(&resolved, self.deny_warnings, self.only.prefix()) {
                 Ok((stream, warnings)) => {
@@ -66,15 +113,20 @@ impl GenCommand {
                 }
             };
         };
-        let compiled = match compile::compile(&resolved, self.deny_warnings) {
+        let compiled = if is_fleet {
+            crate::fleet::compile(&resolved, self.deny_warnings).map(|c| (c.bundle, c.warnings))
+        } else {
+            compile::compile(&resolved, self.deny_warnings).map(|c| (c.bundle, c.warnings))
+        };
+        let (bundle, warnings) = match compiled {
             Ok(c) => c,
             Err(diags) => {
                 print_diagnostics(&diags, self.error_format);
                 return exit::INVALID;
             }
         };
-        print_diagnostics(&compiled.warnings, self.error_format);
-        let bundle = &compiled.bundle;
+        print_diagnostics(&warnings, self.error_format);
+        let bundle = &bundle;
         if self.check.is_some() {
             return match emit::check_tree(bundle, dir) {
                 Ok(report) if report.is_clean() => exit::OK,

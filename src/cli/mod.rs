@@ -42,7 +42,7 @@ enum Command {
     Check(check::CheckCommand),
     /// Show what changes in the cluster between two profiles (Markdown).
     Diff(diff::DiffCommand),
-    /// Print the profile JSON Schema.
+    /// Print the profile JSON Schema (`--fleet`: the fleet file's).
     Schema(schema::SchemaCommand),
     /// Validate Kubernetes manifests (files, or - for stdin) against the Kueue, KubeRay and
     /// Kubernetes schemas, CEL rules included.
@@ -88,7 +88,7 @@ pub fn main() -> ExitCode {
     let code = match cli.command {
         Command::Gen(c) => c.run(),
         Command::Check(c) => c.run(),
-        Command::Schema(_) => schema::run(),
+        Command::Schema(c) => c.run(),
         Command::Diff(c) => c.run(),
         Command::Validate(c) => c.run(),
         Command::Init(c) => c.run(),

@@ -14,6 +14,17 @@ pub const PROFILE_FILE: &str = "docs/profile.md";
 /// prints.
 pub const SCHEMA_FILE: &str = "profiles/profile.schema.json";
 
+/// The fleet file's JSON Schema (`kind: Fleet`).
+pub const FLEET_SCHEMA_FILE: &str = "profiles/fleet.schema.json";
+
+/// `profiles/fleet.schema.json`, pretty and newline-terminated.
+pub fn fleet_schema() -> String {
+    let mut s =
+        serde_json::to_string_pretty(crate::input::fleet::fleet_schema()).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
 /// `profiles/profile.schema.json`, pretty and newline-terminated.
 pub fn schema() -> String {
     crate::input::schema::schema_text()

@@ -36,11 +36,57 @@ pub(super) struct SimulateCommand {
 }
 
 impl SimulateCommand {
+    /// A fleet: the scenario is submitted to the manager's queues (`simulate::fleet`).
+    fn run_fleet(&self, resolved: &crate::input::resolve::Resolved) -> u8 {
+        let (fleet, members) = match crate::fleet::typed(resolved) {
+            Ok(t) => t,
+            Err(errors) => {
+                print_diagnostics(&errors, self.error_format);
+                return exit::INVALID;
+            }
+        };
+        let (loaded, scn) = match scenario::read(&self.scenario) {
+            Ok(s) => s,
+            Err(scenario::ReadError::Io(msg)) => return print_error(&msg, self.error_format),
+            Err(scenario::ReadError::Invalid(d)) => {
+                print_diagnostics(&d, self.error_format);
+                return exit::INVALID;
+            }
+        };
+        let Some(((_, manager), workers)) = members.split_first() else {
+            return exit::INVALID;
+        };
+        let problems = scenario::against_profile(manager, &loaded, &scn);
+        if !problems.is_empty() {
+            print_diagnostics(&problems, self.error_format);
+            return exit::INVALID;
+        }
+        let workers: Vec<(&str, &crate::profile::Profile)> =
+            workers.iter().map(|(n, p)| (n.as_str(), p)).collect();
+        let worlds = simulate::fleet::worlds(manager, &workers, &scn);
+        let outcome = simulate::fleet::run(&worlds, fleet.dispatcher(), fleet.step(), self.until);
+        if let Some(first) = outcome.capped.first() {
+            eprintln!(
+                "warning: at {} second(s) (first at t={first}s) preemptions kept chasing each other; \
+                 the simulator stopped cycling there (Kueue would keep retrying)",
+                outcome.capped.len()
+            );
+        }
+        let text = match self.output {
+            Output::Json => simulate::fleet::render_json(&worlds, &outcome),
+            Output::Human => simulate::fleet::render_human(&worlds, &outcome),
+        };
+        write_stdout(&text)
+    }
+
     pub(super) fn run(self) -> u8 {
         let resolved = match resolve_profile(&self.profile, self.error_format) {
             Ok(r) => r,
             Err(code) => return code,
         };
+        if crate::fleet::is_fleet(&resolved) {
+            return self.run_fleet(&resolved);
+        }
         // Warnings of the profile are `check`'s business; errors make the simulation moot.
         let (typed, diags) = compile::check_profile(&resolved);
         let errors: Vec<_> = diags

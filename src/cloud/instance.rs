@@ -7,6 +7,13 @@ use crate::profile::quantity::Quantity;
 /// The extended resource NVIDIA's device plugin advertises.
 pub(crate) const GPU_RESOURCE: &str = "nvidia.com/gpu";
 
+/// The taint raykueue puts on GPU pools where the cloud sets none (EKS, ACK): the one GKE sets
+/// itself, the one eksctl's NVIDIA device plugin DaemonSet tolerates (eksctl-io/eksctl@99984adb
+/// `pkg/addons/assets/nvidia-device-plugin.yaml`: `nvidia.com/gpu`, `Exists`, `NoSchedule`), and
+/// the one Kubernetes' ExtendedResourceToleration admission plugin tolerates for pods that
+/// request `nvidia.com/gpu`.
+pub(crate) const GPU_TAINT_KEY: &str = GPU_RESOURCE;
+
 /// One instance type: what the hypervisor gives the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InstanceType {

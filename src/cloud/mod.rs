@@ -158,6 +158,11 @@ pub(crate) trait Cloud: Sync {
 
     fn words(&self) -> &'static Words;
 
+    /// The cluster the section names, as the cloud identifies it (AKS: resource group and
+    /// name; GKE: project, location and name; EKS and ACK: region and name), in words: two
+    /// fleet members with the same key are one cluster.
+    fn cluster_key(&self) -> String;
+
     /// The node pools with what the cloud adds to their nodes.
     fn node_groups(&self) -> Vec<NodeGroup<'_>>;
 

@@ -11,3 +11,6 @@ pub(crate) mod pods;
 mod quota;
 
 pub(crate) use quota::Quotas;
+
+/// Label on every generated object, so users (and `kubectl apply --prune`) can select them.
+pub(crate) const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "raykueue");

@@ -3,6 +3,7 @@
 //! schema and type it (`schema`), and read the local script files its workloads name
 //! (`scripts`).
 
+pub mod fleet;
 pub mod load;
 pub(crate) mod overlay;
 pub mod resolve;

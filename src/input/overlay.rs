@@ -14,7 +14,7 @@ use crate::base::codes;
 use crate::base::diagnostic::Diagnostic;
 use crate::base::source::Source;
 use crate::input::load::{self, Tree, TreeKind};
-use crate::input::resolve::{self, ResolveError};
+use crate::input::resolve;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -112,30 +112,9 @@ fn resolve_parent(
     reference: &str,
     base_dir: Option<&Path>,
 ) -> Result<(Source, Option<PathBuf>), String> {
-    let is_shipped = resolve::SHIPPED.iter().any(|(n, _)| *n == reference);
-    let target = if is_shipped {
-        reference.to_owned()
-    } else {
-        let Some(dir) = base_dir else {
-            return Err(format!(
-                "`{reference}` is not a shipped profile, and a shipped profile cannot extend a file"
-            ));
-        };
-        // Drop `.` components so messages name the file as a person would.
-        let joined: PathBuf = dir
-            .join(reference)
-            .components()
-            .filter(|c| !matches!(c, std::path::Component::CurDir))
-            .collect();
-        joined.display().to_string()
-    };
-    match resolve::resolve(&target) {
-        Ok(r) => Ok((r.source, r.base_dir)),
-        Err(ResolveError::Io(msg)) => Err(format!("cannot load the parent profile: {msg}")),
-        Err(ResolveError::Invalid(d)) => {
-            Err(format!("cannot load the parent profile: {}", d.message))
-        }
-    }
+    resolve::relative(reference, base_dir, "extend")
+        .map(|r| (r.source, r.base_dir))
+        .map_err(|msg| format!("cannot load the parent profile: {msg}"))
 }
 
 fn merge(base: Tree, over: Tree, path: &str, errors: &mut Vec<Diagnostic>) -> Tree {

@@ -147,6 +147,37 @@ pub fn resolve(arg: &str) -> Result<Resolved, ResolveError> {
     })
 }
 
+/// A profile another file names (`extends:`, a fleet's members): a shipped name, or a path
+/// relative to that file's folder. `verb` says what the naming file does with it, for the
+/// message when a shipped file names a path.
+pub(crate) fn relative(
+    reference: &str,
+    base_dir: Option<&Path>,
+    verb: &str,
+) -> Result<Resolved, String> {
+    let is_shipped = SHIPPED.iter().any(|(n, _)| *n == reference);
+    let target = if is_shipped {
+        reference.to_owned()
+    } else {
+        let Some(dir) = base_dir else {
+            return Err(format!(
+                "`{reference}` is not a shipped profile, and a shipped profile cannot {verb} a file"
+            ));
+        };
+        // Drop `.` components so messages name the file as a person would.
+        let joined: PathBuf = dir
+            .join(reference)
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect();
+        joined.display().to_string()
+    };
+    resolve(&target).map_err(|e| match e {
+        ResolveError::Io(msg) => msg,
+        ResolveError::Invalid(d) => d.message,
+    })
+}
+
 /// Read at most one byte past the size limit, so a huge file is refused without reading it all.
 fn read_limited(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;

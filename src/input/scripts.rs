@@ -129,6 +129,14 @@ impl ScriptFiles {
     pub(crate) fn of(&self, index: usize) -> &[Result<Script, ScriptError>] {
         self.0.get(index).map_or(&[], Vec::as_slice)
     }
+
+    /// Workload `from`'s scripts as workload `to`'s, and none for the others: a workload
+    /// checked in another profile (a fleet manager's on a worker).
+    pub(crate) fn moved(&self, from: usize, to: usize) -> Self {
+        let mut out = vec![Vec::new(); to + 1];
+        out[to] = self.of(from).to_vec();
+        Self(out)
+    }
 }
 
 /// Read the script files of every workload of a profile, relative to `base` (the profile's

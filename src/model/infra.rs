@@ -17,6 +17,8 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 pub(crate) const FILE_UP: &str = "infra/up.sh";
+/// A fleet member's credentials script.
+pub(crate) const FILE_KUBECONFIG: &str = "infra/kubeconfig.sh";
 pub(crate) const FILE_VERIFY: &str = "infra/verify.sh";
 pub(crate) const FILE_DOWN: &str = "infra/down.sh";
 pub(crate) const FILE_SMOKE: &str = "infra/smoke.sh";
@@ -138,6 +140,14 @@ pub fn infra_files(p: &Profile) -> Result<Vec<TextFile>, Diagnostic> {
         out.push(TextFile::template(
             file,
             format!("infra/{folder}/{script}"),
+            ctx.clone(),
+        ));
+    }
+    // A fleet member: its credentials, for `fleet/connect.sh` and `fleet/verify.sh`.
+    if p.role.is_some() && provider.is_some() {
+        out.push(TextFile::template(
+            FILE_KUBECONFIG,
+            format!("infra/{folder}/kubeconfig.sh.j2"),
             ctx.clone(),
         ));
     }
@@ -341,6 +351,9 @@ pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diag
         for (key, value) in fields {
             config[key.as_str()] = value;
         }
+    }
+    if let Some(fleet) = p.managed_fleet() {
+        config["multiKueue"] = super::fleet::configuration(fleet);
     }
     // The chart writes the Configuration into its ConfigMap as is: a YAML string.
     let mut values = json!({

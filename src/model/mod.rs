@@ -3,6 +3,7 @@
 //! reviewer summary) are their templates' values, which `output::render` renders. Nothing here
 //! renders a template or validates an object.
 
+pub(crate) mod fleet;
 pub(crate) mod gitops;
 pub mod infra;
 mod platform;
@@ -106,8 +107,7 @@ pub(crate) fn texts(
     Ok(files)
 }
 
-/// Label on every generated object, so users (and `kubectl apply --prune`) can select them.
-pub(crate) const MANAGED_BY: (&str, &str) = ("app.kubernetes.io/managed-by", "raykueue");
+pub(crate) use crate::facts::MANAGED_BY;
 
 /// One Kubernetes object of the bundle, as data: keys in the order they are written
 /// (`apiVersion`, `kind`, `metadata`, `spec`), serialized once by the YAML writer and validated

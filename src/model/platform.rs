@@ -3,7 +3,7 @@
 
 use super::{MANAGED_BY, Object, k8s};
 use crate::profile::{
-    ClusterQueue, Cohort, Flavor, LocalQueue, PriorityClass, Profile, ResourceGroup, Taint,
+    ClusterQueue, Cohort, Flavor, LocalQueue, PriorityClass, Profile, ResourceGroup, Role, Taint,
     Toleration, TolerationOperator,
 };
 use serde::Serialize;
@@ -103,17 +103,25 @@ pub(crate) fn platform_objects(p: &Profile) -> Vec<Object> {
     }
     out.extend(p.flavors.iter().map(flavor));
     out.extend(p.priority_classes.iter().map(priority_class));
+    if let Some(fleet) = p.managed_fleet() {
+        out.extend(super::fleet::manager_objects(fleet));
+    }
     if let Some(q) = &p.queues {
         let wide = crate::base::par::wide(p.items());
         out.extend(q.cohorts.iter().map(cohort));
-        out.extend(crate::base::par::map(
-            wide,
-            &q.cluster_queues,
-            cluster_queue,
-        ));
+        out.extend(crate::base::par::map(wide, &q.cluster_queues, |cq| {
+            let mut o = cluster_queue(cq);
+            if let Some(fleet) = p.managed_fleet() {
+                super::fleet::dispatch(&mut o.value, fleet);
+            }
+            o
+        }));
         out.extend(crate::base::par::map(wide, &q.local_queues, |lq| {
             local_queue(lq, ns)
         }));
+    }
+    if let Some(Role::Worker { frameworks, .. }) = &p.role {
+        out.extend(super::fleet::worker_objects(p, frameworks));
     }
     out
 }

@@ -245,6 +245,12 @@ pub(crate) fn workload(
         }
         WorkloadKind::RayCluster => ray_object("RayCluster", w, ns, file, metadata, cluster),
     };
+    let mut obj = obj;
+    if queued && p.managed_fleet().is_some() {
+        // Dispatched by the fleet's manager (`model::fleet`): KubeRay leaves it alone here, and
+        // the field is immutable, so it is set at creation.
+        obj.value["spec"]["managedBy"] = json!(crate::profile::fleet::MULTIKUEUE_CONTROLLER);
+    }
     out.push(obj);
     Ok(out)
 }

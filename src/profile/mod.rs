@@ -6,6 +6,7 @@
 //! `nominalQuota`; AKS's `vmSize`), so that a reader of the seeds or the upstream docs finds
 //! the same words here. Maps are `BTreeMap`: output never depends on input key order.
 
+pub mod fleet;
 mod kueue_config;
 pub(crate) mod limits;
 pub(crate) mod names;
@@ -13,6 +14,7 @@ pub mod pools;
 pub mod quantity;
 mod workload;
 
+pub use fleet::Role;
 pub use kueue_config::*;
 pub use names::*;
 pub use pools::*;
@@ -96,6 +98,10 @@ pub struct Profile {
     /// Argo CD and/or Flux objects that sync the committed bundle.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gitops: Option<GitOps>,
+    /// The profile's part in a fleet (`kind: Fleet`), set by the fleet pipeline; never written
+    /// in a profile.
+    #[serde(skip)]
+    pub role: Option<Role>,
 }
 
 /// Where the committed bundle lives, and which GitOps tool syncs it.
@@ -645,6 +651,38 @@ impl Profile {
             .as_ref()?
             .fair_sharing
             .as_ref()
+    }
+
+    /// The fleet this profile manages, when it is a fleet's manager: its workloads run on the
+    /// workers, and its ClusterQueues dispatch through MultiKueue.
+    pub fn managed_fleet(&self) -> Option<&fleet::Fleet> {
+        match &self.role {
+            Some(Role::Manager(f)) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// Per resource, the nominal quota (every flavor) of the ClusterQueue behind LocalQueue
+    /// `name` in namespace `ns`; `None` without that LocalQueue.
+    pub fn nominal_behind(&self, ns: &str, name: &str) -> Option<BTreeMap<String, Quantity>> {
+        let lq = self.local_queue(name, ns)?;
+        let mut out = BTreeMap::new();
+        let cq = self
+            .queues
+            .as_ref()?
+            .cluster_queues
+            .iter()
+            .find(|c| c.name == lq.cluster_queue);
+        for r in cq
+            .iter()
+            .flat_map(|c| &c.resource_groups)
+            .flat_map(|g| &g.flavors)
+            .flat_map(|f| &f.resources)
+        {
+            let e = out.entry(r.name.to_string()).or_insert_with(Quantity::zero);
+            *e = e.plus(r.nominal_quota);
+        }
+        Some(out)
     }
 
     /// Kueue's `managedJobsNamespaceSelector`, if the profile sets one.

@@ -14,6 +14,7 @@ mod cycle;
 pub mod events;
 mod fair_sharing;
 mod flavors;
+pub mod fleet;
 mod keys;
 pub(crate) mod never;
 mod oracle;
@@ -76,16 +77,28 @@ pub(crate) fn run_with_usage(world: &World, until: Option<u64>) -> Outcome {
     run_recording(world, until, true)
 }
 
+impl<'w> Sim<'w> {
+    fn new(world: &'w World) -> Self {
+        Sim {
+            world,
+            state: State::new(world),
+            queues: Queues::new(world),
+            events: Vec::new(),
+            ends: BinaryHeap::new(),
+            demands: flavors::demands(world),
+        }
+    }
+
+    /// Scheduling cycles at `now` until one changes nothing; `false` when the cap stopped them.
+    fn settle(&mut self, now: u64) -> bool {
+        let cap = 4 * self.world.workloads.len() + EXTRA_CYCLES_PER_SECOND;
+        !(0..cap).all(|_| cycle::run(self, now))
+    }
+}
+
 fn run_recording(world: &World, until: Option<u64>, record_usage: bool) -> Outcome {
     let never = never_admissible(world);
-    let mut sim = Sim {
-        world,
-        state: State::new(world),
-        queues: Queues::new(world),
-        events: Vec::new(),
-        ends: BinaryHeap::new(),
-        demands: flavors::demands(world),
-    };
+    let mut sim = Sim::new(world);
     let mut submissions: Vec<usize> = (0..world.workloads.len()).collect();
     submissions.sort_by_key(|&w| (world.workloads[w].submit_at, w));
     let mut next = 0;
@@ -144,8 +157,7 @@ fn run_recording(world: &World, until: Option<u64>, record_usage: bool) -> Outco
             });
             sim.queues.push(world, wl);
         }
-        let cap = 4 * world.workloads.len() + EXTRA_CYCLES_PER_SECOND;
-        if (0..cap).all(|_| cycle::run(&mut sim, now)) {
+        if !sim.settle(now) {
             capped.push(now);
         }
         if record_usage {

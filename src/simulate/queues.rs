@@ -214,6 +214,18 @@ impl Queues {
         }
     }
 
+    /// A workload leaves its queue without being admitted: a fleet's copy, withdrawn on one
+    /// worker when another admitted it (`simulate::fleet`).
+    pub(super) fn remove(&mut self, world: &World, wl: usize) {
+        let key = Self::key(world, wl);
+        let q = &mut self.cqs[world.workloads[wl].cq];
+        q.heap.remove(&key);
+        q.inadmissible.retain(|&w| w != wl);
+        if q.sticky == Some(wl) {
+            q.sticky = None;
+        }
+    }
+
     /// Whether a workload is waiting in some queue.
     pub(super) fn is_pending(&self, world: &World, wl: usize) -> bool {
         let q = &self.cqs[world.workloads[wl].cq];

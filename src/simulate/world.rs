@@ -426,15 +426,26 @@ impl Adder {
 /// Build the world. The profile and scenario have passed their checks, so every name
 /// resolves; a name that does not is skipped rather than panicking.
 pub fn build(profile: &Profile, scenario: &Scenario) -> World {
+    build_on(profile, profile, scenario)
+}
+
+/// The world of `queues`' ClusterQueues with the scenario's workloads as `workloads` (the
+/// profile the scenario was written for) defines them: their `from` pod sets and priority
+/// classes are that profile's, their LocalQueues `queues`' of the same name in the namespace
+/// of `workloads`. A fleet's worker runs the manager's workloads so (`simulate::fleet`): the
+/// manager resolves a job's priority, and MultiKueue copies it under the same namespace and
+/// LocalQueue name.
+pub(crate) fn build_on(queues_profile: &Profile, profile: &Profile, scenario: &Scenario) -> World {
     let mut resources = Interner::default();
-    let mut world = queues_world(profile, &mut resources);
+    let mut world = queues_world(queues_profile, &mut resources);
     let mut adder = Adder::new(&mut resources);
-    let queues = profile.queues.as_ref();
+    let queues = queues_profile.queues.as_ref();
+    let namespace = &profile.namespace;
     let cq_of_local: HashMap<&str, usize> = queues
         .map(|q| {
             q.local_queues
                 .iter()
-                .filter(|l| l.namespace.as_ref().is_none_or(|n| *n == profile.namespace))
+                .filter(|l| l.namespace.as_ref().unwrap_or(&queues_profile.namespace) == namespace)
                 .filter_map(|l| {
                     let cq = q
                         .cluster_queues

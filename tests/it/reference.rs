@@ -11,6 +11,7 @@ fn the_reference_documents_are_fresh() {
         (reference::RULES_FILE, reference::rules()),
         (reference::PROFILE_FILE, reference::profile()),
         (reference::SCHEMA_FILE, reference::schema()),
+        (reference::FLEET_SCHEMA_FILE, reference::fleet_schema()),
     ] {
         let committed = std::fs::read_to_string(repo().join(file)).unwrap_or_default();
         assert!(

@@ -28,6 +28,10 @@ const CRDS: &[(&str, &str)] = &[
     ("kueue.x-k8s.io_clusterqueues.yaml", "v1beta2"),
     ("kueue.x-k8s.io_localqueues.yaml", "v1beta2"),
     ("kueue.x-k8s.io_cohorts.yaml", "v1beta2"),
+    // A fleet's manager: its MultiKueue admission check, config and clusters.
+    ("kueue.x-k8s.io_admissionchecks.yaml", "v1beta2"),
+    ("kueue.x-k8s.io_multikueueconfigs.yaml", "v1beta2"),
+    ("kueue.x-k8s.io_multikueueclusters.yaml", "v1beta2"),
     ("ray.io_rayjobs.yaml", "v1"),
     ("ray.io_rayclusters.yaml", "v1"),
     ("ray.io_rayservices.yaml", "v1"),
@@ -62,6 +66,23 @@ const NATIVE: &[(&str, &str, &str, bool)] = &[
     ),
 ];
 
+/// Core kinds with no file of their own, only a definition in `_definitions.json`: definition,
+/// apiVersion, kind, namespaced. A fleet's workers grant the manager access with these.
+const NATIVE_DEFINITIONS: &[(&str, &str, &str, bool)] = &[
+    (
+        "io.k8s.api.rbac.v1.ClusterRole",
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRole",
+        false,
+    ),
+    (
+        "io.k8s.api.rbac.v1.ClusterRoleBinding",
+        "rbac.authorization.k8s.io/v1",
+        "ClusterRoleBinding",
+        false,
+    ),
+];
+
 const K8S_DIR: &str = "k8s/v1.34.0-local-strict";
 const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 
@@ -90,6 +111,15 @@ pub(super) fn import(schemas_dir: &Path) -> Result<String, String> {
     for (file, api_version, kind, namespaced) in NATIVE {
         let schema = read_json(&schemas_dir.join(K8S_DIR).join(file))?;
         let root = native.convert(&mut table, &schema, file, 0)?;
+        kinds.push(KindEntry {
+            api_version: (*api_version).to_owned(),
+            kind: (*kind).to_owned(),
+            namespaced: *namespaced,
+            root,
+        });
+    }
+    for (definition, api_version, kind, namespaced) in NATIVE_DEFINITIONS {
+        let root = native.def(&mut table, definition, 0)?;
         kinds.push(KindEntry {
             api_version: (*api_version).to_owned(),
             kind: (*kind).to_owned(),

@@ -6,7 +6,8 @@
 //! repository). `--check` writes nothing and exits 1 when a committed file differs.
 //!
 //! `docs [--check]`: regenerate `docs/rules.md` (from the code table), `profiles/profile.schema.json`
-//! (from the profile types) and `docs/profile.md` (from that schema).
+//! and `profiles/fleet.schema.json` (from the profile and fleet types) and `docs/profile.md`
+//! (from the profile's schema).
 
 mod charts;
 mod import;
@@ -52,6 +53,9 @@ fn main() -> ExitCode {
             }),
             (raykueue::cli::reference::SCHEMA_FILE, |_| {
                 Ok(raykueue::cli::reference::schema())
+            }),
+            (raykueue::cli::reference::FLEET_SCHEMA_FILE, |_| {
+                Ok(raykueue::cli::reference::fleet_schema())
             }),
         ]
     } else {

@@ -15,6 +15,7 @@ pub use section::*;
 
 mod checks;
 
+use super::instance::GPU_TAINT_KEY;
 use super::{Allocatable, Cloud, InstanceType, NodeGroup as SeamGroup, Words, taint_word};
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
@@ -63,10 +64,6 @@ pub(crate) const GPU_LABEL: &str = "aliyun.accelerator/nvidia_name";
 /// The pool label that pins the NVIDIA driver of new nodes (ACK "Specify a custom GPU driver
 /// version").
 pub(crate) const DRIVER_VERSION_LABEL: &str = "ack.aliyun.com/nvidia-driver-version";
-
-/// The taint raykueue puts on GPU pools (ACK sets none): the same one as on every cloud, which
-/// pods that request `nvidia.com/gpu` tolerate through ExtendedResourceToleration.
-pub(crate) const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
 
 /// RRSA wiring read by `ack-pod-identity-webhook` (Alibaba Cloud help doc-detail/600451,
 /// "ack-pod-identity-webhook": namespace label and service-account annotation).
@@ -164,6 +161,10 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
 }
 
 impl Cloud for Alibaba {
+    fn cluster_key(&self) -> String {
+        format!("ACK cluster `{}` in `{}`", self.cluster.name, self.region)
+    }
+
     fn section(&self) -> &'static str {
         "alibaba"
     }

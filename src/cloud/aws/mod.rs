@@ -13,6 +13,7 @@ pub use section::*;
 
 mod checks;
 
+use super::instance::GPU_TAINT_KEY;
 use super::{Allocatable, Cloud, InstanceType, NodeGroup as SeamGroup, Words, taint_word};
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{LabelValue, NvidiaInstall, Profile, QualifiedName, Taint, TaintEffect};
@@ -49,12 +50,6 @@ const WORDS: Words = Words {
 /// The GPU label raykueue puts on GPU node groups (EKS adds none); see
 /// [`catalogue::accelerator_label_value`].
 pub(crate) const ACCELERATOR_LABEL: &str = "k8s.amazonaws.com/accelerator";
-
-/// The taint raykueue puts on GPU node groups: the one eksctl's NVIDIA device plugin DaemonSet
-/// tolerates (eksctl-io/eksctl@99984adb `pkg/addons/assets/nvidia-device-plugin.yaml`:
-/// `nvidia.com/gpu`, `Exists`, `NoSchedule`), the one GKE sets itself, and the one Kubernetes'
-/// ExtendedResourceToleration admission plugin tolerates for pods that request `nvidia.com/gpu`.
-pub(crate) const GPU_TAINT_KEY: &str = "nvidia.com/gpu";
 
 /// Labels eksctl sets on every node of a group (eksctl `userdocs/src/usage/dry-run.md`).
 pub(crate) const EKSCTL_CLUSTER_LABEL: &str = "alpha.eksctl.io/cluster-name";
@@ -154,6 +149,10 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
 }
 
 impl Cloud for Aws {
+    fn cluster_key(&self) -> String {
+        format!("EKS cluster `{}` in `{}`", self.cluster.name, self.region)
+    }
+
     fn section(&self) -> &'static str {
         "aws"
     }

@@ -76,6 +76,13 @@ pub(crate) const STORAGE_ACCOUNT_ENV: &str = "AZURE_STORAGE_ACCOUNT_NAME";
 pub(crate) const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
 
 impl Cloud for Azure {
+    fn cluster_key(&self) -> String {
+        format!(
+            "AKS cluster `{}` in resource group `{}`",
+            self.cluster.name, self.resource_group
+        )
+    }
+
     fn section(&self) -> &'static str {
         "azure"
     }

@@ -91,6 +91,17 @@ impl Gcp {
 }
 
 impl Cloud for Gcp {
+    fn cluster_key(&self) -> String {
+        let project = self.project.as_deref().map_or_else(
+            || "gcloud's current project".to_owned(),
+            |p| format!("project `{p}`"),
+        );
+        format!(
+            "GKE cluster `{}` in `{}` of {project}",
+            self.cluster.name, self.zone
+        )
+    }
+
     fn section(&self) -> &'static str {
         "gcp"
     }
