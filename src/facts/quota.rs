@@ -15,6 +15,7 @@
 use super::cohorts::CohortTree;
 use crate::profile::{Quantity, Queues, ResourceQuota};
 use std::collections::HashMap;
+use std::fmt::Write as _;
 
 /// What one ClusterQueue can ever use of one flavor and resource, and how that comes about.
 pub(crate) struct Capacity {
@@ -250,12 +251,12 @@ impl<'q> Quotas<'q> {
             q(self.cohort_st(k, flavor, resource))
         );
         if let Some(r) = self.cohort_own.get(&(k, flavor, resource)) {
-            s.push_str(&format!(" (its own quota {})", r.nominal_quota));
+            let _ = write!(s, " (its own quota {})", r.nominal_quota);
             if let Some(bl) = r.borrowing_limit {
-                s.push_str(&format!(", borrowingLimit {bl}"));
+                let _ = write!(s, ", borrowingLimit {bl}");
             }
             if let Some(ll) = r.lending_limit {
-                s.push_str(&format!(", lendingLimit {ll}"));
+                let _ = write!(s, ", lendingLimit {ll}");
             }
         }
         s

@@ -110,21 +110,21 @@ fn keys(w: &World, n: Node) -> &[Fr] {
 }
 
 /// The node's share with the snapshot's usage (Kueue's `dominantResourceShare`).
-pub(super) fn drs(snap: &Snapshot<'_>, n: Node) -> Drs {
+pub(super) fn drs(snap: &Snapshot<'_>, node: Node) -> Drs {
     let w = snap.world;
     let mut d = Drs {
-        weight: weight(w, n),
+        weight: weight(w, node),
         ratio: 0.0,
         borrowing: false,
         borrowed: Vec::new(),
     };
-    let Some(p) = parent(w, n) else {
+    let Some(p) = parent(w, node) else {
         return d;
     };
     // Per resource, what is used beyond the subtree quota over all flavors.
     let mut over: Vec<(usize, i128)> = Vec::new();
-    for &fr in keys(w, n) {
-        let b = snap.usage.node(n, fr) - super::quota::subtree(w, n, fr);
+    for &fr in keys(w, node) {
+        let b = snap.usage.node(node, fr) - super::quota::subtree(w, node, fr);
         if b > 0 {
             d.borrowed.push(fr);
             match over.iter_mut().find(|(r, _)| *r == fr.resource) {
@@ -137,8 +137,8 @@ pub(super) fn drs(snap: &Snapshot<'_>, n: Node) -> Drs {
         return d;
     }
     d.borrowing = true;
-    for (r, b) in over {
-        let lendable = w.tree.lendable(p, r);
+    for (resource, b) in over {
+        let lendable = w.tree.lendable(p, resource);
         if lendable > 0 {
             #[allow(clippy::cast_precision_loss)] // Kueue divides float64s too
             let ratio = b as f64 * 1000.0 / lendable as f64;

@@ -10,7 +10,6 @@
 //! pod sets' requests count against later ones on the same flavor.
 
 use super::oracle::{OracleKey, Possibility};
-use super::quota::Usage;
 use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World, flavor_matches};
 use super::{preemption, preemptor};
@@ -243,7 +242,6 @@ pub(super) struct Demand {
 /// largest share of what its queue could ever get), as that is the one most often refused:
 /// what does not change while it waits, worked out once per run.
 pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
-    let usage = Usage::new(world);
     world
         .workloads
         .iter()
@@ -260,7 +258,7 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
                             .filter(|&&f| flavor_matches(&world.flavors[f], ps))
                             .map(|&flavor| {
                                 let fr = Fr { flavor, resource };
-                                (fr, amount > usage.potential(world, cq, fr))
+                                (fr, amount > super::quota::potential(world, cq, fr))
                             })
                             .collect(),
                         // Zero requests of resources the queue does not define are skipped.
@@ -275,7 +273,7 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
                     .iter()
                     .map(|&(fr, _)| {
                         #[allow(clippy::cast_precision_loss)] // an ordering hint only
-                        let most = usage.potential(world, cq, fr) as f64;
+                        let most = super::quota::potential(world, cq, fr) as f64;
                         #[allow(clippy::cast_precision_loss)]
                         let amount = d.amount as f64;
                         if most > 0.0 {
@@ -429,7 +427,7 @@ fn fits_quota(
     let world = snap.world;
     let cq = world.workloads[wl].cq;
     let spec = &world.cqs[cq];
-    if val > snap.usage.potential(world, cq, fr) {
+    if val > super::quota::potential(world, cq, fr) {
         return (Possibility::NoFit, 0, Some(NoFitReason::ExceedsMaxQuota));
     }
     let (borrow, may_reclaim) = snap.usage.borrow_level(world, cq, fr, val);

@@ -107,11 +107,6 @@ impl Usage {
         self.local_available(w, n, fr) + pa
     }
 
-    /// The most the queue could ever use of `fr` (`PotentialAvailable`).
-    pub(super) fn potential(&self, w: &World, cq: usize, fr: Fr) -> i128 {
-        potential(w, cq, fr)
-    }
-
     /// Whether using `val` more of `fr` takes the queue over its nominal quota.
     pub(super) fn borrowing_with(&self, w: &World, cq: usize, fr: Fr, val: i128) -> bool {
         w.cqs[cq].quota(fr).nominal < self.of(cq, fr) + val
@@ -363,7 +358,7 @@ mod tests {
         let w = world(&[(4, Some(2), None), (4, None, None)]);
         let mut u = Usage::new(&w);
         assert_eq!(u.available(&w, 0, GPU), 6);
-        assert_eq!(u.potential(&w, 0, GPU), 6);
+        assert_eq!(potential(&w, 0, GPU), 6);
         assert_eq!(u.available(&w, 1, GPU), 8);
         u.add(&w, 1, GPU, 3);
         assert_eq!(u.available(&w, 0, GPU), 5, "queue 1 used 3 of the 8");
@@ -378,7 +373,7 @@ mod tests {
         // Queue 1 lends at most 1 of its 4: queue 0 can reach 4 + 1.
         let w = world(&[(4, None, None), (4, None, Some(1))]);
         let mut u = Usage::new(&w);
-        assert_eq!(u.potential(&w, 0, GPU), 5);
+        assert_eq!(potential(&w, 0, GPU), 5);
         u.add(&w, 0, GPU, 5);
         assert_eq!(u.available(&w, 0, GPU), 0);
         assert_eq!(
