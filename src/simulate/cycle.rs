@@ -89,7 +89,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
 
     let mut preempted: BTreeSet<usize> = BTreeSet::new();
     let mut victims: Vec<usize> = Vec::new();
-    while let Some(i) = order.next(&mut snap, &entries) {
+    while let Some(i) = order.next(&mut snap) {
         let e = &mut entries[i];
         let cq = world.workloads[e.wl].cq;
         match e.assignment.mode {
@@ -104,6 +104,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
                 if world.cqs[cq].reclaim != ReclaimWithinCohort::Any {
                     let reserve = reservation(&snap, cq, &e.assignment);
                     snap.usage.to_mut().add_all(world, cq, &reserve);
+                    order.moved();
                 }
                 continue;
             }
@@ -119,6 +120,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         }
         preempted.extend(e.targets.iter().map(|t| t.workload));
         snap.usage.to_mut().add_all(world, cq, &e.assignment.usage);
+        order.moved();
         changed = true;
         if e.assignment.mode == Mode::Preempt {
             for t in &e.targets {
@@ -176,11 +178,13 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
 enum Order {
     /// Kueue's classical iterator: the entries as sorted, one after the other.
     Classic(std::ops::Range<usize>),
-    /// Kueue's fair-sharing iterator: the entries not taken yet, each with what it would use.
+    /// Kueue's fair-sharing iterator: the entries not taken yet, each entry with what it
+    /// would use, and the tournament's shares while usage has not moved.
     Fair {
         left: Vec<usize>,
         heads: Vec<fair_sharing::Head>,
         borrowing: Vec<u32>,
+        shares: Option<fair_sharing::Shares>,
     },
 }
 
@@ -191,37 +195,40 @@ impl Order {
         }
         Self::Fair {
             left: (0..entries.len()).collect(),
-            heads: Vec::new(),
-            borrowing: Vec::new(),
+            heads: entries
+                .iter()
+                .map(|e| fair_sharing::Head {
+                    wl: e.wl,
+                    usage: e.assignment.usage.clone(),
+                })
+                .collect(),
+            borrowing: entries.iter().map(|e| e.assignment.borrowing).collect(),
+            shares: None,
         }
     }
 
-    fn next(
-        &mut self,
-        snap: &mut super::snapshot::Snapshot<'_>,
-        entries: &[Entry],
-    ) -> Option<usize> {
+    /// The snapshot's usage moved: the shares are stale.
+    fn moved(&mut self) {
+        if let Self::Fair { shares, .. } = self {
+            *shares = None;
+        }
+    }
+
+    fn next(&mut self, snap: &mut super::snapshot::Snapshot<'_>) -> Option<usize> {
         match self {
             Self::Classic(range) => range.next(),
             Self::Fair {
                 left,
                 heads,
                 borrowing,
+                shares,
             } => {
                 if left.len() <= 1 {
                     return left.pop();
                 }
-                heads.clear();
-                borrowing.clear();
-                for &i in left.iter() {
-                    heads.push(fair_sharing::Head {
-                        wl: entries[i].wl,
-                        usage: entries[i].assignment.usage.clone(),
-                    });
-                    borrowing.push(entries[i].assignment.borrowing);
-                }
-                let pick = fair_sharing::next(snap, heads, borrowing)?;
-                Some(left.remove(pick))
+                let pick = fair_sharing::next(snap, heads, left, borrowing, shares)?;
+                let at = left.iter().position(|&i| i == pick)?;
+                Some(left.remove(at))
             }
         }
     }

@@ -169,15 +169,28 @@ pub(super) struct Head {
     pub(super) usage: FrMap<i128>,
 }
 
-/// Which of `heads` (the cycle's entries not processed yet) Kueue takes next: the winner of
-/// the tournament of each tree, and between trees (and queues without a cohort, which Kueue
-/// takes in no particular order) the classic order: no borrowing first, then higher
-/// priority, older, by name (`borrowing` gives each head's borrowing level).
-pub(super) fn next(snap: &mut Snapshot<'_>, heads: &[Head], borrowing: &[u32]) -> Option<usize> {
+/// The shares the tournament weighs, per (head, Cohort on its path): valid while the
+/// snapshot's usage does not move, so a cycle computes them again only after an admission,
+/// a preemption or a reservation (most entries of a busy cycle change nothing).
+pub(super) type Shares = HashMap<(usize, usize), Drs>;
+
+/// Which of `left` (indices into `heads`: the cycle's entries not processed yet) Kueue takes
+/// next: the winner of the tournament of each tree, and between trees (and queues without a
+/// cohort, which Kueue takes in no particular order) the classic order: no borrowing first,
+/// then higher priority, older, by name (`borrowing` gives each head's borrowing level).
+/// `cache` holds the shares of the heads of `left`, or `None` when usage has moved since.
+pub(super) fn next(
+    snap: &mut Snapshot<'_>,
+    heads: &[Head],
+    left: &[usize],
+    borrowing: &[u32],
+    cache: &mut Option<Shares>,
+) -> Option<usize> {
     let w = snap.world;
-    let mut roots: Vec<Option<usize>> = heads
+    let shares = cache.get_or_insert_with(|| shares_of(snap, heads, left));
+    let mut roots: Vec<Option<usize>> = left
         .iter()
-        .map(|h| w.tree.cq_root[w.workloads[h.wl].cq])
+        .map(|&h| w.tree.cq_root[w.workloads[heads[h].wl].cq])
         .collect();
     roots.sort_unstable();
     roots.dedup();
@@ -185,13 +198,17 @@ pub(super) fn next(snap: &mut Snapshot<'_>, heads: &[Head], borrowing: &[u32]) -
     for root in roots {
         match root {
             None => winners.extend(
-                (0..heads.len()).filter(|&i| w.cqs[w.workloads[heads[i].wl].cq].cohort.is_none()),
+                left.iter()
+                    .copied()
+                    .filter(|&i| w.cqs[w.workloads[heads[i].wl].cq].cohort.is_none()),
             ),
             Some(r) => {
-                let members: Vec<usize> = (0..heads.len())
+                let members: Vec<usize> = left
+                    .iter()
+                    .copied()
                     .filter(|&i| w.tree.cq_root[w.workloads[heads[i].wl].cq] == Some(r))
                     .collect();
-                winners.extend(tournament(snap, heads, &members, r));
+                winners.extend(run(w, heads, &members, r, shares));
             }
         }
     }
@@ -205,19 +222,17 @@ pub(super) fn next(snap: &mut Snapshot<'_>, heads: &[Head], borrowing: &[u32]) -
     })
 }
 
-/// `computeDRS` and `runTournament` for one tree: per head, the share each node on its path
-/// would have once it were admitted; then from the root down, the winner of each Cohort.
-fn tournament(
-    snap: &mut Snapshot<'_>,
-    heads: &[Head],
-    members: &[usize],
-    root: usize,
-) -> Option<usize> {
+/// `computeDRS` of Kueue's tournament: per head of a tree, the share each node on its path
+/// would have once it were admitted.
+fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shares {
     let w = snap.world;
     // (head, Cohort) → the share of the Cohort's child on the head's path.
-    let mut shares: HashMap<(usize, usize), Drs> = HashMap::new();
+    let mut shares: Shares = HashMap::new();
     for &i in members {
         let cq = w.workloads[heads[i].wl].cq;
+        if w.cqs[cq].cohort.is_none() {
+            continue;
+        }
         snap.usage.to_mut().add_all(w, cq, &heads[i].usage);
         let mut d = drs(snap, Node::Cq(cq));
         let mut at = w.cqs[cq].cohort;
@@ -229,16 +244,10 @@ fn tournament(
         }
         snap.usage.to_mut().remove_all(w, cq, &heads[i].usage);
     }
-    run(w, heads, members, root, &shares)
+    shares
 }
 
-fn run(
-    w: &World,
-    heads: &[Head],
-    members: &[usize],
-    k: usize,
-    shares: &HashMap<(usize, usize), Drs>,
-) -> Option<usize> {
+fn run(w: &World, heads: &[Head], members: &[usize], k: usize, shares: &Shares) -> Option<usize> {
     let mut candidates: Vec<usize> = w.cohorts[k]
         .child_cohorts
         .iter()
@@ -263,14 +272,7 @@ fn run(
 
 /// `entryComparer.less` at Cohort `k`, with the workload's name as the last tie-break where
 /// Kueue keeps whichever came first in map order.
-fn less(
-    w: &World,
-    heads: &[Head],
-    a: usize,
-    b: usize,
-    k: usize,
-    shares: &HashMap<(usize, usize), Drs>,
-) -> bool {
+fn less(w: &World, heads: &[Head], a: usize, b: usize, k: usize, shares: &Shares) -> bool {
     let none = Drs::negative();
     let da = shares.get(&(a, k)).unwrap_or(&none);
     let db = shares.get(&(b, k)).unwrap_or(&none);
