@@ -81,6 +81,31 @@ fn admitted(resolved: &Resolved, deny_warnings: bool) -> Result<Admitted, Vec<Di
     })
 }
 
+/// `admitted`, keeping the loaded profile (its positions) for diagnostics about the live
+/// state measured against it (`live::drift`).
+pub(crate) fn admitted_with_loaded(
+    resolved: &Resolved,
+    deny_warnings: bool,
+) -> Result<(Admitted, Loaded), Vec<Diagnostic>> {
+    let (loaded, profile, scripts, checked) = checked(resolved)?;
+    if checked
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() || deny_warnings)
+    {
+        return Err(checked.diagnostics);
+    }
+    Ok((
+        Admitted {
+            profile,
+            warnings: checked.diagnostics,
+            scripts,
+            unreclaimable: checked.unreclaimable,
+        },
+        loaded,
+    ))
+}
+
 /// The whole pipeline. Errors (and, with `deny_warnings`, warnings) stop it before the model
 /// is built; an object that fails validation (a bug in raykueue) stops it with the object's
 /// file and line.

@@ -74,6 +74,11 @@ pub(crate) const GROUPS: &[(&str, &str, &str)] = &[
         "RK799",
     ),
     (
+        "Live state: a cluster snapshot read by `explain` and `check --state`",
+        "RK800",
+        "RK849",
+    ),
+    (
         "Internal: raykueue's own output (a bug in raykueue)",
         "RK900",
         "RK999",
@@ -990,6 +995,56 @@ pub(crate) const GENERATED_KUBERAY_REFUSES: Code = code(
 );
 
 /// Every code, in code order (the rules reference and the tests read this).
+// ---- Live state: a cluster snapshot (`input::state`, `live`)
+pub(crate) const STATE_VERSION: Code = code(
+    "RK800",
+    Error,
+    "a Kueue object of the live state is not `kueue.x-k8s.io/v1beta2`, the version of Kueue v0.19.2 raykueue reads",
+    "`apiVersion: kueue.x-k8s.io/v1beta1` on a ClusterQueue from an older Kueue",
+);
+pub(crate) const STATE_EMPTY: Code = code(
+    "RK801",
+    Error,
+    "the live state holds no Kueue queue object or Workload",
+    "`kubectl get pods -o yaml` given as `--state`",
+);
+pub(crate) const STATE_DUPLICATE: Code = code(
+    "RK802",
+    Error,
+    "one object (kind, namespace, name) is twice in the live state",
+    "the same snapshot file given twice in a folder",
+);
+pub(crate) const DRIFT_MISSING: Code = code(
+    "RK810",
+    Warning,
+    "the profile defines a queue object the cluster does not have",
+    "ClusterQueue `team-a-cq` in the profile, not in `kubectl get clusterqueues`",
+);
+pub(crate) const DRIFT_EXTRA: Code = code(
+    "RK811",
+    Warning,
+    "the cluster has a queue object the profile does not define",
+    "a LocalQueue created by hand with `kubectl apply`",
+);
+pub(crate) const DRIFT_CHANGED: Code = code(
+    "RK812",
+    Warning,
+    "a field of a live queue object differs from what the profile compiles to",
+    "`nominalQuota: 8` in the cluster, `16` in the profile",
+);
+pub(crate) const EXPLAIN_UNKNOWN_WORKLOAD: Code = code(
+    "RK820",
+    Error,
+    "`explain` names a Workload the live state does not hold",
+    "`raykueue explain ... job-x` with no Workload `job-x` in the snapshot",
+);
+pub(crate) const LIVE_UNKNOWN_QUEUE: Code = code(
+    "RK821",
+    Warning,
+    "a live Workload's LocalQueue is not one the profile defines in its namespace: it is left out",
+    "`spec.queueName: scratch` with no LocalQueue `scratch` in the profile",
+);
+
 pub const ALL: &[Code] = &[
     USAGE,
     YAML_SYNTAX,
@@ -1133,6 +1188,14 @@ pub const ALL: &[Code] = &[
     VERSION_SKEW,
     KUBERAY_FOR_MULTIKUEUE,
     MULTIKUEUE_GATE,
+    STATE_VERSION,
+    STATE_EMPTY,
+    STATE_DUPLICATE,
+    DRIFT_MISSING,
+    DRIFT_EXTRA,
+    DRIFT_CHANGED,
+    EXPLAIN_UNKNOWN_WORKLOAD,
+    LIVE_UNKNOWN_QUEUE,
     INTERNAL,
     GENERATED_SCHEMA,
     GENERATED_RULE,

@@ -15,6 +15,10 @@ pub struct SourceFile {
     pub text: Arc<str>,
     /// Byte offset of every line start, so a position costs a binary search, not a scan.
     line_starts: Box<[usize]>,
+    /// Whether each line is ASCII, where a column is a byte count: one-line JSON (what
+    /// `kubectl get -o json` and many tools write) otherwise costs a scan per position, and
+    /// its positions cost the square of its length.
+    ascii_lines: Box<[bool]>,
 }
 
 impl std::ops::Deref for Source {
@@ -37,13 +41,15 @@ pub struct Pos {
 impl Source {
     pub fn new(name: impl Into<Arc<str>>, text: impl Into<Arc<str>>) -> Self {
         let text: Arc<str> = text.into();
-        let line_starts = std::iter::once(0)
+        let line_starts: Box<[usize]> = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
+        let ascii_lines = text.split('\n').map(str::is_ascii).collect();
         Self(Arc::new(SourceFile {
             name: name.into(),
             text,
             line_starts,
+            ascii_lines,
         }))
     }
 
@@ -52,7 +58,11 @@ impl Source {
         let offset = floor_char_boundary(&self.text, offset.min(self.text.len()));
         let line = self.line_starts.partition_point(|&start| start <= offset);
         let line_start = self.line_starts[line - 1];
-        let column = self.text[line_start..offset].chars().count() + 1;
+        let column = if self.ascii_lines[line - 1] {
+            offset - line_start + 1
+        } else {
+            self.text[line_start..offset].chars().count() + 1
+        };
         Pos {
             line: line as u32,
             column: column as u32,
@@ -79,5 +89,17 @@ mod tests {
         assert_eq!((s.pos_at(0).line, s.pos_at(0).column), (1, 1));
         let at = s.text.find(": 2").unwrap();
         assert_eq!((s.pos_at(at).line, s.pos_at(at).column), (2, 3));
+    }
+
+    /// ASCII lines count bytes, others characters; both agree with a count by hand.
+    #[test]
+    fn ascii_and_wide_lines_give_the_same_columns_as_a_character_count() {
+        let text = "{\"a\": 1, \"b\": 2}\nné: \"😀x\"\nc: 3";
+        let s = Source::new("x", text);
+        for (offset, _) in text.char_indices() {
+            let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+            let want = text[line_start..offset].chars().count() + 1;
+            assert_eq!(s.pos_at(offset).column as usize, want, "at {offset}");
+        }
     }
 }

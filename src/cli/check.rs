@@ -12,6 +12,10 @@ pub(super) struct CheckCommand {
     /// Treat warnings as errors (exit 1 when there are any).
     #[arg(long)]
     deny_warnings: bool,
+    /// A live cluster's state (`kubectl get clusterqueues,localqueues,cohorts,resourceflavors,workloadpriorityclasses,workloads -A -o yaml`):
+    /// also report where its queue objects differ from what the profile compiles to.
+    #[arg(long)]
+    state: Option<String>,
     /// Diagnostics format.
     #[arg(long, value_enum, default_value_t)]
     error_format: ErrorFormat,
@@ -24,7 +28,12 @@ impl CheckCommand {
             Err(code) => return code,
         };
         // The output is validated too (not written): a profile that checks clean generates.
-        let diags = if crate::fleet::is_fleet(&resolved) {
+        let diags = if let Some(state) = &self.state {
+            match crate::live::check(&resolved, state, self.deny_warnings) {
+                Ok(d) => d,
+                Err(m) => return super::print_error(&m, self.error_format),
+            }
+        } else if crate::fleet::is_fleet(&resolved) {
             crate::fleet::diagnostics(&resolved, self.deny_warnings)
         } else {
             compile::diagnostics(&resolved, self.deny_warnings)

@@ -5,6 +5,7 @@ use crate::base::codes;
 mod check;
 mod completions;
 mod diff;
+mod explain;
 mod gen_cmd;
 mod init;
 pub mod reference;
@@ -54,6 +55,9 @@ enum Command {
     Completions(completions::CompletionsCommand),
     /// Simulate Kueue admission of a scenario's workloads on the profile's queues, offline.
     Simulate(simulate::SimulateCommand),
+    /// Explain why each pending Workload of a live cluster's snapshot waits, and what would
+    /// unblock it.
+    Explain(explain::ExplainCommand),
 }
 
 /// How diagnostics are printed.
@@ -94,6 +98,7 @@ pub fn main() -> ExitCode {
         Command::Init(c) => c.run(),
         Command::Completions(c) => c.run(),
         Command::Simulate(c) => c.run(),
+        Command::Explain(c) => c.run(),
     };
     ExitCode::from(code)
 }

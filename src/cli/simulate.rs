@@ -21,8 +21,26 @@ pub(super) struct SimulateCommand {
     #[arg(long, short, help = crate::input::resolve::PROFILE_HELP)]
     profile: String,
     /// Scenario YAML file: the workloads submitted and when.
-    #[arg(long, short)]
-    scenario: String,
+    #[arg(
+        long,
+        short,
+        required_unless_present = "state",
+        conflicts_with = "state"
+    )]
+    scenario: Option<String>,
+    /// Start from a live cluster's snapshot instead (`kubectl get clusterqueues,localqueues,cohorts,resourceflavors,workloadpriorityclasses,workloads -A -o yaml`):
+    /// print when each pending Workload would be admitted.
+    #[arg(long)]
+    state: Option<String>,
+    /// With `--state`: seconds a Workload runs once admitted when its
+    /// `spec.maximumExecutionTimeSeconds` is not set (Kueue knows no run time).
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 3600,
+        requires = "state"
+    )]
+    run_time: u64,
     /// Timeline format.
     #[arg(long, value_enum, default_value_t)]
     output: Output,
@@ -45,7 +63,13 @@ impl SimulateCommand {
                 return exit::INVALID;
             }
         };
-        let (loaded, scn) = match scenario::read(&self.scenario) {
+        let Some(path) = &self.scenario else {
+            return print_error(
+                "a fleet is simulated from a scenario: give --scenario",
+                self.error_format,
+            );
+        };
+        let (loaded, scn) = match scenario::read(path) {
             Ok(s) => s,
             Err(scenario::ReadError::Io(msg)) => return print_error(&msg, self.error_format),
             Err(scenario::ReadError::Invalid(d)) => {
@@ -79,6 +103,42 @@ impl SimulateCommand {
         write_stdout(&text)
     }
 
+    /// `--state`: the forecast of each pending Workload of a live snapshot.
+    fn run_state(&self, profile: &crate::profile::Profile, path: &str) -> u8 {
+        let live = match crate::input::state::read(path) {
+            Ok(s) => s,
+            Err(crate::input::state::ReadError::Io(m)) => {
+                return print_error(&m, self.error_format);
+            }
+            Err(crate::input::state::ReadError::Invalid(d)) => {
+                print_diagnostics(&d, self.error_format);
+                return exit::INVALID;
+            }
+        };
+        let invalid: Vec<_> = crate::live::validate_state(&live)
+            .into_iter()
+            .filter(crate::base::diagnostic::Diagnostic::is_error)
+            .collect();
+        if !invalid.is_empty() {
+            print_diagnostics(&invalid, self.error_format);
+            return exit::INVALID;
+        }
+        let (list, diags) = crate::live::forecast(profile, &live, self.run_time, self.until);
+        print_diagnostics(&diags, self.error_format);
+        let assumption = format!(
+            "a Workload runs for its spec.maximumExecutionTimeSeconds, else {}s (--run-time); admitted ones have run since their QuotaReserved time; times count from the snapshot's latest timestamp",
+            self.run_time
+        );
+        let text = match self.output {
+            Output::Json => {
+                let doc = serde_json::json!({"assumption": assumption, "forecast": list});
+                serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+            }
+            Output::Human => crate::simulate::live::render_forecast(&list, &assumption),
+        };
+        write_stdout(&text)
+    }
+
     pub(super) fn run(self) -> u8 {
         let resolved = match resolve_profile(&self.profile, self.error_format) {
             Ok(r) => r,
@@ -97,7 +157,13 @@ impl SimulateCommand {
             print_diagnostics(&errors, self.error_format);
             return exit::INVALID;
         };
-        let (loaded, scn) = match scenario::read(&self.scenario) {
+        if let Some(state) = &self.state {
+            return self.run_state(&profile, state);
+        }
+        let Some(path) = &self.scenario else {
+            return exit::ERROR;
+        };
+        let (loaded, scn) = match scenario::read(path) {
             Ok(s) => s,
             Err(scenario::ReadError::Io(msg)) => return print_error(&msg, self.error_format),
             Err(scenario::ReadError::Invalid(d)) => {

@@ -9,3 +9,4 @@ pub(crate) mod overlay;
 pub mod resolve;
 pub mod schema;
 pub(crate) mod scripts;
+pub(crate) mod state;

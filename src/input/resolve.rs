@@ -147,6 +147,25 @@ pub fn resolve(arg: &str) -> Result<Resolved, ResolveError> {
     })
 }
 
+/// `path` with `.` dropped and each `dir/..` folded, so messages name a file as a person would
+/// (`profiles/team.yaml`, not `tests/x/../../profiles/team.yaml`). Lexical, as Go's
+/// `filepath.Clean` and Kustomize's paths are: it reads another file than the OS would only
+/// when a folder before a `..` is a symlink. A leading `..` stays.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out: Vec<Component<'_>> = Vec::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir if matches!(out.last(), Some(Component::Normal(_))) => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out.iter().collect()
+}
+
 /// A profile another file names (`extends:`, a fleet's members): a shipped name, or a path
 /// relative to that file's folder. `verb` says what the naming file does with it, for the
 /// message when a shipped file names a path.
@@ -164,13 +183,7 @@ pub(crate) fn relative(
                 "`{reference}` is not a shipped profile, and a shipped profile cannot {verb} a file"
             ));
         };
-        // Drop `.` components so messages name the file as a person would.
-        let joined: PathBuf = dir
-            .join(reference)
-            .components()
-            .filter(|c| !matches!(c, std::path::Component::CurDir))
-            .collect();
-        joined.display().to_string()
+        lexical(&dir.join(reference)).display().to_string()
     };
     resolve(&target).map_err(|e| match e {
         ResolveError::Io(msg) => msg,

@@ -16,6 +16,7 @@ mod fair_sharing;
 mod flavors;
 pub mod fleet;
 mod keys;
+pub(crate) mod live;
 pub(crate) mod never;
 mod oracle;
 mod preemption;
@@ -68,13 +69,24 @@ pub struct Outcome {
 /// Run the scenario's workloads on the world, up to `until` seconds when given. The outcome's
 /// `usage` stays empty: only the human table shows it (`run_with_usage`).
 pub fn run(world: &World, until: Option<u64>) -> Outcome {
-    run_recording(world, until, false)
+    run_recording(world, until, false, &[])
+}
+
+/// A run that starts from a cluster's state: `initial` workloads already hold their quota
+/// (workload, usage, end time) and are never submitted; the others are submitted at their
+/// `submit_at` (`live::forecast`).
+pub(crate) fn run_from(
+    world: &World,
+    initial: &[(usize, world::FrMap<i128>, u64)],
+    until: Option<u64>,
+) -> Outcome {
+    run_recording(world, until, false, initial)
 }
 
 /// `run`, also recording each ClusterQueue's usage after every second with events, for the
 /// human table.
 pub(crate) fn run_with_usage(world: &World, until: Option<u64>) -> Outcome {
-    run_recording(world, until, true)
+    run_recording(world, until, true, &[])
 }
 
 impl<'w> Sim<'w> {
@@ -96,13 +108,33 @@ impl<'w> Sim<'w> {
     }
 }
 
-fn run_recording(world: &World, until: Option<u64>, record_usage: bool) -> Outcome {
+fn run_recording(
+    world: &World,
+    until: Option<u64>,
+    record_usage: bool,
+    initial: &[(usize, world::FrMap<i128>, u64)],
+) -> Outcome {
     let never = never_admissible(world);
     let mut sim = Sim::new(world);
-    let mut submissions: Vec<usize> = (0..world.workloads.len()).collect();
+    let mut held = vec![false; world.workloads.len()];
+    for (wl, usage, ends) in initial {
+        held[*wl] = true;
+        sim.state.admit(
+            world,
+            *wl,
+            snapshot::Running {
+                admitted_at: 0,
+                ends: *ends,
+                usage: usage.clone(),
+            },
+        );
+        sim.ends.push(Reverse((*ends, *wl)));
+    }
+    let mut submissions: Vec<usize> = (0..world.workloads.len()).filter(|&w| !held[w]).collect();
     submissions.sort_by_key(|&w| (world.workloads[w].submit_at, w));
     let mut next = 0;
-    let mut submitted = vec![false; world.workloads.len()];
+    // A workload that held quota at the start counts as submitted: preempted, it waits.
+    let mut submitted = held.clone();
     let mut usage = Vec::new();
     let spelling = if record_usage {
         spellings(world)

@@ -195,13 +195,13 @@ pub struct World {
 }
 
 #[derive(Default)]
-struct Interner {
-    names: Vec<String>,
+pub(super) struct Interner {
+    pub(super) names: Vec<String>,
     index: HashMap<String, usize>,
 }
 
 impl Interner {
-    fn id(&mut self, name: &str) -> usize {
+    pub(super) fn id(&mut self, name: &str) -> usize {
         if let Some(&i) = self.index.get(name) {
             return i;
         }
@@ -214,7 +214,7 @@ impl Interner {
 /// The queues of a profile as the simulator sees them, before any workload: flavors,
 /// ClusterQueues (in profile order, so an index is the profile's) and cohorts, with the
 /// resources they name interned.
-fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
+pub(super) fn queues_world(profile: &Profile, resources: &mut Interner) -> World {
     let flavors: Vec<FlavorSpec> = profile
         .flavors
         .iter()
@@ -363,13 +363,13 @@ fn resource_groups(
 }
 
 /// Workloads of one world: equivalence classes and the `pods` resource they may count.
-struct Adder {
+pub(super) struct Adder {
     classes: HashMap<String, usize>,
     pods_resource: usize,
 }
 
 impl Adder {
-    fn new(resources: &mut Interner) -> Self {
+    pub(super) fn new(resources: &mut Interner) -> Self {
         Self {
             classes: HashMap::new(),
             pods_resource: resources.id("pods"),
@@ -378,7 +378,7 @@ impl Adder {
 
     /// The workload as the simulator keeps it: its pod sets count `pods` when the queue
     /// covers it, and its class is its priority and shape.
-    fn spec(
+    pub(super) fn spec(
         &mut self,
         cqs: &[CqSpec],
         name: String,
@@ -531,7 +531,7 @@ fn priority_of(profile: &Profile, w: &ScenarioWorkload) -> i64 {
 }
 
 /// Per resource, the total of `count` pods (sorted by resource), and its spelling.
-fn totals(
+pub(super) fn totals(
     res: &mut Interner,
     count: u64,
     per_pod: &mut dyn Iterator<Item = (&str, Quantity)>,

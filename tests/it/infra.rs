@@ -170,7 +170,7 @@ impl Sandbox {
         self.dir.path().join("calls.log")
     }
 
-    /// Run `infra/<script>` with the stubs first on PATH; returns its output and the calls it
+    /// Run `infra/<script>` (or `<path>` of the bundle) with the stubs first on PATH; returns its output and the calls it
     /// made (the log is reset first).
     pub(crate) fn run(
         &self,
@@ -191,7 +191,13 @@ impl Sandbox {
             std::env::var("PATH").unwrap_or_default()
         );
         let mut cmd = Command::new("bash");
-        cmd.arg(self.bundle().join("infra").join(script))
+        // `up.sh` is `infra/up.sh`; a path (`fleet/connect.sh`) is the bundle's own.
+        let script = if script.contains('/') {
+            self.bundle().join(script)
+        } else {
+            self.bundle().join("infra").join(script)
+        };
+        cmd.arg(script)
             .args(args)
             .current_dir(self.dir.path())
             .env("PATH", path)

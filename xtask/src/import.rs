@@ -28,6 +28,8 @@ const CRDS: &[(&str, &str)] = &[
     ("kueue.x-k8s.io_clusterqueues.yaml", "v1beta2"),
     ("kueue.x-k8s.io_localqueues.yaml", "v1beta2"),
     ("kueue.x-k8s.io_cohorts.yaml", "v1beta2"),
+    // Workloads of a live snapshot (`explain`, `check --state`): read, never written.
+    ("kueue.x-k8s.io_workloads.yaml", "v1beta2"),
     // A fleet's manager: its MultiKueue admission check, config and clusters.
     ("kueue.x-k8s.io_admissionchecks.yaml", "v1beta2"),
     ("kueue.x-k8s.io_multikueueconfigs.yaml", "v1beta2"),
@@ -249,8 +251,7 @@ fn crd_kind(
         .pointer("/schema/openAPIV3Schema")
         .and_then(Value::as_object)
         .ok_or_else(|| format!("{file}: {version} has no openAPIV3Schema"))?;
-    // The root is converted by hand: `metadata` becomes ObjectMeta, `status` is left open
-    // (the API server ignores it on create: the status subresource owns it).
+    // The root is converted by hand: `metadata` becomes ObjectMeta.
     let mut root = schema.clone();
     let Some(Value::Object(mut props)) = root.remove("properties") else {
         return Err(format!("{file}: root has no properties"));
@@ -266,8 +267,11 @@ fn crd_kind(
         };
         converted.insert(name.clone(), Value::from(idx));
     }
-    if status.is_some() {
-        converted.insert("status".to_owned(), Value::from(table.any()));
+    // `status` is converted too: raykueue never writes it, but it reads live objects
+    // (`--state`), whose status (a Workload's admission and conditions) must be checked.
+    if let Some(st) = &status {
+        let idx = crd_convert(table, st, &format!("{file}#/status"))?;
+        converted.insert("status".to_owned(), Value::from(idx));
     }
     node.insert("p", Value::Object(converted.into_iter().collect()));
     Ok(KindEntry {

@@ -21,13 +21,31 @@ pub(crate) fn decode_scenario(name: &str, bytes: &[u8]) -> Result<Source, Diagno
     decode_as(name, bytes, "scenario")
 }
 
+/// `decode` for a live cluster's snapshot (`--state`): same rules, a larger bound, since
+/// `kubectl get workloads -A -o yaml` of 10,000 Workloads takes tens of MiB.
+pub(crate) fn decode_state(name: &str, bytes: &[u8]) -> Result<Source, Diagnostic> {
+    decode_bounded(name, bytes, "snapshot", MAX_STATE_BYTES)
+}
+
+/// The bound of a snapshot file.
+pub(crate) const MAX_STATE_BYTES: usize = 256 * 1024 * 1024;
+
 fn decode_as(name: &str, bytes: &[u8], noun: &str) -> Result<Source, Diagnostic> {
-    if bytes.len() > MAX_PROFILE_BYTES {
+    decode_bounded(name, bytes, noun, MAX_PROFILE_BYTES)
+}
+
+fn decode_bounded(
+    name: &str,
+    bytes: &[u8],
+    noun: &str,
+    limit: usize,
+) -> Result<Source, Diagnostic> {
+    if bytes.len() > limit {
         return Err(Diagnostic::new(
             &codes::INPUT_TOO_LARGE,
             format!(
                 "the {noun} is larger than {} MiB, the limit for a {noun}",
-                MAX_PROFILE_BYTES / (1024 * 1024)
+                limit / (1024 * 1024)
             ),
         )
         .at(&Source::new(name, ""), Pos::default())

@@ -19,9 +19,9 @@ pub(crate) mod strict;
 mod tree;
 
 pub use decode::decode;
-pub(crate) use decode::{decode_manifest, decode_scenario};
+pub(crate) use decode::{decode_manifest, decode_scenario, decode_state};
 pub use parse::parse_tree;
-pub(crate) use parse::{Document, parse, parse_stream};
+pub(crate) use parse::{Document, parse, parse_state_stream, parse_stream};
 pub(crate) use spans::SpanMap;
 pub use spans::flatten;
 pub use tree::{Tree, TreeKind};

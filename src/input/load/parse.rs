@@ -81,15 +81,29 @@ pub(crate) struct Document {
 /// documents are skipped, as kubectl skips them. The same hostile-input bounds as for a
 /// profile, scaled for streams of many objects.
 pub(crate) fn parse_stream(source: &Source) -> Result<Vec<Document>, Vec<Diagnostic>> {
+    parse_stream_bounded(source, 10_000, 2_000_000)
+}
+
+/// `parse_stream` for a live cluster's snapshot: room for 100,000 objects of about a hundred
+/// nodes each (a Workload as kubectl prints it), as one `List` or as a stream.
+pub(crate) fn parse_state_stream(source: &Source) -> Result<Vec<Document>, Vec<Diagnostic>> {
+    parse_stream_bounded(source, 100_000, 20_000_000)
+}
+
+fn parse_stream_bounded(
+    source: &Source,
+    max_documents: usize,
+    max_nodes: usize,
+) -> Result<Vec<Document>, Vec<Diagnostic>> {
     let tag_errors = find_tags_and_documents(source, false);
     if !tag_errors.is_empty() {
         return Err(tag_errors);
     }
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
-            max_documents: 10_000,
+            max_documents: max_documents,
             max_depth: 64,
-            max_nodes: 2_000_000,
+            max_nodes: max_nodes,
             max_aliases: 1_000,
             max_anchors: 1_000,
         },

@@ -1,0 +1,752 @@
+//! The pipeline for a live cluster's state (`--state`): the snapshot read
+//! (`input::state`), every object checked against its CRD (output validation, as
+//! `raykueue validate` checks a manifest), the Workloads read into the simulator's terms,
+//! and then either `explain` (why each pending Workload waits) or drift (where the live queue
+//! objects differ from what the profile compiles to, located in the profile).
+
+use crate::base::codes;
+use crate::base::diagnostic::Diagnostic;
+use crate::compile;
+use crate::input::load::Loaded;
+use crate::input::state::{LiveObject, LiveState};
+use crate::output::validate::{self, Origin, Place, Verdict};
+use crate::profile::{Profile, Quantity, Toleration};
+use crate::simulate::live::{self as sim_live, Blocker, Explanation, LivePodSet, LiveWorkload};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Metadata the API server sets on every object it returns; not part of what a user writes,
+/// so not checked against the CRD's metadata rules.
+const SERVER_METADATA: &[&str] = &[
+    "uid",
+    "resourceVersion",
+    "generation",
+    "creationTimestamp",
+    "managedFields",
+    "selfLink",
+    "ownerReferences",
+    "finalizers",
+    "deletionTimestamp",
+    "deletionGracePeriodSeconds",
+];
+
+/// Every object of the snapshot against its CRD: the findings, located in the snapshot.
+pub(crate) fn validate_state(state: &LiveState) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    for o in &state.objects {
+        let mut value = o.value.clone();
+        if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+            for k in SERVER_METADATA {
+                meta.remove(*k);
+            }
+        }
+        let file = &state.files[o.file];
+        let doc = &file.docs[o.doc];
+        if let Verdict::Checked(violations) = validate::object(&value) {
+            let place = Place {
+                source: &file.source,
+                document: &doc.value,
+                spans: &doc.spans,
+                base: &o.base,
+            };
+            let name = validate::object_name(&value);
+            out.extend(
+                violations
+                    .iter()
+                    .map(|v| validate::diagnostic(Origin::Manifest, &name, v, Some(place))),
+            );
+        }
+    }
+    out
+}
+
+/// Seconds since 1970 of an RFC 3339 UTC time (`2026-01-02T03:04:05Z`, as the API server
+/// writes `creationTimestamp`); `None` when it is not one.
+fn epoch_seconds(text: &str) -> Option<i64> {
+    let bytes = text.as_bytes();
+    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
+    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
+    // Days from civil (Howard Hinnant's algorithm).
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let yoe = year - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+}
+
+fn condition(v: &Value, kind: &str) -> bool {
+    v["status"]["conditions"].as_array().is_some_and(|cs| {
+        cs.iter()
+            .any(|c| c["type"].as_str() == Some(kind) && c["status"].as_str() == Some("True"))
+    })
+}
+
+/// A pod's requests as Kueue counts them: the containers' sum, or an init container's when
+/// larger (the pod's effective request); overhead added.
+fn pod_requests(pod_spec: &Value) -> BTreeMap<String, Quantity> {
+    let requests_of = |c: &Value| -> BTreeMap<String, Quantity> {
+        c["resources"]["requests"]
+            .as_object()
+            .map(|m| {
+                m.iter()
+                    .filter_map(|(k, v)| {
+                        let text = match v {
+                            Value::String(s) => s.clone(),
+                            Value::Number(n) => n.to_string(),
+                            _ => return None,
+                        };
+                        Some((k.clone(), Quantity::parse(&text).ok()?))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut sum: BTreeMap<String, Quantity> = BTreeMap::new();
+    for c in pod_spec["containers"].as_array().into_iter().flatten() {
+        for (k, q) in requests_of(c) {
+            let e = sum.entry(k).or_insert_with(Quantity::zero);
+            *e = e.plus(q);
+        }
+    }
+    for c in pod_spec["initContainers"].as_array().into_iter().flatten() {
+        for (k, q) in requests_of(c) {
+            let e = sum.entry(k).or_insert_with(Quantity::zero);
+            if q.nanos() > e.nanos() {
+                *e = q;
+            }
+        }
+    }
+    if let Some(over) = pod_spec["overhead"].as_object() {
+        for (k, v) in over {
+            if let Some(q) = v.as_str().and_then(|s| Quantity::parse(s).ok()) {
+                let e = sum.entry(k.clone()).or_insert_with(Quantity::zero);
+                *e = e.plus(q);
+            }
+        }
+    }
+    sum
+}
+
+/// What the live state says about one Workload beyond its requests.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct LiveFacts {
+    pub(crate) finished: bool,
+    /// Holds quota (`QuotaReserved`) but is not `Admitted`: its admission checks decide.
+    pub(crate) reserved_only: bool,
+    pub(crate) inactive: bool,
+    /// Admission checks not `Ready`: (name, state, message).
+    pub(crate) checks: Vec<(String, String, String)>,
+}
+
+/// When a condition of a Workload last changed, in epoch seconds.
+fn condition_time(v: &Value, kind: &str) -> Option<i64> {
+    v["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|c| c["type"].as_str() == Some(kind))?["lastTransitionTime"]
+        .as_str()
+        .and_then(epoch_seconds)
+}
+
+/// The snapshot's time: the latest creation or condition change of its Workloads (kubectl
+/// prints no time of its own), as an offset from the earliest creation.
+fn snapshot_time(state: &LiveState, first: i64) -> u64 {
+    let latest = state
+        .of_kind("Workload")
+        .flat_map(|o| {
+            let v = &o.value;
+            let conds = v["status"]["conditions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["lastTransitionTime"].as_str().and_then(epoch_seconds));
+            v["metadata"]["creationTimestamp"]
+                .as_str()
+                .and_then(epoch_seconds)
+                .into_iter()
+                .chain(conds)
+        })
+        .max()
+        .unwrap_or(first);
+    u64::try_from(latest - first).unwrap_or(0)
+}
+
+/// The snapshot's Workloads in the simulator's terms, with their live facts. A Workload runs
+/// for its `spec.maximumExecutionTimeSeconds` when set, else `default_run` seconds.
+pub(crate) fn workloads(
+    state: &LiveState,
+    default_run: u64,
+) -> (Vec<(LiveWorkload, LiveFacts, &LiveObject)>, u64) {
+    let classes: BTreeMap<&str, i64> = state
+        .of_kind("WorkloadPriorityClass")
+        .map(|o| (o.name.as_str(), o.value["value"].as_i64().unwrap_or(0)))
+        .collect();
+    let objs: Vec<&LiveObject> = state.of_kind("Workload").collect();
+    let times: Vec<Option<i64>> = objs
+        .iter()
+        .map(|o| {
+            o.value["metadata"]["creationTimestamp"]
+                .as_str()
+                .and_then(epoch_seconds)
+        })
+        .collect();
+    let first = times.iter().flatten().min().copied().unwrap_or(0);
+    let now = snapshot_time(state, first);
+    let list = objs
+        .into_iter()
+        .zip(times)
+        .map(|(o, t)| {
+            let v = &o.value;
+            let spec = &v["spec"];
+            let priority = spec["priority"].as_i64().unwrap_or_else(|| {
+                spec["priorityClassRef"]["name"]
+                    .as_str()
+                    .and_then(|c| classes.get(c).copied())
+                    .unwrap_or(0)
+            });
+            let pod_sets = spec["podSets"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|ps| {
+                    let pod = &ps["template"]["spec"];
+                    LivePodSet {
+                        name: ps["name"].as_str().unwrap_or("main").to_owned(),
+                        count: ps["count"].as_u64().unwrap_or(1),
+                        requests: pod_requests(pod),
+                        node_selector: pod["nodeSelector"]
+                            .as_object()
+                            .map(|m| {
+                                m.iter()
+                                    .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                                    .collect()
+                            })
+                            .unwrap_or_default(),
+                        tolerations: pod["tolerations"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|t| serde_json::from_value::<Toleration>(t.clone()).ok())
+                            .collect(),
+                    }
+                })
+                .collect();
+            let reserved = condition(v, "QuotaReserved");
+            let admitted = reserved.then(|| {
+                v["status"]["admission"]["podSetAssignments"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|a| {
+                        let flavors = a["flavors"]
+                            .as_object()
+                            .map(|m| {
+                                m.iter()
+                                    .filter_map(|(k, f)| Some((k.clone(), f.as_str()?.to_owned())))
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        (a["name"].as_str().unwrap_or("main").to_owned(), flavors)
+                    })
+                    .collect()
+            });
+            let checks = v["status"]["admissionChecks"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|c| c["state"].as_str() != Some("Ready"))
+                .map(|c| {
+                    (
+                        c["name"].as_str().unwrap_or("").to_owned(),
+                        c["state"].as_str().unwrap_or("Pending").to_owned(),
+                        c["message"].as_str().unwrap_or("").to_owned(),
+                    )
+                })
+                .collect();
+            let w = LiveWorkload {
+                namespace: o.namespace.clone().unwrap_or_default(),
+                name: o.name.clone(),
+                queue: spec["queueName"].as_str().unwrap_or("").to_owned(),
+                priority,
+                created: t.map_or(0, |t| u64::try_from(t - first).unwrap_or(0)),
+                pod_sets,
+                admitted,
+                active: spec["active"].as_bool() != Some(false),
+                run_for: spec["maximumExecutionTimeSeconds"]
+                    .as_u64()
+                    .unwrap_or(default_run),
+                remaining: None,
+            };
+            let mut w = w;
+            if reserved {
+                let since = condition_time(v, "QuotaReserved")
+                    .map_or(0, |t| u64::try_from(t - first).unwrap_or(0));
+                w.remaining = Some(w.run_for.saturating_sub(now.saturating_sub(since)).max(1));
+            }
+            let facts = LiveFacts {
+                finished: condition(v, "Finished"),
+                reserved_only: reserved && !condition(v, "Admitted"),
+                inactive: spec["active"].as_bool() == Some(false),
+                checks,
+            };
+            (w, facts, o)
+        })
+        .collect();
+    (list, now)
+}
+
+/// `simulate --state`: when each pending Workload would be admitted, from the snapshot's
+/// time on, each running for `default_run` seconds unless it says otherwise.
+pub(crate) fn forecast(
+    profile: &Profile,
+    state: &LiveState,
+    default_run: u64,
+    until: Option<u64>,
+) -> (Vec<sim_live::Eta>, Vec<Diagnostic>) {
+    let (all, now) = workloads(state, default_run);
+    let kept: Vec<&(LiveWorkload, LiveFacts, &LiveObject)> =
+        all.iter().filter(|(_, f, _)| !f.finished).collect();
+    let live: Vec<LiveWorkload> = kept.iter().map(|(w, _, _)| w.clone()).collect();
+    let (world, map) = sim_live::build(profile, &live);
+    let diags = unknown_queues(state, &kept, &map);
+    (sim_live::forecast(&world, &live, &map, now, until), diags)
+}
+
+/// RK821 for each Workload whose LocalQueue the profile does not define.
+fn unknown_queues(
+    state: &LiveState,
+    kept: &[&(LiveWorkload, LiveFacts, &LiveObject)],
+    map: &[Option<usize>],
+) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for ((w, _, o), i) in kept.iter().map(|k| (&k.0, &k.1, &k.2)).zip(map) {
+        if i.is_none() {
+            diags.push(
+                state
+                    .at(
+                        o,
+                        Diagnostic::new(
+                            &codes::LIVE_UNKNOWN_QUEUE,
+                            format!(
+                                "Workload `{}` is queued to LocalQueue `{}`, which the profile does not define in namespace `{}`: left out",
+                                w.key(),
+                                w.queue,
+                                w.namespace
+                            ),
+                        ),
+                        "/spec/queueName",
+                    )
+                    .hint("check `--profile`: it should be the profile this cluster was built from"),
+            );
+        }
+    }
+    diags
+}
+
+/// `explain`: the pending Workloads (or the ones named, `namespace/name` or `name`), each
+/// with why it waits; diagnostics for names that match nothing and Workloads whose
+/// LocalQueue the profile does not define.
+pub(crate) fn explain(
+    profile: &Profile,
+    state: &LiveState,
+    names: &[String],
+) -> (Vec<Explanation>, Vec<Diagnostic>) {
+    // Run times do not matter to `explain`: only the forecast runs forward.
+    let (all, _) = workloads(state, 1);
+    let mut diags = Vec::new();
+    let live: Vec<LiveWorkload> = all
+        .iter()
+        .filter(|(_, f, _)| !f.finished)
+        .map(|(w, _, _)| w.clone())
+        .collect();
+    let kept: Vec<&(LiveWorkload, LiveFacts, &LiveObject)> =
+        all.iter().filter(|(_, f, _)| !f.finished).collect();
+    let (world, map) = sim_live::build(profile, &live);
+    diags.extend(unknown_queues(state, &kept, &map));
+    for n in names {
+        let found = live.iter().any(|w| w.key() == *n || w.name == *n);
+        if !found {
+            diags.push(
+                Diagnostic::new(
+                    &codes::EXPLAIN_UNKNOWN_WORKLOAD,
+                    format!("no Workload `{n}` in the live state"),
+                )
+                .hint(
+                    "name it as `namespace/name` or `name`, as `kubectl get workloads -A` lists it",
+                ),
+            );
+        }
+    }
+    let mut pending = Vec::new();
+    let mut facts_of = Vec::new();
+    let mut reserved = Vec::new();
+    for ((w, facts, _), i) in kept.iter().zip(&map) {
+        let Some(wl) = *i else { continue };
+        if !names.is_empty() && !names.iter().any(|n| *n == w.key() || *n == w.name) {
+            continue;
+        }
+        if facts.reserved_only {
+            reserved.push(reserved_only(&world, wl, w, facts));
+            continue;
+        }
+        if w.admitted.is_some() {
+            continue;
+        }
+        pending.push(wl);
+        facts_of.push((w, facts));
+    }
+    let mut list = sim_live::explain(profile, &world, &live, &map, &pending);
+    let cq_stop: BTreeMap<&str, &str> = state
+        .of_kind("ClusterQueue")
+        .filter_map(|o| Some((o.name.as_str(), o.value["spec"]["stopPolicy"].as_str()?)))
+        .collect();
+    let lq_stop: BTreeMap<(String, &str), &str> = state
+        .of_kind("LocalQueue")
+        .filter_map(|o| {
+            Some((
+                (o.namespace.clone().unwrap_or_default(), o.name.as_str()),
+                o.value["spec"]["stopPolicy"].as_str()?,
+            ))
+        })
+        .collect();
+    for (e, (w, facts)) in list.iter_mut().zip(facts_of) {
+        e.local_queue.clone_from(&w.queue);
+        if let Some(p) = cq_stop
+            .get(e.cluster_queue.as_str())
+            .filter(|p| **p != "None")
+        {
+            e.blockers.insert(
+                0,
+                Blocker {
+                    kind: "StoppedQueue",
+                    message: format!(
+                        "ClusterQueue `{}` has stopPolicy {p}: it admits nothing",
+                        e.cluster_queue
+                    ),
+                },
+            );
+            e.unblock.insert(
+                0,
+                format!(
+                    "set `stopPolicy: None` on ClusterQueue `{}`",
+                    e.cluster_queue
+                ),
+            );
+        }
+        if let Some(p) = lq_stop
+            .get(&(w.namespace.clone(), w.queue.as_str()))
+            .filter(|p| **p != "None")
+        {
+            e.blockers.insert(
+                0,
+                Blocker {
+                    kind: "StoppedQueue",
+                    message: format!(
+                        "LocalQueue `{}/{}` has stopPolicy {p}: it admits nothing",
+                        w.namespace, w.queue
+                    ),
+                },
+            );
+            e.unblock.insert(
+                0,
+                format!(
+                    "set `stopPolicy: None` on LocalQueue `{}/{}`",
+                    w.namespace, w.queue
+                ),
+            );
+        }
+        if facts.inactive {
+            e.blockers.insert(
+                0,
+                Blocker {
+                    kind: "Inactive",
+                    message: "`spec.active: false`: Kueue does not queue a deactivated Workload"
+                        .into(),
+                },
+            );
+            e.unblock
+                .insert(0, "set `spec.active: true` on the Workload".into());
+        }
+        for (name, st, msg) in &facts.checks {
+            let msg = if msg.is_empty() {
+                String::new()
+            } else {
+                format!(": {msg}")
+            };
+            e.blockers.push(Blocker {
+                kind: "AdmissionCheck",
+                message: format!("admission check `{name}` is {st}{msg}"),
+            });
+        }
+    }
+    list.extend(reserved);
+    list.sort_by(|a, b| a.workload.cmp(&b.workload));
+    (list, diags)
+}
+
+/// A Workload that holds quota but is not admitted: only its admission checks stand between
+/// it and its pods (Kueue sets `Admitted` once every check is `Ready`).
+fn reserved_only(
+    world: &crate::simulate::world::World,
+    wl: usize,
+    w: &LiveWorkload,
+    facts: &LiveFacts,
+) -> Explanation {
+    let spec = &world.workloads[wl];
+    let mut blockers = Vec::new();
+    let mut unblock = Vec::new();
+    for (name, st, msg) in &facts.checks {
+        let msg = if msg.is_empty() {
+            String::new()
+        } else {
+            format!(": {msg}")
+        };
+        blockers.push(Blocker {
+            kind: "AdmissionCheck",
+            message: format!("quota is reserved; admission check `{name}` is {st}{msg}"),
+        });
+        unblock.push(format!("admission check `{name}` becoming Ready"));
+    }
+    Explanation {
+        workload: spec.name.clone(),
+        local_queue: w.queue.clone(),
+        cluster_queue: world.cqs[spec.cq].name.clone(),
+        priority: spec.priority,
+        position: 0,
+        ahead: Vec::new(),
+        asks: Vec::new(),
+        fits_now: true,
+        never_admissible: None,
+        blockers,
+        unblock,
+    }
+}
+
+/// The queue kinds drift compares.
+const DRIFT_KINDS: &[&str] = &[
+    "ClusterQueue",
+    "LocalQueue",
+    "Cohort",
+    "ResourceFlavor",
+    "WorkloadPriorityClass",
+];
+
+/// Where an object of the profile's output is written in the profile.
+fn profile_pointer(profile: &Profile, kind: &str, ns: Option<&str>, name: &str) -> String {
+    let q = profile.queues.as_ref();
+    let found = match kind {
+        "ResourceFlavor" => profile
+            .flavors
+            .iter()
+            .position(|f| f.name.as_str() == name)
+            .map(|i| format!("/flavors/{i}")),
+        "WorkloadPriorityClass" => profile
+            .priority_classes
+            .iter()
+            .position(|c| c.name.as_str() == name)
+            .map(|i| format!("/priorityClasses/{i}")),
+        "ClusterQueue" => q
+            .and_then(|q| {
+                q.cluster_queues
+                    .iter()
+                    .position(|c| c.name.as_str() == name)
+            })
+            .map(|i| format!("/queues/clusterQueues/{i}")),
+        "LocalQueue" => q
+            .and_then(|q| {
+                q.local_queues
+                    .iter()
+                    .position(|l| l.name.as_str() == name && Some(l.namespace_in(profile)) == ns)
+            })
+            .map(|i| format!("/queues/localQueues/{i}")),
+        _ => None,
+    };
+    found.unwrap_or_else(|| "/queues".into())
+}
+
+/// Every leaf of a value by JSON pointer.
+fn leaves(v: &Value, at: String, out: &mut BTreeMap<String, Value>) {
+    match v {
+        Value::Object(m) if !m.is_empty() => {
+            for (k, x) in m {
+                leaves(
+                    x,
+                    format!("{at}/{}", k.replace('~', "~0").replace('/', "~1")),
+                    out,
+                );
+            }
+        }
+        Value::Array(a) if !a.is_empty() => {
+            for (i, x) in a.iter().enumerate() {
+                leaves(x, format!("{at}/{i}"), out);
+            }
+        }
+        _ => {
+            out.insert(at, v.clone());
+        }
+    }
+}
+
+/// Two leaves are the same when equal, or when both are the same quantity (`"1000m"` and
+/// `"1"`, `16` and `"16"`: the API server rewrites quantities in canonical form).
+fn same(left: &Value, right: &Value) -> bool {
+    if left == right {
+        return true;
+    }
+    let quantity = |v: &Value| match v {
+        Value::String(text) => Quantity::parse(text).ok(),
+        Value::Number(n) => Quantity::parse(&n.to_string()).ok(),
+        _ => None,
+    };
+    matches!((quantity(left), quantity(right)), (Some(x), Some(y)) if x.nanos() == y.nanos())
+}
+
+fn show(v: Option<&Value>) -> String {
+    match v {
+        None => "absent".into(),
+        Some(Value::String(s)) => s.clone(),
+        Some(x) => x.to_string(),
+    }
+}
+
+/// Drift: the live queue objects against what the profile compiles to. Missing and changed
+/// objects are located in the profile, extra ones in the snapshot. A field the profile does
+/// not write is not compared: the API server fills defaults the profile leaves out.
+pub(crate) fn drift(
+    profile: &Profile,
+    loaded: &Loaded,
+    objects: &[crate::model::Object],
+    state: &LiveState,
+) -> Vec<Diagnostic> {
+    let mut out = Vec::new();
+    let key = |kind: &str, ns: Option<&str>, name: &str| {
+        format!(
+            "{kind}/{}{name}",
+            ns.map_or_else(String::new, |n| format!("{n}/"))
+        )
+    };
+    let live: BTreeMap<String, &LiveObject> = state
+        .objects
+        .iter()
+        .filter(|o| DRIFT_KINDS.contains(&o.kind))
+        .map(|o| (key(o.kind, o.namespace.as_deref(), &o.name), o))
+        .collect();
+    let mut wanted = std::collections::BTreeSet::new();
+    for obj in objects.iter().filter(|o| DRIFT_KINDS.contains(&o.kind)) {
+        let k = key(obj.kind, obj.namespace.as_deref(), &obj.name);
+        wanted.insert(k.clone());
+        let base = profile_pointer(profile, obj.kind, obj.namespace.as_deref(), &obj.name);
+        let Some(o) = live.get(&k) else {
+            out.push(
+                loaded
+                    .at_value(
+                        Diagnostic::new(
+                            &codes::DRIFT_MISSING,
+                            format!("{k} is in the profile but not in the cluster"),
+                        ),
+                        &base,
+                    )
+                    .path(crate::base::pointer::field_path(&base))
+                    .hint("apply the profile (`raykueue gen --profile P | kubectl apply -f -`), or remove it from the profile"),
+            );
+            continue;
+        };
+        let (mut want, mut have) = (BTreeMap::new(), BTreeMap::new());
+        for part in ["spec", "value", "description", "preemptionPolicy"] {
+            if let Some(v) = obj.value.get(part) {
+                leaves(v, format!("/{part}"), &mut want);
+            }
+            if let Some(v) = o.value.get(part) {
+                leaves(v, format!("/{part}"), &mut have);
+            }
+        }
+        for (p, w) in &want {
+            let h = have.get(p);
+            if h.is_some_and(|h| same(h, w)) {
+                continue;
+            }
+            // The profile mirrors Kueue's shape under the object (`resourceGroups/0/...`):
+            // point at the same field in the profile when it is there.
+            let rel = p.strip_prefix("/spec").unwrap_or(p);
+            let at = format!("{base}{rel}");
+            let at = if loaded.spans.has(&at) {
+                at
+            } else {
+                base.clone()
+            };
+            out.push(
+                loaded
+                    .at_value(
+                        Diagnostic::new(
+                            &codes::DRIFT_CHANGED,
+                            format!(
+                                "{k}: `{}` is {} in the cluster, {} in the profile",
+                                crate::base::pointer::field_path(p),
+                                show(h),
+                                show(Some(w))
+                            ),
+                        ),
+                        &at,
+                    )
+                    .path(crate::base::pointer::field_path(&at))
+                    .hint("apply the profile to put the cluster back, or change the profile to what the cluster runs"),
+            );
+        }
+    }
+    for (k, o) in &live {
+        if wanted.contains(k) {
+            continue;
+        }
+        out.push(
+            state
+                .at(
+                    o,
+                    Diagnostic::new(
+                        &codes::DRIFT_EXTRA,
+                        format!("{k} is in the cluster but not in the profile"),
+                    ),
+                    "/metadata/name",
+                )
+                .hint("add it to the profile, or delete it from the cluster if nothing uses it"),
+        );
+    }
+    out
+}
+
+/// `check --state`: the profile's own diagnostics, the snapshot's, and the drift between them.
+pub fn check(
+    resolved: &crate::input::resolve::Resolved,
+    state_path: &str,
+    deny_warnings: bool,
+) -> Result<Vec<Diagnostic>, String> {
+    let state = match crate::input::state::read(state_path) {
+        Ok(s) => s,
+        Err(crate::input::state::ReadError::Io(m)) => return Err(m),
+        Err(crate::input::state::ReadError::Invalid(d)) => return Ok(d),
+    };
+    let mut diags = validate_state(&state);
+    let (admitted, loaded) = match compile::admitted_with_loaded(resolved, deny_warnings) {
+        Ok(a) => a,
+        Err(d) => {
+            diags.extend(d);
+            return Ok(diags);
+        }
+    };
+    let objects = match compile::validated_objects(&admitted) {
+        Ok(o) => o,
+        Err(d) => {
+            diags.extend(d);
+            return Ok(diags);
+        }
+    };
+    diags.extend(admitted.warnings.iter().cloned());
+    diags.extend(drift(&admitted.profile, &loaded, &objects.platform, &state));
+    Ok(diags)
+}

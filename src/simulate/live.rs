@@ -1,0 +1,804 @@
+//! The simulator's world from a live cluster's Workloads (`build`), and why each pending one
+//! waits (`explain`): its place in its ClusterQueue, what it asks of each flavor against
+//! what is free now, whether it could ever be admitted (the `never` walk the checks use for
+//! RK140/RK141), and what would unblock it.
+//!
+//! The queues are the profile's, not the cluster's: `check --state` reports where the two
+//! differ. Admitted Workloads hold the quota of the flavors in their `status.admission`
+//! (kubernetes-sigs/kueue@v0.19.2 `apis/kueue/v1beta2/workload_types.go` `Admission`,
+//! `PodSetAssignment.flavors`), counted as the simulator counts requests (count × per pod).
+
+use super::flavors::{self, Mode};
+use super::never::{self, Finding};
+use super::snapshot::{Running, State};
+use super::world::{Adder, Fr, FrMap, Interner, PodSetSpec, World, queues_world, totals};
+use crate::profile::{Profile, Quantity, Toleration};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+
+/// One pod set of a live Workload: `count` pods, each with `requests`.
+#[derive(Clone, Debug)]
+pub(crate) struct LivePodSet {
+    pub(crate) name: String,
+    pub(crate) count: u64,
+    pub(crate) requests: BTreeMap<String, Quantity>,
+    pub(crate) node_selector: BTreeMap<String, String>,
+    pub(crate) tolerations: Vec<Toleration>,
+}
+
+/// A live Workload as the simulator needs it.
+#[derive(Clone, Debug)]
+pub(crate) struct LiveWorkload {
+    pub(crate) namespace: String,
+    pub(crate) name: String,
+    /// `spec.queueName`: a LocalQueue in `namespace`.
+    pub(crate) queue: String,
+    pub(crate) priority: i64,
+    /// Seconds of `metadata.creationTimestamp` since the earliest one of the snapshot.
+    pub(crate) created: u64,
+    pub(crate) pod_sets: Vec<LivePodSet>,
+    /// When it holds quota (`QuotaReserved`): per pod set, resource → flavor.
+    pub(crate) admitted: Option<BTreeMap<String, BTreeMap<String, String>>>,
+    /// `spec.active` is not `false`: a deactivated Workload is not in any queue.
+    pub(crate) active: bool,
+    /// Seconds of run time the forecast assumes once admitted (`forecast`).
+    pub(crate) run_for: u64,
+    /// For an admitted Workload, the seconds it still runs from the snapshot's time.
+    pub(crate) remaining: Option<u64>,
+}
+
+impl LiveWorkload {
+    /// `namespace/name`, how the world names it.
+    pub(crate) fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+}
+
+/// The world of the profile's queues with the live Workloads on them, and per live Workload
+/// its index in the world (`None`: its LocalQueue is not the profile's).
+pub(crate) fn build(profile: &Profile, live: &[LiveWorkload]) -> (World, Vec<Option<usize>>) {
+    let mut resources = Interner::default();
+    let mut world = queues_world(profile, &mut resources);
+    let mut adder = Adder::new(&mut resources);
+    let mut cq_of_local: HashMap<(&str, &str), usize> = HashMap::new();
+    if let Some(q) = profile.queues.as_ref() {
+        for l in &q.local_queues {
+            let ns = l.namespace.as_ref().unwrap_or(&profile.namespace);
+            if let Some(cq) = q
+                .cluster_queues
+                .iter()
+                .position(|c| c.name == l.cluster_queue)
+            {
+                cq_of_local.insert((ns.as_str(), l.name.as_str()), cq);
+            }
+        }
+    }
+    for w in live {
+        let Some(&cq) = cq_of_local.get(&(w.namespace.as_str(), w.queue.as_str())) else {
+            continue;
+        };
+        let pod_sets = w
+            .pod_sets
+            .iter()
+            .map(|ps| {
+                let (requests, spelling) = totals(
+                    &mut resources,
+                    ps.count,
+                    &mut ps.requests.iter().map(|(k, v)| (k.as_str(), *v)),
+                );
+                PodSetSpec {
+                    name: ps.name.clone(),
+                    count: ps.count,
+                    requests,
+                    spelling,
+                    node_selector: ps.node_selector.clone(),
+                    tolerations: ps.tolerations.clone(),
+                }
+            })
+            .collect();
+        let spec = adder.spec(
+            &world.cqs,
+            w.key(),
+            cq,
+            w.priority,
+            (w.created, w.run_for.max(1)),
+            pod_sets,
+        );
+        world.workloads.push(spec);
+    }
+    world.workloads.sort_by(|a, b| a.name.cmp(&b.name));
+    world.resources = resources.names;
+    world.index();
+    let index: HashMap<&str, usize> = world
+        .workloads
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w.name.as_str(), i))
+        .collect();
+    let map = live
+        .iter()
+        .map(|w| index.get(w.key().as_str()).copied())
+        .collect();
+    (world, map)
+}
+
+/// The usage an admitted Workload holds: each pod set's totals on the flavors its admission
+/// names (a resource its admission leaves out holds nothing).
+fn held(
+    world: &World,
+    wl: usize,
+    flavors: &BTreeMap<String, BTreeMap<String, String>>,
+) -> FrMap<i128> {
+    let mut usage = FrMap::default();
+    for ps in &world.workloads[wl].pod_sets {
+        let Some(assigned) = flavors.get(&ps.name) else {
+            continue;
+        };
+        for &(resource, amount) in &ps.requests {
+            let Some(f) = assigned
+                .get(&world.resources[resource])
+                .and_then(|name| world.flavors.iter().position(|f| &f.name == name))
+            else {
+                continue;
+            };
+            *usage
+                .entry(Fr {
+                    flavor: f,
+                    resource,
+                })
+                .or_insert(0) += amount;
+        }
+    }
+    usage
+}
+
+/// The state of the cluster: every admitted live Workload holding its quota.
+pub(super) fn state_of(world: &World, live: &[LiveWorkload], map: &[Option<usize>]) -> State {
+    let mut state = State::new(world);
+    for (w, &i) in live.iter().zip(map) {
+        if let (Some(wl), Some(flavors)) = (i, &w.admitted) {
+            let usage = held(world, wl, flavors);
+            state.admit(
+                world,
+                wl,
+                Running {
+                    admitted_at: 0,
+                    ends: u64::MAX,
+                    usage,
+                },
+            );
+        }
+    }
+    state
+}
+
+/// What a pending Workload asks of one resource, and what each flavor it may use has free.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Ask {
+    pub(crate) pod_set: String,
+    pub(crate) resource: String,
+    /// count × per pod.
+    pub(crate) request: String,
+    pub(crate) flavors: Vec<FlavorRoom>,
+}
+
+/// One flavor's room for a request: quota, usage and what the ClusterQueue can take now.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct FlavorRoom {
+    pub(crate) flavor: String,
+    pub(crate) nominal: String,
+    pub(crate) used: String,
+    /// What the ClusterQueue can use now, borrowing from its cohort included.
+    pub(crate) available: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) borrowing_limit: Option<String>,
+    /// Why the pod set may not use this flavor at all (taints, node selector).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) mismatch: Option<String>,
+    pub(crate) fits: bool,
+}
+
+/// One thing that keeps a Workload pending.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Blocker {
+    /// `Quota`, `BorrowingLimit`, `WorkloadsAhead`, `NeverAdmissible`, `StoppedQueue`,
+    /// `AdmissionCheck`, `Inactive`.
+    pub(crate) kind: &'static str,
+    pub(crate) message: String,
+}
+
+/// Why one pending Workload waits.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Explanation {
+    pub(crate) workload: String,
+    pub(crate) local_queue: String,
+    pub(crate) cluster_queue: String,
+    pub(crate) priority: i64,
+    /// 1 for the head of its ClusterQueue, in Kueue's order (priority, then creation time);
+    /// 0 when it holds quota and waits for its admission checks.
+    pub(crate) position: usize,
+    pub(crate) ahead: Vec<String>,
+    pub(crate) asks: Vec<Ask>,
+    /// Whether its requests fit what is free now (on the flavors Kueue would assign).
+    pub(crate) fits_now: bool,
+    /// `ExceedsMaxQuota` / `NoMatchingFlavor` when it can never be admitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) never_admissible: Option<&'static str>,
+    pub(crate) blockers: Vec<Blocker>,
+    pub(crate) unblock: Vec<String>,
+}
+
+/// Where a ClusterQueue's quota of a flavor/resource is written in the profile.
+fn quota_path(profile: &Profile, cq: usize, flavor: &str, resource: &str) -> String {
+    let base = format!("queues.clusterQueues[{cq}]");
+    let Some(spec) = profile
+        .queues
+        .as_ref()
+        .and_then(|q| q.cluster_queues.get(cq))
+    else {
+        return base;
+    };
+    for (g, group) in spec.resource_groups.iter().enumerate() {
+        for (j, f) in group.flavors.iter().enumerate() {
+            if f.name.as_str() != flavor {
+                continue;
+            }
+            if let Some(k) = f.resources.iter().position(|r| r.name.as_str() == resource) {
+                return format!("{base}.resourceGroups[{g}].flavors[{j}].resources[{k}]");
+            }
+        }
+    }
+    base
+}
+
+/// Explain the pending Workloads `pending` (world indices) of the live state.
+pub(crate) fn explain(
+    profile: &Profile,
+    world: &World,
+    live: &[LiveWorkload],
+    map: &[Option<usize>],
+    pending: &[usize],
+) -> Vec<Explanation> {
+    let state = state_of(world, live, map);
+    let never = never::findings(world, true);
+    let mut active = vec![true; world.workloads.len()];
+    for (w, &i) in live.iter().zip(map) {
+        if let Some(wl) = i {
+            active[wl] = w.active;
+        }
+    }
+    let waiting: Vec<usize> = (0..world.workloads.len())
+        .filter(|&wl| state.running[wl].is_none() && active[wl])
+        .collect();
+    // Each ClusterQueue's waiting Workloads in Kueue's order (priority, then creation time;
+    // the world is sorted by name, so an index breaks ties by name): a Workload's position is
+    // its place in its queue's list, found once, not by comparing with every other.
+    let order = |wl: usize| {
+        let w = &world.workloads[wl];
+        (std::cmp::Reverse(w.priority), w.submit_at, wl)
+    };
+    let mut queue_of: Vec<Vec<usize>> = vec![Vec::new(); world.cqs.len()];
+    for &wl in &waiting {
+        queue_of[world.workloads[wl].cq].push(wl);
+    }
+    for q in &mut queue_of {
+        q.sort_by_key(|&wl| order(wl));
+    }
+    let amount = |wl: usize, r: usize, n: i128| {
+        world.workloads[wl]
+            .pod_sets
+            .iter()
+            .find_map(|p| p.spelling.get(&r))
+            .copied()
+            .unwrap_or_else(Quantity::zero)
+            .with_nanos(n)
+            .canonical()
+    };
+    let mut out = Vec::new();
+    for &wl in pending {
+        let spec = &world.workloads[wl];
+        let cq = &world.cqs[spec.cq];
+        let queue = &queue_of[spec.cq];
+        let ahead: &[usize] = &queue[..queue.partition_point(|&o| order(o) < order(wl))];
+        let mut snap = state.snapshot(world);
+        let assignment = flavors::assign(&mut snap, wl, false);
+        let fits_now = assignment.mode == Mode::Fit;
+        let mut asks = Vec::new();
+        let mut blockers = Vec::new();
+        let mut unblock = Vec::new();
+        for ps in &spec.pod_sets {
+            for &(r, req) in &ps.requests {
+                let Some(&g) = cq.group_of.get(&r) else {
+                    continue;
+                };
+                let mut rooms = Vec::new();
+                for &f in &cq.groups[g].flavors {
+                    let fr = Fr {
+                        flavor: f,
+                        resource: r,
+                    };
+                    let q = cq.quota(fr);
+                    let used = state.usage.of(spec.cq, fr);
+                    let available = state.usage.available(world, spec.cq, fr);
+                    let mismatch = super::world::flavor_mismatch(&world.flavors[f], ps);
+                    let fits = mismatch.is_none() && req <= available;
+                    rooms.push(FlavorRoom {
+                        flavor: world.flavors[f].name.clone(),
+                        nominal: amount(wl, r, q.nominal),
+                        used: amount(wl, r, used),
+                        available: amount(wl, r, available),
+                        borrowing_limit: q.borrowing_limit.map(|b| amount(wl, r, b)),
+                        mismatch,
+                        fits,
+                    });
+                }
+                asks.push(Ask {
+                    pod_set: ps.name.clone(),
+                    resource: world.resources[r].clone(),
+                    request: amount(wl, r, req),
+                    flavors: rooms,
+                });
+            }
+        }
+        let findings = &never[wl];
+        let never_admissible = findings.first().map(|f| f.reason().as_str());
+        for f in findings {
+            let (message, fix) = describe_finding(profile, world, wl, f, &amount);
+            blockers.push(Blocker {
+                kind: "NeverAdmissible",
+                message,
+            });
+            unblock.push(fix);
+        }
+        if findings.is_empty() && !fits_now {
+            quota_blockers(
+                profile,
+                world,
+                (&state, wl),
+                &asks,
+                &amount,
+                (&mut blockers, &mut unblock),
+            );
+        }
+        if !ahead.is_empty()
+            && (fits_now || cq.strategy == crate::profile::QueueingStrategy::StrictFIFO)
+        {
+            let names: Vec<&str> = ahead
+                .iter()
+                .take(5)
+                .map(|&o| world.workloads[o].name.as_str())
+                .collect();
+            let more = if ahead.len() > names.len() {
+                format!(" and {} more", ahead.len() - names.len())
+            } else {
+                String::new()
+            };
+            let why = if fits_now {
+                "Kueue admits them first"
+            } else {
+                "the ClusterQueue is StrictFIFO: its head blocks everything behind it"
+            };
+            blockers.push(Blocker {
+                kind: "WorkloadsAhead",
+                message: format!(
+                    "{} workload(s) ahead in ClusterQueue `{}`: {}{more} ({why})",
+                    ahead.len(),
+                    cq.name,
+                    names.join(", ")
+                ),
+            });
+        }
+        if fits_now && ahead.is_empty() && active[wl] {
+            unblock.push(
+                "nothing in the queues: it fits what is free now; Kueue admits it in its next cycle (the snapshot may predate that)".into(),
+            );
+        }
+        out.push(Explanation {
+            workload: spec.name.clone(),
+            local_queue: String::new(),
+            cluster_queue: cq.name.clone(),
+            priority: spec.priority,
+            position: ahead.len() + 1,
+            ahead: ahead
+                .iter()
+                .map(|&o| world.workloads[o].name.clone())
+                .collect(),
+            asks,
+            fits_now,
+            never_admissible,
+            blockers,
+            unblock,
+        });
+    }
+    out
+}
+
+/// The quota that is short now: per request, the flavor closest to fitting, and whether the
+/// borrowing limit (not the cohort) is what stops it.
+fn quota_blockers(
+    profile: &Profile,
+    world: &World,
+    (state, wl): (&State, usize),
+    asks: &[Ask],
+    amount: &dyn Fn(usize, usize, i128) -> String,
+    (blockers, unblock): (&mut Vec<Blocker>, &mut Vec<String>),
+) {
+    let spec = &world.workloads[wl];
+    let cq = &world.cqs[spec.cq];
+    for ps in &spec.pod_sets {
+        for &(r, req) in &ps.requests {
+            let Some(&g) = cq.group_of.get(&r) else {
+                continue;
+            };
+            let usable: Vec<usize> = cq.groups[g]
+                .flavors
+                .iter()
+                .copied()
+                .filter(|&f| super::world::flavor_matches(&world.flavors[f], ps))
+                .collect();
+            let frs: Vec<(Fr, i128)> = usable
+                .iter()
+                .map(|&f| {
+                    let fr = Fr {
+                        flavor: f,
+                        resource: r,
+                    };
+                    (fr, state.usage.available(world, spec.cq, fr))
+                })
+                .collect();
+            if frs.iter().any(|&(_, a)| a >= req) || frs.is_empty() {
+                continue;
+            }
+            let Some(&(fr, available)) = frs.iter().max_by_key(|(_, a)| *a) else {
+                continue;
+            };
+            let flavor = &world.flavors[fr.flavor].name;
+            let resource = &world.resources[r];
+            let q = cq.quota(fr);
+            let used = state.usage.of(spec.cq, fr);
+            let without_limit = state.usage.available_with(
+                world,
+                spec.cq,
+                fr,
+                &super::world::QuotaSpec {
+                    borrowing_limit: None,
+                    ..q
+                },
+                used,
+            );
+            let short = req - available;
+            let holders: Vec<&str> = state.by_cq[spec.cq]
+                .iter()
+                .filter(|&&o| {
+                    state.running[o]
+                        .as_ref()
+                        .is_some_and(|run| run.usage.get(&fr).is_some_and(|&v| v > 0))
+                })
+                .take(5)
+                .map(|&o| world.workloads[o].name.as_str())
+                .collect();
+            let path = quota_path(profile, spec.cq, flavor, resource);
+            if q.borrowing_limit.is_some() && without_limit >= req {
+                blockers.push(Blocker {
+                    kind: "BorrowingLimit",
+                    message: format!(
+                        "pod set `{}` needs {} {resource} on flavor `{flavor}`; ClusterQueue `{}` uses {} of nominal {} and its borrowingLimit {} leaves {} (the cohort has more)",
+                        ps.name,
+                        amount(wl, r, req),
+                        cq.name,
+                        amount(wl, r, used),
+                        amount(wl, r, q.nominal),
+                        amount(wl, r, q.borrowing_limit.unwrap_or(0)),
+                        amount(wl, r, available),
+                    ),
+                });
+                unblock.push(format!(
+                    "raise `{path}.borrowingLimit` by {} (or wait for its own workloads to finish)",
+                    amount(wl, r, short)
+                ));
+            } else {
+                let by = if holders.is_empty() {
+                    " (held by other ClusterQueues of the cohort)".to_owned()
+                } else {
+                    format!(" (held by {})", holders.join(", "))
+                };
+                blockers.push(Blocker {
+                    kind: "Quota",
+                    message: format!(
+                        "pod set `{}` needs {} {resource} on flavor `{flavor}`; ClusterQueue `{}` has {} free now: {} in use of nominal {}{by}",
+                        ps.name,
+                        amount(wl, r, req),
+                        cq.name,
+                        amount(wl, r, available),
+                        amount(wl, r, used),
+                        amount(wl, r, q.nominal),
+                    ),
+                });
+                unblock.push(format!(
+                    "{} more {resource} free on flavor `{flavor}`: when admitted workloads finish, or raise `{path}.nominalQuota`",
+                    amount(wl, r, short)
+                ));
+            }
+        }
+    }
+    let _ = asks;
+}
+
+/// A `never` finding in words, with its fix.
+fn describe_finding(
+    profile: &Profile,
+    world: &World,
+    wl: usize,
+    f: &Finding,
+    amount: &dyn Fn(usize, usize, i128) -> String,
+) -> (String, String) {
+    let spec = &world.workloads[wl];
+    let cq = &world.cqs[spec.cq];
+    let ps_name = |i: usize| spec.pod_sets.get(i).map_or("", |p| p.name.as_str());
+    match f {
+        Finding::NotCovered { pod_set, resource } => (
+            format!(
+                "pod set `{}` requests {}, which no resource group of ClusterQueue `{}` covers",
+                ps_name(*pod_set),
+                world.resources[*resource],
+                cq.name
+            ),
+            format!(
+                "add {} to a resource group of `queues.clusterQueues[{}]`, or drop the request",
+                world.resources[*resource], spec.cq
+            ),
+        ),
+        Finding::NoFlavorMatches { pod_set, resource } => (
+            format!(
+                "no flavor of ClusterQueue `{}` for {} matches pod set `{}` (taints, node selector)",
+                cq.name,
+                world.resources[*resource],
+                ps_name(*pod_set)
+            ),
+            "tolerate the flavor's taints or fix the pod set's node selector".into(),
+        ),
+        Finding::PodSetExceeds { pod_set, fr } => {
+            let request = spec.pod_sets[*pod_set]
+                .requests
+                .iter()
+                .find(|(r, _)| *r == fr.resource)
+                .map_or(0, |(_, v)| *v);
+            let most = super::quota::potential(world, spec.cq, *fr);
+            let flavor = &world.flavors[fr.flavor].name;
+            let resource = &world.resources[fr.resource];
+            (
+                format!(
+                    "pod set `{}` needs {} {resource} on flavor `{flavor}`; ClusterQueue `{}` can never get more than {}",
+                    ps_name(*pod_set),
+                    amount(wl, fr.resource, request),
+                    cq.name,
+                    amount(wl, fr.resource, most)
+                ),
+                format!(
+                    "ask for at most {}, or raise `{}.nominalQuota` (and borrowingLimit) by {}",
+                    amount(wl, fr.resource, most),
+                    quota_path(profile, spec.cq, flavor, resource),
+                    amount(wl, fr.resource, request - most)
+                ),
+            )
+        }
+        Finding::TogetherExceed { pod_set, .. } => (
+            format!(
+                "pod set `{}` fits a flavor alone but not beside the pod sets before it (Kueue gives each pod set one flavor per resource group)",
+                ps_name(*pod_set)
+            ),
+            format!(
+                "raise the quota of ClusterQueue `{}`, or make the workload smaller",
+                cq.name
+            ),
+        ),
+    }
+}
+
+/// The explanations as people read them.
+pub(crate) fn render_human(list: &[Explanation]) -> String {
+    let mut s = String::new();
+    if list.is_empty() {
+        s.push_str("no pending workloads\n");
+    }
+    for e in list {
+        let _ = writeln!(
+            s,
+            "{}  (LocalQueue {}, ClusterQueue {}, priority {})",
+            e.workload, e.local_queue, e.cluster_queue, e.priority
+        );
+        if e.position == 0 {
+            let _ = writeln!(
+                s,
+                "  position: holds its quota (QuotaReserved), not yet Admitted"
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "  position: {} in ClusterQueue {}",
+                e.position, e.cluster_queue
+            );
+        }
+        if !e.asks.is_empty() {
+            let _ = writeln!(s, "  asks:");
+        }
+        for a in &e.asks {
+            let rooms: Vec<String> = a
+                .flavors
+                .iter()
+                .map(|f| match &f.mismatch {
+                    Some(m) => format!("{}: not usable ({m})", f.flavor),
+                    None => format!(
+                        "{}: {} free ({} used of {}{}){}",
+                        f.flavor,
+                        f.available,
+                        f.used,
+                        f.nominal,
+                        f.borrowing_limit
+                            .as_ref()
+                            .map_or_else(String::new, |b| format!(", borrowingLimit {b}")),
+                        if f.fits { " fits" } else { "" }
+                    ),
+                })
+                .collect();
+            let _ = writeln!(
+                s,
+                "    {} {} ({}): {}",
+                a.request,
+                a.resource,
+                a.pod_set,
+                rooms.join("; ")
+            );
+        }
+        let verdict = match e.never_admissible {
+            Some(r) => format!("never admissible ({r})"),
+            None if e.position == 0 => "waits for its admission checks".into(),
+            None if e.fits_now => "fits what is free now".into(),
+            None => "admissible once quota frees up".into(),
+        };
+        let _ = writeln!(s, "  verdict: {verdict}");
+        if !e.blockers.is_empty() {
+            let _ = writeln!(s, "  blocked by:");
+            for b in &e.blockers {
+                let _ = writeln!(s, "    [{}] {}", b.kind, b.message);
+            }
+        }
+        if !e.unblock.is_empty() {
+            let _ = writeln!(s, "  would unblock it:");
+            for u in &e.unblock {
+                let _ = writeln!(s, "    - {u}");
+            }
+        }
+        s.push('\n');
+    }
+    s
+}
+
+/// Per resource, the flavor a pod set was admitted on (an `Admitted` event's).
+type PodSetFlavors = BTreeMap<usize, usize>;
+
+/// One pending Workload's forecast.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Eta {
+    pub(crate) workload: String,
+    pub(crate) cluster_queue: String,
+    /// Seconds from the snapshot's time until Kueue would admit it (0: now); absent when it
+    /// is not admitted within the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) admitted_in: Option<u64>,
+    /// Resource → flavor of that admission.
+    pub(crate) flavors: BTreeMap<String, String>,
+    /// `ExceedsMaxQuota` / `NoMatchingFlavor`: it never will be.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) never_admissible: Option<&'static str>,
+    /// The run time assumed for it once admitted, in seconds, and where that comes from.
+    pub(crate) run_for: u64,
+}
+
+/// Forecast from the snapshot: admitted Workloads hold their quota until their remaining run
+/// time is over, pending ones are in their queues (submitted at their creation time, so in
+/// Kueue's order), and the simulator runs forward. `now` is the snapshot's time, in the
+/// workloads' clock (seconds since the earliest creation).
+pub(crate) fn forecast(
+    world: &World,
+    live: &[LiveWorkload],
+    map: &[Option<usize>],
+    now: u64,
+    until: Option<u64>,
+) -> Vec<Eta> {
+    let mut initial = Vec::new();
+    let mut pending = Vec::new();
+    for (w, &i) in live.iter().zip(map) {
+        let Some(wl) = i else { continue };
+        match &w.admitted {
+            Some(flavors) => {
+                let left = w.remaining.unwrap_or(w.run_for).max(1);
+                initial.push((wl, held(world, wl, flavors), now + left));
+            }
+            None if w.active => pending.push((wl, w.run_for)),
+            None => {}
+        }
+    }
+    let outcome = super::run_from(world, &initial, until.map(|u| now + u));
+    let never = never::findings(world, false);
+    let mut first: HashMap<usize, (u64, &[PodSetFlavors])> = HashMap::new();
+    for e in &outcome.events {
+        if let super::events::Event::Admitted {
+            time,
+            workload,
+            flavors,
+            ..
+        } = e
+        {
+            first
+                .entry(*workload)
+                .or_insert((*time, flavors.as_slice()));
+        }
+    }
+    let mut out: Vec<Eta> = pending
+        .into_iter()
+        .map(|(wl, run_for)| {
+            let spec = &world.workloads[wl];
+            let admitted = first.get(&wl);
+            let mut flavors = BTreeMap::new();
+            if let Some((_, per_set)) = admitted {
+                for ps in *per_set {
+                    for (&r, &f) in ps {
+                        flavors.insert(world.resources[r].clone(), world.flavors[f].name.clone());
+                    }
+                }
+            }
+            Eta {
+                workload: spec.name.clone(),
+                cluster_queue: world.cqs[spec.cq].name.clone(),
+                admitted_in: admitted.map(|(t, _)| t.saturating_sub(now)),
+                flavors,
+                never_admissible: never[wl].first().map(|f| f.reason().as_str()),
+                run_for,
+            }
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (a.admitted_in.is_none(), a.admitted_in, &a.workload).cmp(&(
+            b.admitted_in.is_none(),
+            b.admitted_in,
+            &b.workload,
+        ))
+    });
+    out
+}
+
+/// The forecast as a table.
+pub(crate) fn render_forecast(list: &[Eta], assumption: &str) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "assumption: {assumption}");
+    let _ = writeln!(
+        s,
+        "{:<32} {:<20} {:>12}  flavors",
+        "WORKLOAD", "CLUSTERQUEUE", "ADMITTED IN"
+    );
+    for e in list {
+        let when = match (e.admitted_in, e.never_admissible) {
+            (_, Some(r)) => format!("never ({r})"),
+            (Some(0), None) => "now".to_owned(),
+            (Some(t), None) => format!("{t}s"),
+            (None, None) => "not in run".to_owned(),
+        };
+        let fl: Vec<String> = e.flavors.iter().map(|(r, f)| format!("{r}={f}")).collect();
+        let _ = writeln!(
+            s,
+            "{:<32} {:<20} {:>12}  {}",
+            e.workload,
+            e.cluster_queue,
+            when,
+            fl.join(", ")
+        );
+    }
+    s
+}
