@@ -14,7 +14,7 @@ use crate::checks;
 use crate::input::load::{self, Loaded};
 use crate::input::resolve::Resolved;
 use crate::input::scripts::{self, ScriptFiles};
-use crate::input::{overlay, schema};
+use crate::input::{deprecated, overlay, schema};
 use crate::model::{self, Objects};
 use crate::output::bundle::{self, Bundle};
 use crate::output::{render, validate};
@@ -56,6 +56,7 @@ fn checked(
     let profile = schema::typed(&loaded)?;
     let scripts = scripts::read_all(&profile, resolved.base_dir.as_deref());
     let mut checked = checks::run(&profile, &loaded, &scripts);
+    checked.diagnostics.extend(deprecated::report(&loaded));
     diagnostic::normalize(&mut checked.diagnostics);
     Ok((loaded, profile, scripts, checked))
 }
@@ -155,13 +156,13 @@ pub fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> 
     }
 }
 
-/// The objects under `prefix` (`platform/`, `workloads/`) as one stream, with the warnings:
-/// what `gen` prints when it writes no tree. Every object is validated, as for the tree, so
-/// the stream fails where the tree would; only the stream's objects are written.
+/// The objects of one part of the bundle as one stream, with the warnings: what `gen` prints
+/// when it writes no tree. Every object is validated, as for the tree, so the stream fails
+/// where the tree would; only the stream's objects are written.
 pub fn stream(
     resolved: &Resolved,
     deny_warnings: bool,
-    prefix: &str,
+    part: model::Part,
 ) -> Result<(String, Vec<Diagnostic>), Vec<Diagnostic>> {
     let a = admitted(resolved, deny_warnings)?;
     let objects = validated_objects(&a)?;
@@ -171,7 +172,7 @@ pub fn stream(
         .chain(objects.workloads)
         .chain(objects.smoke)
         .chain(objects.gitops)
-        .filter(|o| o.file.starts_with(prefix))
+        .filter(|o| part.selects(&a.profile, &o.file))
         .collect();
     let written = bundle::write(printed)?;
     Ok((bundle::stream(&written), a.warnings))

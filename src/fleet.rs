@@ -142,13 +142,13 @@ pub enum StreamError {
     Invalid(Vec<Diagnostic>),
 }
 
-/// One member's objects under `prefix`, as `gen --cluster NAME` prints them; every member is
-/// compiled, so the stream fails where the tree would.
+/// One member's objects of `part`, as `gen --cluster NAME [--only PART]` prints them; every
+/// member is compiled, so the stream fails where the tree would.
 pub fn stream(
     resolved: &Resolved,
     deny_warnings: bool,
     cluster: &str,
-    prefix: &str,
+    part: crate::model::Part,
 ) -> Result<(String, Vec<Diagnostic>), StreamError> {
     let compiled = compile(resolved, deny_warnings).map_err(StreamError::Invalid)?;
     let Some((_, member)) = compiled.members.iter().find(|(n, _)| n == cluster) else {
@@ -160,7 +160,7 @@ pub fn stream(
         .bundle
         .objects
         .iter()
-        .filter(|w| w.object.file.starts_with(prefix))
+        .filter(|w| part.selects(&member.profile, &w.object.file))
         .cloned()
         .collect();
     Ok((bundle::stream(&printed), compiled.warnings))

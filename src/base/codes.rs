@@ -165,6 +165,12 @@ pub(crate) const OVERLAY_CLASH: Code = code(
     "an overlay replaces a mapping, list or scalar with another type, or deletes what the parent lacks",
     "`flavors: gpu` over the parent's list",
 );
+pub(crate) const DEPRECATED_FIELD: Code = code(
+    "RK023",
+    Warning,
+    "a deprecated profile field: still read in this `apiVersion`, to be replaced before the next one (docs/compatibility.md)",
+    "a field the schema marks `deprecated`, with its replacement in the hint",
+);
 
 // ---- `raykueue validate`: manifests given to it (`output::validate`)
 pub(crate) const MANIFEST_SCHEMA: Code = code(
@@ -1060,6 +1066,7 @@ pub const ALL: &[Code] = &[
     EXTENDS_NOT_FOUND,
     EXTENDS_CYCLE,
     OVERLAY_CLASH,
+    DEPRECATED_FIELD,
     MANIFEST_SCHEMA,
     MANIFEST_DEFAULTED,
     MANIFEST_RULE,

@@ -1,5 +1,5 @@
-//! `raykueue check`: every diagnostic of a profile, or of a fleet and each of its members,
-//! nothing generated.
+//! `raykueue check`: every diagnostic of one or more profiles (a fleet: of it and each of its
+//! members), nothing generated.
 
 use super::{ErrorFormat, exit, print_diagnostics, resolve_profile};
 use crate::compile;
@@ -8,7 +8,11 @@ use clap::Args;
 #[derive(Args, Debug)]
 pub(super) struct CheckCommand {
     #[arg(long, short, help = crate::input::resolve::PROFILE_HELP)]
-    profile: String,
+    profile: Option<String>,
+    /// More profiles to check, each like --profile: how pre-commit's `raykueue-check` hook
+    /// passes the changed files.
+    #[arg(value_name = "PROFILE", required_unless_present = "profile")]
+    profiles: Vec<String>,
     /// Treat warnings as errors (exit 1 when there are any).
     #[arg(long)]
     deny_warnings: bool,
@@ -22,8 +26,18 @@ pub(super) struct CheckCommand {
 }
 
 impl CheckCommand {
+    /// Every profile is checked, whatever the ones before it found; the exit code is the worst
+    /// (2 for a profile that cannot be read, then 1 for an invalid one).
     pub(super) fn run(self) -> u8 {
-        let resolved = match resolve_profile(&self.profile, self.error_format) {
+        let mut worst = exit::OK;
+        for arg in self.profile.iter().chain(&self.profiles) {
+            worst = worst.max(self.one(arg));
+        }
+        worst
+    }
+
+    fn one(&self, arg: &str) -> u8 {
+        let resolved = match resolve_profile(arg, self.error_format) {
             Ok(r) => r,
             Err(code) => return code,
         };

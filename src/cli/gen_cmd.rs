@@ -3,14 +3,19 @@
 
 use super::{ErrorFormat, exit, print_diagnostics, print_error, resolve_profile, write_stdout};
 use crate::compile;
+use crate::model;
 use crate::output::emit;
 use clap::{Args, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 
+// `--profile` and `--only` also come from the environment, as Argo CD's repo-server hands an
+// Application's `plugin.env` (PROFILE, ONLY) to the raykueue plugin: prefixed `ARGOCD_ENV_`,
+// never through a shell (argo-cd@v3.5.1 `cmpserver/plugin/plugin.go` `runCommand` execs the
+// command as it is), so `argocd/plugin.yaml` can run `raykueue gen` on an image with no shell.
 #[derive(Args, Debug)]
 pub(super) struct GenCommand {
-    #[arg(long, short, help = crate::input::resolve::PROFILE_HELP)]
+    #[arg(long, short, env = "ARGOCD_ENV_PROFILE", hide_env_values = true, help = crate::input::resolve::PROFILE_HELP)]
     profile: String,
     /// Write the whole bundle into this directory (replacing only raykueue's own files).
     #[arg(long, value_name = "DIR", conflicts_with = "check")]
@@ -19,7 +24,7 @@ pub(super) struct GenCommand {
     #[arg(long, value_name = "DIR")]
     check: Option<PathBuf>,
     /// Which part to print on stdout.
-    #[arg(long, value_enum, default_value_t = Part::Platform)]
+    #[arg(long, value_enum, env = "ARGOCD_ENV_ONLY", hide_env_values = true, default_value_t = Part::Platform)]
     only: Part,
     /// With a fleet (`kind: Fleet`) and no `--out`: print this member's stream (`manager` or a
     /// worker's name).
@@ -33,20 +38,30 @@ pub(super) struct GenCommand {
     error_format: ErrorFormat,
 }
 
-/// A part of the bundle that can be printed as one stream.
+/// A part of the bundle that can be printed as one stream (`model::Part`, whose names these
+/// are: a test parses each).
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum Part {
     /// Namespace, service account, flavors, priority classes, cluster and local queues.
     Platform,
     /// RayJobs, RayServices, RayClusters and their ConfigMaps.
     Workloads,
+    /// What GitOps syncs of the workloads: RayServices and RayClusters, no RayJob.
+    GitopsWorkloads,
+    /// The Argo CD chart repository Secret and Applications (`gitops/argocd/`).
+    Argocd,
+    /// The Argo CD root Application, applied once (`gitops/argocd-root.yaml`).
+    ArgocdRoot,
 }
 
-impl Part {
-    fn prefix(self) -> &'static str {
-        match self {
-            Part::Platform => "platform/",
-            Part::Workloads => "workloads/",
+impl From<Part> for model::Part {
+    fn from(p: Part) -> Self {
+        match p {
+            Part::Platform => model::Part::Platform,
+            Part::Workloads => model::Part::Workloads,
+            Part::GitopsWorkloads => model::Part::GitopsWorkloads,
+            Part::Argocd => model::Part::ArgoCd,
+            Part::ArgocdRoot => model::Part::ArgoCdRoot,
         }
     }
 }
@@ -63,7 +78,7 @@ impl GenCommand {
                 self.error_format,
             );
         };
-        match crate::fleet::stream(resolved, self.deny_warnings, cluster, self.only.prefix()) {
+        match crate::fleet::stream(resolved, self.deny_warnings, cluster, self.only.into()) {
             Ok((stream, warnings)) => {
                 print_diagnostics(&warnings, self.error_format);
                 write_stdout(&stream)
@@ -102,7 +117,7 @@ impl GenCommand {
                 return self.fleet_stream(&resolved);
             }
             // No tree: the stream, built without the scripts and summary it does not carry.
-            return match compile::stream(&resolved, self.deny_warnings, self.only.prefix()) {
+            return match compile::stream(&resolved, self.deny_warnings, self.only.into()) {
                 Ok((stream, warnings)) => {
                     print_diagnostics(&warnings, self.error_format);
                     write_stdout(&stream)
@@ -168,5 +183,22 @@ impl GenCommand {
                 self.error_format,
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Part, model};
+    use clap::ValueEnum;
+
+    /// The plugin's Applications name parts by `model::Part::name`: each must be a value of
+    /// `--only` that selects that part.
+    #[test]
+    fn every_part_name_is_an_only_value() {
+        for part in model::Part::ALL {
+            let parsed = Part::from_str(part.name(), false).expect("a value of --only");
+            assert_eq!(model::Part::from(parsed), part);
+        }
+        assert_eq!(Part::value_variants().len(), model::Part::ALL.len());
     }
 }

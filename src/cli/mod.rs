@@ -8,6 +8,7 @@ mod diff;
 mod explain;
 mod gen_cmd;
 mod init;
+mod man;
 pub mod reference;
 mod schema;
 pub(crate) mod semantic_diff;
@@ -58,6 +59,8 @@ enum Command {
     /// Explain why each pending Workload of a live cluster's snapshot waits, and what would
     /// unblock it.
     Explain(explain::ExplainCommand),
+    /// Write the man pages (raykueue.1, raykueue-gen.1, …) into DIR, or print raykueue.1.
+    Man(man::ManCommand),
 }
 
 /// How diagnostics are printed.
@@ -99,6 +102,7 @@ pub fn main() -> ExitCode {
         Command::Completions(c) => c.run(),
         Command::Simulate(c) => c.run(),
         Command::Explain(c) => c.run(),
+        Command::Man(c) => c.run(),
     };
     ExitCode::from(code)
 }

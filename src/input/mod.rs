@@ -1,8 +1,9 @@
 //! Stages 1–2, the input: find the profile a user named (`resolve`), read it with the position
 //! of every node (`load`), merge `extends:` overlays (`overlay`), check it against the profile
-//! schema and type it (`schema`), and read the local script files its workloads name
+//! schema and type it (`schema`), report deprecated fields (`deprecated`), and read the local script files its workloads name
 //! (`scripts`).
 
+pub mod deprecated;
 pub mod fleet;
 pub mod load;
 pub(crate) mod overlay;

@@ -8,14 +8,19 @@
 //! come from the charts, and server-side apply because the Ray CRDs exceed the client-side
 //! annotation limit.
 //!
+//! With `argocd.plugin`, the root, platform and workloads Applications have no committed folder
+//! to sync: their source is the profile itself, rendered in Argo CD's repo-server by the
+//! raykueue Config Management Plugin (`argocd/plugin.yaml`), one `gen --only PART` per
+//! Application. The operators' Applications are Helm charts either way.
+//!
 //! Flux: `gitops/flux/` holds the sources (GitRepository, HelmRepositories for the NVIDIA chart
 //! and KubeRay, OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the
 //! HelmReleases in `gitops/flux/operators/`), platform `dependsOn` operators, workloads
 //! `dependsOn` platform.
 
-use super::{MANAGED_BY, Object};
+use super::{MANAGED_BY, Object, Part};
 use crate::base::diagnostic::Diagnostic;
-use crate::profile::{GitOps, Profile, Workload, WorkloadKind};
+use crate::profile::{ArgoPlugin, GitOps, Profile, Workload, WorkloadKind};
 use serde_json::{Value, json};
 
 pub(crate) const ARGO_ROOT: &str = "gitops/argocd-root.yaml";
@@ -25,7 +30,13 @@ const FLUX_SOURCES: &str = "gitops/flux/00-sources.yaml";
 const FLUX_KUSTOMIZATIONS: &str = "gitops/flux/10-kustomizations.yaml";
 const FLUX_RELEASES: &str = "gitops/flux/operators/helmreleases.yaml";
 
-/// The in-cluster API server, Argo CD's destination for everything here.
+/// The plugin's `metadata.name` in `argocd/plugin.yaml` (no `spec.version`, so Applications
+/// name it as it is: argo-cd@v3.5.1 `cmpserver/plugin/config.go` `Address`).
+pub(crate) const ARGO_PLUGIN: &str = "raykueue";
+/// The Application's `plugin.env` names. Argo CD hands them to the plugin prefixed with
+/// `ARGOCD_ENV_` (argo-cd@v3.5.1 docs/operator-manual/config-management-plugins.md), which is
+/// where `raykueue gen` reads `--profile` and `--only` from when they are not given.
+pub(crate) const ARGO_PLUGIN_ENV: (&str, &str) = ("PROFILE", "ONLY");
 /// The kustomization both GitOps tools sync workloads from: the long-running ones only.
 pub(crate) const GITOPS_WORKLOADS: &str = "gitops/workloads";
 /// Argo CD's retry of a failed sync, on every Application. Without it an automated sync retries
@@ -160,15 +171,54 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
             }),
         )
     };
-    let git = |sub: &str| json!({ "repoURL": g.repo_url, "targetRevision": g.revision, "path": path_in_repo(g, sub) });
+    // A committed folder, or with the plugin the part of the bundle that folder would hold.
+    let plugin = g.argocd.as_ref().and_then(|a| a.plugin.as_ref());
+    let git = |sub: &str, part: Part| match plugin {
+        Some(plugin) => plugin_source(g, plugin, part),
+        None => {
+            json!({ "repoURL": g.repo_url, "targetRevision": g.revision, "path": path_in_repo(g, sub) })
+        }
+    };
     out.push(app(
         format!("{name}-root"),
         0,
-        git("gitops/argocd"),
+        git("gitops/argocd", Part::ArgoCd),
         ns,
         &[],
         ARGO_ROOT,
     ));
+    // The repository Secret first, as `00-repositories.yaml` comes first in `gitops/argocd/`:
+    // `gen --only argocd` (the plugin's stream) lists the objects in the folder's order.
+    if let Some(k) = p
+        .operators
+        .kueue
+        .as_ref()
+        .filter(|k| k.chart.starts_with("oci://"))
+    {
+        let (repo, _) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
+        // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
+        // A public OCI Helm repository: no credentials, only its address.
+        out.push(Object::data(
+            "Secret",
+            format!("{name}-kueue-chart-repository"),
+            Some(ns),
+            ARGO_REPOS,
+            json!({
+                "apiVersion": "v1",
+                "kind": "Secret",
+                // Before every Application of the root app: the Kueue Application's first
+                // fetch of its OCI chart needs it (a Secret without a wave is wave 0, after
+                // the operators' waves -3 to -1).
+                "metadata": {
+                    "name": format!("{name}-kueue-chart-repository"),
+                    "namespace": ns,
+                    "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
+                    "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
+                },
+                "stringData": { "name": "kueue", "type": "helm", "url": repo, "enableOCI": "true" },
+            }),
+        ));
+    }
     if let Some(n) = crate::facts::operators::nvidia(p) {
         // First, like `up.sh`: GPU nodes advertise nvidia.com/gpu before any GPU pod needs it.
         out.push(app(
@@ -198,30 +248,6 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
     }
     if let (Some(k), Some(v)) = (&p.operators.kueue, kueue_values) {
         let (repo, chart) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
-        if k.chart.starts_with("oci://") {
-            // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
-            // A public OCI Helm repository: no credentials, only its address.
-            out.push(Object::data(
-                "Secret",
-                format!("{name}-kueue-chart-repository"),
-                Some(ns),
-                ARGO_REPOS,
-                json!({
-                    "apiVersion": "v1",
-                    "kind": "Secret",
-                    // Before every Application of the root app: the Kueue Application's first
-                    // fetch of its OCI chart needs it (a Secret without a wave is wave 0, after
-                    // the operators' waves -3 to -1).
-                    "metadata": {
-                        "name": format!("{name}-kueue-chart-repository"),
-                        "namespace": ns,
-                        "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
-                        "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
-                    },
-                    "stringData": { "name": "kueue", "type": "helm", "url": repo, "enableOCI": "true" },
-                }),
-            ));
-        }
         out.push(app(
             format!("{name}-kueue"),
             -1,
@@ -239,7 +265,7 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
     out.push(app(
         format!("{name}-platform"),
         0,
-        git("platform"),
+        git("platform", Part::Platform),
         &p.namespace,
         &dir_options,
         ARGO_APPS,
@@ -270,7 +296,7 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         let mut workloads = app(
             format!("{name}-workloads"),
             1,
-            git(GITOPS_WORKLOADS),
+            git(GITOPS_WORKLOADS, Part::GitopsWorkloads),
             &p.namespace,
             &options,
             ARGO_APPS,
@@ -280,6 +306,28 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         }
         out.push(workloads);
     }
+}
+
+/// An Application source rendered by the raykueue plugin: the profile's folder in the
+/// repository, the profile's file name and the part to print as the plugin's variables.
+fn plugin_source(g: &GitOps, plugin: &ArgoPlugin, part: Part) -> Value {
+    let (dir, file) = plugin
+        .profile
+        .as_str()
+        .rsplit_once('/')
+        .unwrap_or((".", plugin.profile.as_str()));
+    json!({
+        "repoURL": g.repo_url,
+        "targetRevision": g.revision,
+        "path": dir,
+        "plugin": {
+            "name": ARGO_PLUGIN,
+            "env": [
+                { "name": ARGO_PLUGIN_ENV.0, "value": file },
+                { "name": ARGO_PLUGIN_ENV.1, "value": part.name() },
+            ],
+        },
+    })
 }
 
 /// The workloads GitOps syncs: the long-running ones. RayJobs are one-shot

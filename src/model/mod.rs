@@ -56,6 +56,57 @@ impl TextFile {
     }
 }
 
+/// A part of the bundle printed as one stream (`gen --only NAME`); the raykueue Argo CD plugin
+/// renders one part per Application (its `ONLY` variable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// `platform/`: namespace, service account, flavors, priority classes, queues.
+    Platform,
+    /// `workloads/`: every workload and its ConfigMaps.
+    Workloads,
+    /// What `gitops/workloads/` syncs: the long-running workloads, no RayJob.
+    GitopsWorkloads,
+    /// `gitops/argocd/`: the chart repository Secret and the Applications.
+    ArgoCd,
+    /// `gitops/argocd-root.yaml`: the Application applied once, which syncs `gitops/argocd/`.
+    ArgoCdRoot,
+}
+
+impl Part {
+    pub const ALL: [Part; 5] = [
+        Part::Platform,
+        Part::Workloads,
+        Part::GitopsWorkloads,
+        Part::ArgoCd,
+        Part::ArgoCdRoot,
+    ];
+
+    /// The name `gen --only` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Part::Platform => "platform",
+            Part::Workloads => "workloads",
+            Part::GitopsWorkloads => "gitops-workloads",
+            Part::ArgoCd => "argocd",
+            Part::ArgoCdRoot => "argocd-root",
+        }
+    }
+
+    /// Whether the object written to the bundle file `file` belongs to this part.
+    pub(crate) fn selects(self, profile: &Profile, file: &str) -> bool {
+        match self {
+            Part::Platform => file.starts_with("platform/"),
+            Part::Workloads => file.starts_with("workloads/"),
+            Part::GitopsWorkloads => gitops::synced_workloads(profile).iter().any(|w| {
+                file.strip_prefix(&workloads::folder(w))
+                    .is_some_and(|rest| rest.starts_with('/'))
+            }),
+            Part::ArgoCd => file.starts_with("gitops/argocd/"),
+            Part::ArgoCdRoot => file == gitops::ARGO_ROOT,
+        }
+    }
+}
+
 /// The bundle's objects as data, each part in apply order.
 #[derive(Debug, Default)]
 pub struct Objects {

@@ -140,6 +140,21 @@ pub struct ArgoCd {
     pub namespace: Dns1123Label,
     #[serde(default = "default_argocd_project")]
     pub project: Dns1123Subdomain,
+    /// Render the platform and the synced workloads inside Argo CD with the raykueue Config
+    /// Management Plugin (`argocd/plugin.yaml`, `docs/gitops.md`) instead of syncing the
+    /// committed bundle: only the profile is committed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plugin: Option<ArgoPlugin>,
+}
+
+/// The raykueue Config Management Plugin, run by Argo CD's repo-server.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ArgoPlugin {
+    /// This profile's path in `repoURL` (relative to the repository root). Its name ends in
+    /// `.raykueue.yaml`: the plugin's discovery pattern, which Argo CD matches even for an
+    /// Application that names the plugin.
+    pub profile: PluginProfilePath,
 }
 
 fn default_argocd_namespace() -> Dns1123Label {

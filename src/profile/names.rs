@@ -290,6 +290,15 @@ name_type!(
     "a Git branch or tag such as main"
 );
 name_type!(
+    /// A profile's path in its Git repository, named so that the raykueue Argo CD plugin's
+    /// discovery (`fileName: "*.raykueue.yaml"` in `argocd/plugin.yaml`) finds it.
+    PluginProfilePath,
+    "^([A-Za-z0-9_][A-Za-z0-9_.-]*/)*[A-Za-z0-9_][A-Za-z0-9_.-]*\\.raykueue\\.yaml$",
+    15,
+    255,
+    "a path in the repository ending in .raykueue.yaml, such as clusters/prod/prod.raykueue.yaml"
+);
+name_type!(
     /// A Go duration (`10m`, `1h30m`).
     GoDuration,
     "^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$",

@@ -7,11 +7,14 @@
 #![allow(unreachable_pub)]
 
 mod architecture;
+mod argocd_plugin;
 mod bad_inputs;
 mod charts;
 mod cli;
 mod clouds;
 mod common;
+mod compat;
+mod container;
 mod converge;
 mod determinism;
 mod diff;
@@ -26,7 +29,9 @@ mod hostile;
 mod infra;
 mod init;
 mod live;
+mod man;
 mod overlay;
+mod precommit;
 mod properties;
 mod reference;
 mod rules;

@@ -7,6 +7,7 @@
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
 use crate::common::{raykueue, repo, shipped, skip, stderr, stdout};
+use raykueue::model::Part;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -302,8 +303,12 @@ fn check_reports_what_gen_reports() {
             assert_eq!(check, gen_diags, "{p} (deny warnings: {deny})");
             // `gen` without `--out` builds only its stream: the same findings, and the
             // documents of the tree's objects under the part's folder, in order.
-            for part in ["platform/", "workloads/"] {
-                let stream = raykueue::compile::stream(&resolved, deny, part);
+            for (which, part) in [
+                (Part::Platform, "platform/"),
+                (Part::Workloads, "workloads/"),
+                (Part::ArgoCd, "gitops/argocd/"),
+            ] {
+                let stream = raykueue::compile::stream(&resolved, deny, which);
                 let expected = tree.as_ref().map(|b| {
                     let docs = b.objects.iter().filter(|r| r.object.file.starts_with(part));
                     docs.flat_map(|r| ["---\n", r.yaml.as_str()])
