@@ -562,7 +562,8 @@ pub(crate) const COHORT_CYCLE: Code = code(
 );
 pub(crate) const COHORT_OF_ONE: Code = code(
     "RK164",
-    Error,
+    // A warning: Kueue accepts a cohort of one, and a workload it leaves pending is RK140's.
+    Warning,
     "a ClusterQueue's cohortName is neither a Cohort object nor shared by another queue: a cohort of one, with nobody to borrow from or lend to",
     "`cohortName: shared-cohrt` beside two queues in `shared-cohort`",
 );
