@@ -12,6 +12,11 @@
 //! more is asked than the cohort's 100 GPUs hold and the backlog grows: the parked
 //! (inadmissible) workloads are what the simulator spends its time on.
 //!
+//! The same runs then go again with fair sharing on (issue 26): both preemption strategies, the
+//! 100 queues under ten Cohorts `group-0`…`group-9` below a root `org`, queue weights 1, 2, 3 in
+//! turn (`fair_profile`), so every cycle orders heads by dominant resource share through a
+//! two-level tree and preempts by share.
+//!
 //! `RAYKUEUE_SIMULATE_BENCH_DUMP=DIR` writes the profile and the scenarios there instead, to run
 //! them through the CLI (`raykueue simulate --profile DIR/profile.yaml --scenario
 //! DIR/scenario-1000.yaml`).
@@ -58,8 +63,36 @@ fn scenario_text(workloads: usize) -> String {
     s
 }
 
+/// The synthetic profile with fair sharing on and its queues in a two-level Cohort tree.
+fn fair_profile_text() -> String {
+    let mut text = raykueue::synthetic::teams_profile(QUEUES).replace(
+        "  kueue: {version: 0.19.2, frameworks: [batch/job, pod, ray.io/rayjob]}\n",
+        "  kueue:\n    version: 0.19.2\n    frameworks: [batch/job, pod, ray.io/rayjob]\n    configuration:\n      fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]}\n",
+    );
+    let mut cohorts = String::from("  cohorts:\n    - name: org\n");
+    for g in 0..10 {
+        let _ = writeln!(cohorts, "    - {{name: group-{g}, parentName: org}}");
+    }
+    text = text.replace("  mode: team\n", &format!("  mode: team\n{cohorts}"));
+    for t in 0..QUEUES {
+        text = text.replace(
+            &format!("    - name: team-{t}-cq\n      cohortName: shared\n"),
+            &format!(
+                "    - name: team-{t}-cq\n      cohortName: group-{}\n      fairSharingWeight: \"{}\"\n",
+                t % 10,
+                1 + t % 3
+            ),
+        );
+    }
+    assert!(text.contains("fairSharing:") && !text.contains("cohortName: shared"));
+    text
+}
+
 fn profile() -> raykueue::profile::Profile {
-    let text = raykueue::synthetic::teams_profile(QUEUES);
+    typed(&raykueue::synthetic::teams_profile(QUEUES))
+}
+
+fn typed(text: &str) -> raykueue::profile::Profile {
     let source = raykueue::input::load::decode("synthetic.yaml", text.as_bytes()).unwrap();
     let (typed, _) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
         source,
@@ -98,6 +131,7 @@ fn bench(c: &mut Criterion) {
             raykueue::synthetic::teams_profile(QUEUES),
         )
         .unwrap();
+        std::fs::write(dir.join("profile-fair-sharing.yaml"), fair_profile_text()).unwrap();
         for n in SIZES {
             std::fs::write(dir.join(format!("scenario-{n}.yaml")), scenario_text(n)).unwrap();
         }
@@ -105,29 +139,38 @@ fn bench(c: &mut Criterion) {
         return;
     }
     let p = profile();
-    for n in [100, 1_000] {
-        let scn = scenario(&p, n);
-        c.bench_function(&format!("simulate {n} workloads on {QUEUES} queues"), |b| {
-            b.iter(|| simulate(black_box(&p), black_box(&scn)));
-        });
-    }
-    println!("\n| workloads | events | median |\n|---:|---:|---:|");
-    let full = std::env::var_os("RAYKUEUE_SIMULATE_BENCH_10K").is_some();
-    for n in SIZES.into_iter().filter(|&n| full || n < 10_000) {
-        let scn = scenario(&p, n);
-        let runs = if n >= 10_000 { 1 } else { 3 };
-        let mut times: Vec<Duration> = Vec::new();
-        let mut events = 0;
-        for _ in 0..runs {
-            let t = Instant::now();
-            events = simulate(&p, &scn);
-            times.push(t.elapsed());
+    let fair = typed(&fair_profile_text());
+    assert!(fair.fair_sharing().is_some());
+    for (label, p) in [("", &p), (" with fair sharing", &fair)] {
+        for n in [100, 1_000] {
+            let scn = scenario(p, n);
+            c.bench_function(
+                &format!("simulate {n} workloads on {QUEUES} queues{label}"),
+                |b| {
+                    b.iter(|| simulate(black_box(p), black_box(&scn)));
+                },
+            );
         }
-        times.sort();
-        println!(
-            "| {n} | {events} | {:.1} ms |",
-            times[runs / 2].as_secs_f64() * 1000.0
-        );
+    }
+    println!("\n| workloads | fair sharing | events | median |\n|---:|---|---:|---:|");
+    let full = std::env::var_os("RAYKUEUE_SIMULATE_BENCH_10K").is_some();
+    for (label, p) in [("off", &p), ("on, two-level tree", &fair)] {
+        for n in SIZES.into_iter().filter(|&n| full || n < 10_000) {
+            let scn = scenario(p, n);
+            let runs = if n >= 10_000 { 1 } else { 3 };
+            let mut times: Vec<Duration> = Vec::new();
+            let mut events = 0;
+            for _ in 0..runs {
+                let t = Instant::now();
+                events = simulate(p, &scn);
+                times.push(t.elapsed());
+            }
+            times.sort();
+            println!(
+                "| {n} | {label} | {events} | {:.1} ms |",
+                times[runs / 2].as_secs_f64() * 1000.0
+            );
+        }
     }
 }
 

@@ -628,6 +628,73 @@ pub(crate) const TAS_FROM_ZERO: Code = code(
     "a topology-aware flavor whose node pools can shrink to zero, without a ProvisioningRequest check: TAS places pods only on nodes that exist, so nothing ever scales the pools up",
     "a TAS flavor on a pool with `autoscale: {min: 0, max: 4}`, no admission check",
 );
+pub(crate) const WEIGHT_WITHOUT_FAIR_SHARING: Code = code(
+    "RK160",
+    Warning,
+    "a fairSharingWeight on a ClusterQueue or Cohort while fair sharing is off in Kueue's configuration: the weight does nothing",
+    "`fairSharingWeight: \"2\"` without `operators.kueue.configuration.fairSharing`",
+);
+pub(crate) const COHORT_PARENT_UNKNOWN: Code = code(
+    "RK161",
+    Error,
+    "a Cohort's parentName names no Cohort of `queues.cohorts` (Kueue would put an empty, made-up Cohort there)",
+    "`parentName: orgg` → did you mean `org`?",
+);
+pub(crate) const COHORT_UNDECLARED: Code = code(
+    "RK162",
+    Error,
+    "with `queues.cohorts`, a ClusterQueue's cohortName names no Cohort of the list",
+    "`cohortName: reserch` → did you mean `research`?",
+);
+pub(crate) const COHORT_CYCLE: Code = code(
+    "RK163",
+    Error,
+    "Cohorts whose parentName chain loops: Kueue deactivates every ClusterQueue in or below the cycle and admits nothing through them",
+    "`a` with parent `b`, `b` with parent `a`",
+);
+pub(crate) const COHORT_OF_ONE: Code = code(
+    "RK164",
+    // A warning: Kueue accepts a cohort of one, and a workload it leaves pending is RK140's.
+    Warning,
+    "a ClusterQueue's cohortName is neither a Cohort object nor shared by another queue: a cohort of one, with nobody to borrow from or lend to",
+    "`cohortName: shared-cohrt` beside two queues in `shared-cohort`",
+);
+pub(crate) const COHORT_LIMIT_WITHOUT_PARENT: Code = code(
+    "RK165",
+    Error,
+    "borrowingLimit or lendingLimit on a Cohort without parentName (Kueue's webhook refuses it)",
+    "`lendingLimit: \"4\"` on the root Cohort `org`",
+);
+pub(crate) const COHORT_QUOTA_UNUSABLE: Code = code(
+    "RK166",
+    Warning,
+    "a Cohort holds quota of a flavor and resource that no ClusterQueue below it covers: nobody can use it",
+    "`org` holds 8 `nvidia.com/gpu` of flavor `gpu`, its queues cover only `cpu` and `memory`",
+);
+pub(crate) const BORROW_WITHIN_COHORT_FAIR_SHARING: Code = code(
+    "RK167",
+    Warning,
+    "preemption.borrowWithinCohort with fair sharing on: the fair-sharing preemptor ignores it",
+    "`borrowWithinCohort: {policy: LowerPriority}` and `fairSharing` in the Kueue configuration",
+);
+pub(crate) const COHORT_WITHOUT_QUEUES: Code = code(
+    "RK168",
+    Warning,
+    "a Cohort with no ClusterQueue below it: its quota and weight serve nobody",
+    "Cohort `staging` that no ClusterQueue or Cohort names",
+);
+pub(crate) const FAIR_SHARING_ALONE: Code = code(
+    "RK169",
+    Warning,
+    "fair sharing is on but no two ClusterQueues share a Cohort tree: there is nothing to share",
+    "`fairSharing` on the `single` profile",
+);
+pub(crate) const QUEUE_GETS_NOTHING: Code = code(
+    "RK170",
+    Warning,
+    "a ClusterQueue covers a resource it can never get any of: no nominal quota on any flavor, and its Cohort tree lends it none",
+    "`nominalQuota: \"0\"` under a Cohort whose queues lend nothing (`lendingLimit: \"0\"`)",
+);
 
 // ---- Capacity: pods and quotas against the node pools (`checks::nodes`)
 pub(crate) const UNKNOWN_INSTANCE_TYPE: Code = code(
@@ -1228,6 +1295,17 @@ pub const ALL: &[Code] = &[
     MANAGED_RESOURCES_UNREQUESTED,
     PODS_READY_TIMEOUT,
     TAS_FROM_ZERO,
+    WEIGHT_WITHOUT_FAIR_SHARING,
+    COHORT_PARENT_UNKNOWN,
+    COHORT_UNDECLARED,
+    COHORT_CYCLE,
+    COHORT_OF_ONE,
+    COHORT_LIMIT_WITHOUT_PARENT,
+    COHORT_QUOTA_UNUSABLE,
+    BORROW_WITHIN_COHORT_FAIR_SHARING,
+    COHORT_WITHOUT_QUEUES,
+    FAIR_SHARING_ALONE,
+    QUEUE_GETS_NOTHING,
     UNKNOWN_INSTANCE_TYPE,
     QUOTA_BEYOND_POOLS,
     POD_FITS_NO_NODE,

@@ -12,10 +12,11 @@
 //!   the head instead, and an elastic workload adds the autoscaler sidecar (500m / 512Mi) to it.
 //!   A `pods` quota counts one per pod.
 //! - What a ClusterQueue can ever get of flavor F and resource R is its `nominalQuota` plus
-//!   what it may borrow: nothing without a cohort; in a cohort, the lesser of its
-//!   `borrowingLimit` (unlimited when unset) and what the other queues of the cohort can lend
-//!   (each one's `lendingLimit`, or its whole `nominalQuota` when unset). Cohort objects with
-//!   quota of their own are not part of a profile.
+//!   what it may borrow: nothing without a cohort; in a Cohort tree, what the tree can lend it
+//!   (each queue's `lendingLimit`, or its whole `nominalQuota` when unset, and the quota the
+//!   Cohort objects hold themselves), capped by its `borrowingLimit` and by the borrowing and
+//!   lending limits of the Cohorts on its way up (`facts::Quotas`, Kueue's
+//!   `potentialAvailable`).
 //! - Kueue gives each pod set one flavor per resource group, trying the group's flavors in
 //!   order and skipping those whose taints the pod set does not tolerate or whose node labels
 //!   its node selector contradicts; earlier pod sets' requests count against later ones on the
@@ -38,7 +39,8 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     // Requests as Kueue counts them: excluded resources dropped, transformations applied.
     let view = QuotaView::new(p);
     for (wl, found) in findings(&world, true).into_iter().enumerate() {
-        if found.is_empty() {
+        // A queue in (or below) a cycle of Cohorts admits nothing: RK163 says why.
+        if found.is_empty() || quotas.tree.cq_cyclic(world.workloads[wl].cq) {
             continue;
         }
         let i = index[wl];

@@ -4,6 +4,7 @@
 
 mod admissible;
 mod clouds;
+mod cohorts;
 mod cq_limits;
 mod entrypoints;
 pub(crate) mod fleet;
@@ -79,6 +80,7 @@ type Check = fn(&mut Ctx<'_>);
 /// Every rule group, in reporting order.
 const CHECKS: &[Check] = &[
     queues::run,
+    cohorts::run,
     cq_limits::run,
     admissible::run,
     reclaim::run,

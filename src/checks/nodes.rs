@@ -422,8 +422,9 @@ fn backing_pools<'a, 'p>(pools: &'a [Pool<'p>], f: &Flavor) -> Vec<&'a Pool<'p>>
         .collect()
 }
 
-/// RK202: per flavor and resource, the nominal quota of all ClusterQueues together against
-/// what the backing pools hold at their maximum size.
+/// RK202: per flavor and resource, the nominal quota of all ClusterQueues and Cohorts
+/// together (a Cohort's own quota is admitted against like a queue's) against what the backing
+/// pools hold at their maximum size.
 /// Total nominal quota of one flavor and resource, the queues' shares, the first quota's pointer.
 type QuotaSum = (Quantity, Vec<String>, String);
 
@@ -432,8 +433,27 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
     // One pass over every quota: (flavor, resource) → (total nominal, per-queue parts,
     // pointer of the first quota).
     let mut by_flavor: BTreeMap<&str, BTreeMap<String, QuotaSum>> = BTreeMap::new();
-    for (c, cq) in queues.cluster_queues.iter().enumerate() {
-        for (g, group) in cq.resource_groups.iter().enumerate() {
+    // Cohorts first: where they add quota, the finding points at theirs.
+    let holders = queues
+        .cohorts
+        .iter()
+        .enumerate()
+        .map(|(c, co)| {
+            (
+                format!("/queues/cohorts/{c}"),
+                format!("Cohort {}", co.name),
+                &co.resource_groups,
+            )
+        })
+        .chain(queues.cluster_queues.iter().enumerate().map(|(c, cq)| {
+            (
+                format!("/queues/clusterQueues/{c}"),
+                cq.name.to_string(),
+                &cq.resource_groups,
+            )
+        }));
+    for (base, name, groups) in holders {
+        for (g, group) in groups.iter().enumerate() {
             for (k, fq) in group.flavors.iter().enumerate() {
                 let totals = by_flavor.entry(fq.name.as_str()).or_default();
                 for (m, rq) in fq.resources.iter().enumerate() {
@@ -442,13 +462,13 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                             Quantity::zero(),
                             Vec::new(),
                             format!(
-                                "/queues/clusterQueues/{c}/resourceGroups/{g}/flavors/{k}/resources/{m}/nominalQuota"
+                                "{base}/resourceGroups/{g}/flavors/{k}/resources/{m}/nominalQuota"
                             ),
                         )
                     });
                     e.0 = e.0.plus(rq.nominal_quota);
                     if e.1.len() < 8 {
-                        e.1.push(format!("{} {}", cq.name, rq.nominal_quota));
+                        e.1.push(format!("{name} {}", rq.nominal_quota));
                     } else if e.1.len() == 8 {
                         e.1.push("...".into());
                     }
@@ -531,7 +551,13 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                 &codes::QUOTA_BEYOND_POOLS,
                 &pointer,
                 format!(
-                    "the ClusterQueues give flavor `{}` a nominal quota of {total} `{r}` ({}), but {pools_text} = {} allocatable: workloads admitted against the rest stay Pending",
+                    "the ClusterQueues{} give flavor `{}` a nominal quota of {total} `{r}` ({}), but {pools_text} = {} allocatable: workloads admitted against the rest stay Pending",
+                    // Cohort parts are named `Cohort x` (a queue's name has no space).
+                    if parts.iter().any(|part| part.starts_with("Cohort ")) {
+                        " and Cohorts"
+                    } else {
+                        ""
+                    },
                     f.name,
                     parts.join(", "),
                     cap.human()

@@ -3,8 +3,10 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::facts::cohorts::CohortTree;
 use crate::profile::{
-    FungibilityPolicy, QueueMode, ReclaimWithinCohort, TaintEffect, Toleration, TolerationOperator,
+    FungibilityPolicy, QueueMode, ReclaimWithinCohort, ResourceGroup, TaintEffect, Toleration,
+    TolerationOperator,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -68,107 +70,18 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     let mut used_flavors = BTreeSet::new();
     for (i, cq) in q.cluster_queues.iter().enumerate() {
         let base = format!("/queues/clusterQueues/{i}");
-        let mut resources_seen: BTreeMap<&str, usize> = BTreeMap::new();
-        let mut flavors_seen: BTreeMap<&str, usize> = BTreeMap::new();
-        for (g, group) in cq.resource_groups.iter().enumerate() {
-            let gp = format!("{base}/resourceGroups/{g}");
-            for (r, res) in group.covered_resources.iter().enumerate() {
-                if let Some(prev) = resources_seen.insert(res.as_str(), g) {
-                    ctx.report(
-                        &codes::GROUP_OVERLAP,
-                        &format!("{gp}/coveredResources/{r}"),
-                        format!("resource `{res}` is already covered by resource group {prev}"),
-                        Some("a resource may appear in one resource group only".into()),
-                    );
-                }
-            }
-            for (f, fq) in group.flavors.iter().enumerate() {
-                let fp = format!("{gp}/flavors/{f}");
-                used_flavors.insert(fq.name.as_str());
-                if !flavor_names.contains(&fq.name.as_str()) {
-                    ctx.unknown_name(
-                        &codes::FLAVOR_NOT_FOUND,
-                        &format!("{fp}/name"),
-                        "ResourceFlavor",
-                        &fq.name,
-                        flavor_names.iter().copied(),
-                    );
-                }
-                if let Some(prev) = flavors_seen.insert(fq.name.as_str(), g) {
-                    ctx.report(
-                        &codes::GROUP_OVERLAP,
-                        &format!("{fp}/name"),
-                        format!(
-                            "flavor `{}` is already used by resource group {prev}",
-                            fq.name
-                        ),
-                        Some("a flavor may appear in one resource group only".into()),
-                    );
-                }
-                let listed: Vec<&str> = fq.resources.iter().map(|r| r.name.as_str()).collect();
-                let covered: Vec<&str> = group
-                    .covered_resources
-                    .iter()
-                    .map(std::ops::Deref::deref)
-                    .collect::<Vec<&str>>();
-                if listed != covered {
-                    ctx.report(
-                        &codes::COVERED_RESOURCES,
-                        &format!("{fp}/resources"),
-                        format!(
-                            "flavor `{}` lists [{}] but the group covers [{}]",
-                            fq.name,
-                            listed.join(", "),
-                            covered.join(", ")
-                        ),
-                        Some(format!(
-                            "list exactly these resources, in this order: {}",
-                            covered.join(", ")
-                        )),
-                    );
-                }
-                for (r, res) in fq.resources.iter().enumerate() {
-                    let rp = format!("{fp}/resources/{r}");
-                    if cq.cohort_name.is_none() {
-                        for (field, present) in [
-                            ("borrowingLimit", res.borrowing_limit.is_some()),
-                            ("lendingLimit", res.lending_limit.is_some()),
-                        ] {
-                            if present {
-                                ctx.report(
-                                    &codes::LIMIT_WITHOUT_COHORT,
-                                    &format!("{rp}/{field}"),
-                                    format!(
-                                        "`{field}` on ClusterQueue `{}`, which has no cohortName",
-                                        cq.name
-                                    ),
-                                    Some(
-                                        "set `cohortName` on the ClusterQueue, or remove the limit"
-                                            .into(),
-                                    ),
-                                );
-                            }
-                        }
-                    }
-                    if let Some(lend) = res.lending_limit
-                        && lend > res.nominal_quota
-                    {
-                        ctx.report(
-                            &codes::LENDING_OVER_NOMINAL,
-                            &format!("{rp}/lendingLimit"),
-                            format!(
-                                "lendingLimit {lend} exceeds nominalQuota {} for `{}`",
-                                res.nominal_quota, res.name
-                            ),
-                            Some(format!(
-                                "a queue can lend at most its nominal quota: use ≤ {}",
-                                res.nominal_quota
-                            )),
-                        );
-                    }
-                }
-            }
-        }
+        let holder = Holder::ClusterQueue {
+            name: cq.name.as_str(),
+            has_cohort: cq.cohort_name.is_some(),
+        };
+        resource_groups(
+            ctx,
+            &base,
+            &cq.resource_groups,
+            holder,
+            &flavor_names,
+            &mut used_flavors,
+        );
         if let Some(pre) = &cq.preemption
             && pre
                 .borrow_within_cohort
@@ -197,12 +110,36 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             );
         }
     }
+    duplicates(
+        ctx,
+        "/queues/cohorts",
+        "Cohort",
+        q.cohorts.iter().map(|c| c.name.as_str()),
+    );
+    for (i, c) in q.cohorts.iter().enumerate() {
+        let base = format!("/queues/cohorts/{i}");
+        resource_groups(
+            ctx,
+            &base,
+            &c.resource_groups,
+            Holder::Cohort,
+            &flavor_names,
+            &mut used_flavors,
+        );
+    }
     for (i, f) in p.flavors.iter().enumerate() {
         if !used_flavors.contains(f.name.as_str()) {
             ctx.report(
                 &codes::UNUSED_FLAVOR,
                 &format!("/flavors/{i}/name"),
-                format!("ResourceFlavor `{}` is used by no ClusterQueue", f.name),
+                if q.cohorts.is_empty() {
+                    format!("ResourceFlavor `{}` is used by no ClusterQueue", f.name)
+                } else {
+                    format!(
+                        "ResourceFlavor `{}` is used by no ClusterQueue or Cohort",
+                        f.name
+                    )
+                },
                 Some("remove it, or give a ClusterQueue quota on it".into()),
             );
         }
@@ -267,10 +204,14 @@ fn mode(ctx: &mut Ctx<'_>) {
                     Some("add a queue per team, or use `mode: single`".into()),
                 );
             }
-            let cohorts: BTreeSet<Option<&str>> = q
-                .cluster_queues
-                .iter()
-                .map(|c| c.cohort_name.as_deref())
+            // One Cohort tree: every queue's cohort leads to the same root (a bare
+            // `cohortName` is a root of its own).
+            let tree = CohortTree::new(q);
+            // A queue alone in a made-up cohort is RK164's finding (likely a typo): it is
+            // not a tree of its own here.
+            let cohorts: BTreeSet<Option<&str>> = (0..q.cluster_queues.len())
+                .filter(|&c| !super::cohorts::alone(&tree, c))
+                .map(|c| tree.cq_root(c).map(|r| tree.cohorts[r].name))
                 .collect();
             for (i, cq) in q.cluster_queues.iter().enumerate() {
                 if cq.cohort_name.is_none() {
@@ -290,7 +231,7 @@ fn mode(ctx: &mut Ctx<'_>) {
                     &codes::QUEUE_MODE,
                     "/queues/clusterQueues",
                     format!(
-                        "team queues are split across cohorts: {}",
+                        "team queues are split across cohort trees (roots): {}",
                         cohorts
                             .iter()
                             .flatten()
@@ -298,7 +239,7 @@ fn mode(ctx: &mut Ctx<'_>) {
                             .collect::<Vec<_>>()
                             .join(", ")
                     ),
-                    Some("team mode shares one cohort; make the cohortName values equal".into()),
+                    Some("team mode shares one cohort tree; make the cohortName values equal, or give their Cohorts one root with `parentName`".into()),
                 );
             }
         }
@@ -353,6 +294,135 @@ pub(super) fn tolerations(ctx: &mut Ctx<'_>, base: &str, list: &[Toleration]) {
                 "tolerationSeconds applies only to effect NoExecute".into(),
                 Some("set `effect: NoExecute`, or remove tolerationSeconds".into()),
             );
+        }
+    }
+}
+
+/// Who holds resource groups: the rules differ a little between the two kinds.
+#[derive(Clone, Copy)]
+pub(super) enum Holder<'a> {
+    ClusterQueue {
+        name: &'a str,
+        has_cohort: bool,
+    },
+    /// A Cohort: a lending limit may exceed its own quota (it caps the whole subtree), and
+    /// limits need a `parentName` (RK165, from the checks of `cohorts`).
+    Cohort,
+}
+
+/// The rules of one holder's resource groups (Kueue's `validateResourceGroups` and the CRD's
+/// CEL rules): each resource and flavor in one group only, flavors that exist, each flavor
+/// listing exactly the group's resources in order; a ClusterQueue's limits need a cohort and
+/// its lending limit stays within its quota.
+pub(super) fn resource_groups<'p>(
+    ctx: &mut Ctx<'_>,
+    base: &str,
+    groups: &'p [ResourceGroup],
+    holder: Holder<'_>,
+    flavor_names: &[&str],
+    used_flavors: &mut BTreeSet<&'p str>,
+) {
+    let mut resources_seen: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut flavors_seen: BTreeMap<&str, usize> = BTreeMap::new();
+    for (g, group) in groups.iter().enumerate() {
+        let gp = format!("{base}/resourceGroups/{g}");
+        for (r, res) in group.covered_resources.iter().enumerate() {
+            if let Some(prev) = resources_seen.insert(res.as_str(), g) {
+                ctx.report(
+                    &codes::GROUP_OVERLAP,
+                    &format!("{gp}/coveredResources/{r}"),
+                    format!("resource `{res}` is already covered by resource group {prev}"),
+                    Some("a resource may appear in one resource group only".into()),
+                );
+            }
+        }
+        for (f, fq) in group.flavors.iter().enumerate() {
+            let fp = format!("{gp}/flavors/{f}");
+            used_flavors.insert(fq.name.as_str());
+            if !flavor_names.contains(&fq.name.as_str()) {
+                ctx.unknown_name(
+                    &codes::FLAVOR_NOT_FOUND,
+                    &format!("{fp}/name"),
+                    "ResourceFlavor",
+                    &fq.name,
+                    flavor_names.iter().copied(),
+                );
+            }
+            if let Some(prev) = flavors_seen.insert(fq.name.as_str(), g) {
+                ctx.report(
+                    &codes::GROUP_OVERLAP,
+                    &format!("{fp}/name"),
+                    format!(
+                        "flavor `{}` is already used by resource group {prev}",
+                        fq.name
+                    ),
+                    Some("a flavor may appear in one resource group only".into()),
+                );
+            }
+            let listed: Vec<&str> = fq.resources.iter().map(|r| r.name.as_str()).collect();
+            let covered: Vec<&str> = group
+                .covered_resources
+                .iter()
+                .map(std::ops::Deref::deref)
+                .collect::<Vec<&str>>();
+            if listed != covered {
+                ctx.report(
+                    &codes::COVERED_RESOURCES,
+                    &format!("{fp}/resources"),
+                    format!(
+                        "flavor `{}` lists [{}] but the group covers [{}]",
+                        fq.name,
+                        listed.join(", "),
+                        covered.join(", ")
+                    ),
+                    Some(format!(
+                        "list exactly these resources, in this order: {}",
+                        covered.join(", ")
+                    )),
+                );
+            }
+            let Holder::ClusterQueue { name, has_cohort } = holder else {
+                continue;
+            };
+            for (r, res) in fq.resources.iter().enumerate() {
+                let rp = format!("{fp}/resources/{r}");
+                if !has_cohort {
+                    for (field, present) in [
+                        ("borrowingLimit", res.borrowing_limit.is_some()),
+                        ("lendingLimit", res.lending_limit.is_some()),
+                    ] {
+                        if present {
+                            ctx.report(
+                                &codes::LIMIT_WITHOUT_COHORT,
+                                &format!("{rp}/{field}"),
+                                format!(
+                                    "`{field}` on ClusterQueue `{name}`, which has no cohortName"
+                                ),
+                                Some(
+                                    "set `cohortName` on the ClusterQueue, or remove the limit"
+                                        .into(),
+                                ),
+                            );
+                        }
+                    }
+                }
+                if let Some(lend) = res.lending_limit
+                    && lend > res.nominal_quota
+                {
+                    ctx.report(
+                        &codes::LENDING_OVER_NOMINAL,
+                        &format!("{rp}/lendingLimit"),
+                        format!(
+                            "lendingLimit {lend} exceeds nominalQuota {} for `{}`",
+                            res.nominal_quota, res.name
+                        ),
+                        Some(format!(
+                            "a queue can lend at most its nominal quota: use ≤ {}",
+                            res.nominal_quota
+                        )),
+                    );
+                }
+            }
         }
     }
 }

@@ -1,10 +1,11 @@
 //! The admission facts Kueue's view of a profile rests on, shared by `rules` and `simulate`
 //! so the two never disagree: a workload's pod sets as Kueue counts them (`pods`) and the
-//! per-flavor quotas of ClusterQueues and cohorts (`quota`). A leaf: it imports only the
+//! per-flavor quotas of ClusterQueues and cohorts (`quota`) in their Cohort tree (`cohorts`). A leaf: it imports only the
 //! profile types, and both `rules` and `simulate` import it (the only other edge between them
 //! is rules → simulate: the rules ask the simulator).
 
 pub(crate) mod counted;
+pub(crate) mod cohorts;
 pub(crate) mod kuberay;
 pub mod operators;
 pub(crate) mod pods;

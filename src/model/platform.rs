@@ -1,10 +1,10 @@
 //! The platform part (what `gen` prints): Namespace, ServiceAccount, ResourceFlavors,
-//! WorkloadPriorityClasses, ClusterQueues and LocalQueues, in apply order.
+//! WorkloadPriorityClasses, Cohorts, ClusterQueues and LocalQueues, in apply order.
 
 use super::{MANAGED_BY, Object, k8s};
 use crate::profile::{
-    AdmissionCheck, ClusterQueue, ClusterQueueCheck, Flavor, LocalQueue, PriorityClass, Profile,
-    Role, Taint, Toleration, TolerationOperator, Topology,
+    AdmissionCheck, ClusterQueue, ClusterQueueCheck, Cohort, Flavor, LocalQueue, PriorityClass,
+    Profile, ResourceGroup, Role, Taint, Toleration, TolerationOperator, Topology,
 };
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -21,6 +21,9 @@ pub(super) const FILE_FLAVORS: &str = "platform/10-resourceflavors.yaml";
 pub(super) const FILE_PRIORITY: &str = "platform/15-workloadpriorityclasses.yaml";
 pub(super) const FILE_PROVISIONING_CONFIGS: &str = "platform/17-provisioningrequestconfigs.yaml";
 pub(super) const FILE_ADMISSION_CHECKS: &str = "platform/18-admissionchecks.yaml";
+/// Before the ClusterQueues that name them (Kueue would make an empty Cohort up for a name
+/// until the object comes).
+pub(super) const FILE_COHORTS: &str = "platform/18-cohorts.yaml";
 pub(super) const FILE_CLUSTER_QUEUES: &str = "platform/20-clusterqueues.yaml";
 pub(super) const FILE_LOCAL_QUEUES: &str = "platform/30-localqueues.yaml";
 
@@ -113,6 +116,7 @@ pub(crate) fn platform_objects(p: &Profile) -> Vec<Object> {
     }
     if let Some(q) = &p.queues {
         let wide = crate::base::par::wide(p.items());
+        out.extend(q.cohorts.iter().map(cohort));
         out.extend(crate::base::par::map(wide, &q.cluster_queues, |cq| {
             let mut o = cluster_queue(cq);
             if let Some(fleet) = p.managed_fleet() {
@@ -325,9 +329,9 @@ fn put<T: Serialize>(map: &mut Map<String, Value>, key: &str, value: Option<&T>)
     }
 }
 
-fn cluster_queue(cq: &ClusterQueue) -> Object {
-    let groups: Vec<Value> = cq
-        .resource_groups
+/// Resource groups as Kueue writes them (a ClusterQueue's and a Cohort's have one shape).
+fn resource_groups(groups: &[ResourceGroup]) -> Vec<Value> {
+    groups
         .iter()
         .map(|rg| {
             json!({
@@ -345,7 +349,38 @@ fn cluster_queue(cq: &ClusterQueue) -> Object {
                 })).collect::<Vec<_>>(),
             })
         })
-        .collect();
+        .collect()
+}
+
+/// A Cohort object: its parent, the quota it holds itself and its fair-sharing weight.
+fn cohort(c: &Cohort) -> Object {
+    let mut spec = Map::new();
+    put(&mut spec, "parentName", c.parent_name.as_ref());
+    if !c.resource_groups.is_empty() {
+        spec.insert(
+            "resourceGroups".into(),
+            Value::Array(resource_groups(&c.resource_groups)),
+        );
+    }
+    if let Some(w) = &c.fair_sharing_weight {
+        spec.insert("fairSharing".into(), json!({ "weight": w }));
+    }
+    Object::data(
+        "Cohort",
+        c.name.as_str(),
+        None,
+        FILE_COHORTS,
+        k8s(
+            KUEUE_API,
+            "Cohort",
+            json!(meta(&c.name, None)),
+            [("spec", Value::Object(spec))],
+        ),
+    )
+}
+
+fn cluster_queue(cq: &ClusterQueue) -> Object {
+    let groups = resource_groups(&cq.resource_groups);
     let mut spec = Map::new();
     put(&mut spec, "cohortName", cq.cohort_name.as_ref());
     // Always present: a ClusterQueue without a selector admits from no namespace.

@@ -10,6 +10,7 @@ use std::collections::{BTreeMap, HashMap};
 
 /// The template context of `SUMMARY.md`; `unreclaimable` is the checks' RK146 finding.
 pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
+    let fair = p.fair_sharing().is_some();
     let mut queues = Vec::new();
     // cohort → resource → (nominal, borrowing limits known?)
     let mut cohorts: BTreeMap<String, BTreeMap<(String, String), Quantity>> = BTreeMap::new();
@@ -49,6 +50,13 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
             queues.push(moved([
                 ("name", json!(cq.name)),
                 ("cohort", json!(cq.cohort_name)),
+                (
+                    "weight",
+                    json!(fair.then(|| {
+                        cq.fair_sharing_weight
+                            .map_or_else(|| "1".to_owned(), Quantity::canonical)
+                    })),
+                ),
                 ("strategy", json!(cq.queueing_strategy)),
                 (
                     "preemption",
@@ -62,17 +70,25 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
             ]));
         }
     }
-    let cohorts: Vec<Value> = cohorts
-        .into_iter()
-        .map(|(name, totals)| {
-            json!({
-                "name": name,
-                "rows": totals.into_iter().map(|((flavor, resource), q)| json!({
-                    "flavor": flavor, "resource": resource, "nominal": q.canonical(),
-                })).collect::<Vec<_>>(),
+    let declared = p.queues.as_ref().is_some_and(|q| !q.cohorts.is_empty());
+    let cohorts: Vec<Value> = if declared {
+        // With Cohort objects: what each holds itself and its whole subtree holds (Kueue's
+        // `SubtreeQuota`), rather than sums of cohortName.
+        tree_cohorts(p, fair)
+    } else {
+        cohorts
+            .into_iter()
+            .map(|(name, totals)| {
+                json!({
+                    "name": name,
+                    "subtree": false,
+                    "rows": totals.into_iter().map(|((flavor, resource), q)| json!({
+                        "flavor": flavor, "resource": resource, "nominal": q.canonical(),
+                    })).collect::<Vec<_>>(),
+                })
             })
-        })
-        .collect();
+            .collect()
+    };
     let provider = p.cloud();
     let pools: Vec<Value> = provider
         .map(crate::cloud::Cloud::node_groups)
@@ -154,6 +170,8 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
         ("behaviour", behaviour(p, unreclaimable)),
         ("queues", Value::Array(queues)),
         ("cohorts", Value::Array(cohorts)),
+        ("tree", json!(declared.then(|| tree_graph(p, fair)))),
+        ("fairSharing", fair_sharing(p)),
         ("pools", Value::Array(pools)),
         (
             "machineHeader",
@@ -192,7 +210,7 @@ fn behaviour(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
                 "resource": run.resource,
                 "rows": run.rows.iter().map(|r| json!({
                     "step": r.step, "cq": r.cq, "holds": r.holds, "borrowed": r.borrowed,
-                    "happened": r.happened,
+                    "happened": r.happened, "share": r.share,
                 })).collect::<Vec<_>>(),
                 "sections": sections,
                 "wholeWorkload": run.whole_workload,
@@ -227,7 +245,9 @@ fn behaviour(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
         .iter()
         .map(crate::simulate::standard::Unreclaimable::message)
         .collect();
+    let shares = own_shares(&runs);
     moved([
+        ("shares", shares),
         ("runs", Value::Array(runs)),
         ("steps", json!(crate::simulate::standard::STEPS)),
         ("end", json!(crate::simulate::standard::END)),
@@ -237,4 +257,144 @@ fn behaviour(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
         ("maxRuns", json!(crate::simulate::standard::MAX_RUNS)),
         ("maxPeers", json!(crate::simulate::standard::MAX_PEERS)),
     ])
+}
+
+/// Per ClusterQueue with a standard scenario of its own, its weighted share after step 1
+/// (alone, asking all it can get) and after the last step (all busy), with fair sharing on.
+fn own_shares(runs: &[Value]) -> Value {
+    let mut out = Vec::new();
+    for run in runs {
+        let first = &run["first"];
+        let rows: Vec<&Value> = run["rows"]
+            .as_array()
+            .map(|r| r.iter().filter(|row| row["cq"] == *first).collect())
+            .unwrap_or_default();
+        let (Some(alone), Some(busy)) = (rows.first(), rows.last()) else {
+            continue;
+        };
+        if alone["share"].is_null() {
+            continue;
+        }
+        out.push(json!({"cq": first, "alone": alone["share"], "busy": busy["share"], "steps": rows.len()}));
+    }
+    Value::Array(out)
+}
+
+/// The fair-sharing section's facts: whether it is on, and its strategies.
+fn fair_sharing(p: &Profile) -> Value {
+    p.fair_sharing().map_or(Value::Null, |f| {
+        json!({
+            "strategies": f.preemption_strategies.iter().map(|s| s.as_str()).collect::<Vec<_>>(),
+        })
+    })
+}
+
+/// Per Cohort of the tree (declared and made-up), what it holds itself and in its subtree.
+fn tree_cohorts(p: &Profile, fair: bool) -> Vec<Value> {
+    let Some(q) = &p.queues else {
+        return Vec::new();
+    };
+    let quotas = crate::facts::Quotas::new(q);
+    let tree = &quotas.tree;
+    let mut order: Vec<usize> = (0..tree.cohorts.len()).collect();
+    order.sort_by_key(|&k| {
+        (
+            tree.cohorts[k].declared_at.is_none(),
+            tree.cohorts[k].declared_at,
+            tree.cohorts[k].name,
+        )
+    });
+    order
+        .into_iter()
+        .map(|k| {
+            let node = &tree.cohorts[k];
+            let parent = node.parent.map(|p| tree.cohorts[p].name);
+            let weight = node
+                .spec
+                .and_then(|s| s.fair_sharing_weight)
+                .map_or_else(|| "1".to_owned(), Quantity::canonical);
+            json!({
+                "name": node.name,
+                "parent": parent,
+                "weight": (fair && parent.is_some()).then_some(weight),
+                "subtree": true,
+                "rows": quotas.cohort_rows(k).into_iter().map(|(flavor, resource, own, st)| json!({
+                    "flavor": flavor,
+                    "resource": resource,
+                    "own": own.map_or_else(|| "–".to_owned(), Quantity::canonical),
+                    "subtree": st.canonical(),
+                })).collect::<Vec<_>>(),
+            })
+        })
+        .collect()
+}
+
+/// The Cohort tree as the lines of a Mermaid flowchart: Cohorts as boxes (their own quota,
+/// their weight with fair sharing on), ClusterQueues as rounded boxes (their nominal quota per
+/// resource over all flavors), an edge from each parent to each child.
+fn tree_graph(p: &Profile, fair: bool) -> Vec<String> {
+    let Some(q) = &p.queues else {
+        return Vec::new();
+    };
+    let tree = crate::facts::cohorts::CohortTree::new(q);
+    let totals = |groups: &[crate::profile::ResourceGroup]| {
+        let mut by: Vec<(String, Quantity)> = Vec::new();
+        for f in groups.iter().flat_map(|g| &g.flavors) {
+            for r in &f.resources {
+                match by.iter_mut().find(|(n, _)| n == r.name.as_str()) {
+                    Some((_, t)) => *t = t.plus(r.nominal_quota),
+                    None => by.push((r.name.to_string(), r.nominal_quota)),
+                }
+            }
+        }
+        by.iter()
+            .map(|(n, t)| format!("{} {n}", t.canonical()))
+            .collect::<Vec<_>>()
+            .join(" · ")
+    };
+    let weight = |w: Option<Quantity>| {
+        fair.then(|| {
+            format!(
+                "weight {}",
+                w.map_or_else(|| "1".to_owned(), Quantity::canonical)
+            )
+        })
+    };
+    let mut lines = vec!["graph TD".to_owned()];
+    for (k, node) in tree.cohorts.iter().enumerate() {
+        let mut parts = vec![format!("Cohort {}", node.name)];
+        if node.spec.is_none() {
+            parts.push("no Cohort object".to_owned());
+        }
+        if let Some(w) = node
+            .parent
+            .and_then(|_| weight(node.spec.and_then(|s| s.fair_sharing_weight)))
+        {
+            parts.push(w);
+        }
+        let own = node
+            .spec
+            .map(|s| totals(&s.resource_groups))
+            .unwrap_or_default();
+        if !own.is_empty() {
+            parts.push(format!("holds {own}"));
+        }
+        lines.push(format!("    co{k}[\"{}\"]", parts.join("<br/>")));
+        if let Some(parent) = node.parent {
+            lines.push(format!("    co{parent} --> co{k}"));
+        }
+    }
+    for (c, cq) in q.cluster_queues.iter().enumerate() {
+        let Some(parent) = tree.cq_parent[c] else {
+            continue;
+        };
+        let mut parts = vec![cq.name.to_string()];
+        if let Some(w) = weight(cq.fair_sharing_weight) {
+            parts.push(w);
+        }
+        parts.push(totals(&cq.resource_groups));
+        lines.push(format!("    cq{c}([\"{}\"])", parts.join("<br/>")));
+        lines.push(format!("    co{parent} --> cq{c}"));
+    }
+    lines
 }

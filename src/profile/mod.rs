@@ -415,6 +415,35 @@ pub struct Queues {
     #[schemars(length(min = 1))]
     #[serde(deserialize_with = "limits::items::<_, _, 1, { usize::MAX }>")]
     pub local_queues: Vec<LocalQueue>,
+    /// Cohort objects (`kueue.x-k8s.io/v1beta2`): a tree by `parentName`, each with quota of
+    /// its own and a fair-sharing weight. When present, every cohort a ClusterQueue or a Cohort
+    /// names is declared here, roots included; without it, `cohortName` is a bare name (a
+    /// cohort Kueue makes up, with no quota of its own).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 1000))]
+    #[serde(deserialize_with = "limits::items::<_, _, 0, 1000>")]
+    pub cohorts: Vec<Cohort>,
+}
+
+/// A Cohort object (kubernetes-sigs/kueue@v0.19.2 `apis/kueue/v1beta2/cohort_types.go`).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Cohort {
+    pub name: Dns1123Subdomain,
+    /// The Cohort above this one; none for the root of a tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_name: Option<Dns1123Subdomain>,
+    /// Fair-sharing weight of this subtree against its siblings (`spec.fairSharing.weight`;
+    /// only used when fair sharing is on in the Kueue configuration; `"0"` is weight 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fair_sharing_weight: Option<Quantity>,
+    /// Quota the Cohort itself holds, on top of what its ClusterQueues lend it: a shared pool
+    /// of the subtree. `borrowingLimit` and `lendingLimit` (towards the parent) need a
+    /// `parentName`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 16))]
+    #[serde(deserialize_with = "limits::items::<_, _, 0, 16>")]
+    pub resource_groups: Vec<ResourceGroup>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -436,7 +465,8 @@ pub enum StopPolicy {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClusterQueue {
     pub name: Dns1123Subdomain,
-    /// The cohort this queue borrows from and lends to (team mode).
+    /// The cohort this queue borrows from and lends to (team mode): a Cohort of
+    /// `queues.cohorts` when the profile declares any, else a bare name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cohort_name: Option<Dns1123Subdomain>,
     #[serde(default)]
@@ -649,6 +679,17 @@ impl Profile {
                 .queues
                 .as_ref()
                 .map_or(0, |q| q.cluster_queues.len() + q.local_queues.len())
+    }
+
+    /// Kueue's `fairSharing`, when the profile turns it on (present means on).
+    pub fn fair_sharing(&self) -> Option<&kueue_config::FairSharing> {
+        self.operators
+            .kueue
+            .as_ref()?
+            .configuration
+            .as_ref()?
+            .fair_sharing
+            .as_ref()
     }
 
     /// The fleet this profile manages, when it is a fleet's manager: its workloads run on the

@@ -16,8 +16,10 @@
 
 use super::Sim;
 use super::events::Event;
+use super::fair_sharing;
 use super::flavors::{self, Assignment, Mode};
-use super::preemption::{self, Target};
+use super::preemption::Target;
+use super::preemptor;
 use super::queues::Requeue;
 use super::snapshot::Running;
 use super::world::FrMap;
@@ -61,7 +63,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         let assignment = flavors::assign(&mut snap, wl, true);
         let targets = if assignment.mode == Mode::Preempt {
             let frs = assignment.needs_preemption();
-            preemption::targets(&mut snap, wl, &frs, &assignment.usage)
+            preemptor::targets(&mut snap, wl, &frs, &assignment.usage)
         } else {
             Vec::new()
         };
@@ -81,10 +83,14 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             .then(wa.submit_at.cmp(&wb.submit_at))
             .then(a.wl.cmp(&b.wl))
     });
+    // Classic order: as sorted. Fair sharing: a tournament for each entry taken, on the
+    // usage the entries before it left (`fair_sharing::next`).
+    let mut order = Order::new(world.fair_sharing.is_some(), &entries);
 
     let mut preempted: BTreeSet<usize> = BTreeSet::new();
     let mut victims: Vec<usize> = Vec::new();
-    for e in &mut entries {
+    while let Some(i) = order.next(&mut snap) {
+        let e = &mut entries[i];
         let cq = world.workloads[e.wl].cq;
         match e.assignment.mode {
             Mode::NoFit => {
@@ -98,6 +104,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
                 if world.cqs[cq].reclaim != ReclaimWithinCohort::Any {
                     let reserve = reservation(&snap, cq, &e.assignment);
                     snap.usage.to_mut().add_all(world, cq, &reserve);
+                    order.moved();
                 }
                 continue;
             }
@@ -113,6 +120,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         }
         preempted.extend(e.targets.iter().map(|t| t.workload));
         snap.usage.to_mut().add_all(world, cq, &e.assignment.usage);
+        order.moved();
         changed = true;
         if e.assignment.mode == Mode::Preempt {
             for t in &e.targets {
@@ -166,6 +174,66 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     changed
 }
 
+/// The order a cycle processes its entries in.
+enum Order {
+    /// Kueue's classical iterator: the entries as sorted, one after the other.
+    Classic(std::ops::Range<usize>),
+    /// Kueue's fair-sharing iterator: the entries not taken yet, each entry with what it
+    /// would use, and the tournament's shares while usage has not moved.
+    Fair {
+        left: Vec<usize>,
+        heads: Vec<fair_sharing::Head>,
+        borrowing: Vec<u32>,
+        shares: Option<fair_sharing::Shares>,
+    },
+}
+
+impl Order {
+    fn new(fair: bool, entries: &[Entry]) -> Self {
+        if !fair {
+            return Self::Classic(0..entries.len());
+        }
+        Self::Fair {
+            left: (0..entries.len()).collect(),
+            heads: entries
+                .iter()
+                .map(|e| fair_sharing::Head {
+                    wl: e.wl,
+                    usage: e.assignment.usage.clone(),
+                })
+                .collect(),
+            borrowing: entries.iter().map(|e| e.assignment.borrowing).collect(),
+            shares: None,
+        }
+    }
+
+    /// The snapshot's usage moved: the shares are stale.
+    fn moved(&mut self) {
+        if let Self::Fair { shares, .. } = self {
+            *shares = None;
+        }
+    }
+
+    fn next(&mut self, snap: &mut super::snapshot::Snapshot<'_>) -> Option<usize> {
+        match self {
+            Self::Classic(range) => range.next(),
+            Self::Fair {
+                left,
+                heads,
+                borrowing,
+                shares,
+            } => {
+                if left.len() <= 1 {
+                    return left.pop();
+                }
+                let pick = fair_sharing::next(snap, heads, left, borrowing, shares)?;
+                let at = left.iter().position(|&i| i == pick)?;
+                Some(left.remove(at))
+            }
+        }
+    }
+}
+
 /// What `flavors::surely_turned_away` claims, worked out in full: the head gets no fit, or
 /// needs preemption and finds no targets. Checked on every shortcut in debug builds, so that
 /// every test run of the simulator also tests the shortcut.
@@ -177,7 +245,7 @@ fn turned_away_in_full(snap: &mut super::snapshot::Snapshot<'_>, wl: usize) -> b
         Mode::Fit => false,
         Mode::Preempt => {
             let frs = assignment.needs_preemption();
-            preemption::targets(snap, wl, &frs, &assignment.usage).is_empty()
+            preemptor::targets(snap, wl, &frs, &assignment.usage).is_empty()
         }
     }
 }

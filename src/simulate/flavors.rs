@@ -10,10 +10,9 @@
 //! pod sets' requests count against later ones on the same flavor.
 
 use super::oracle::{OracleKey, Possibility};
-use super::preemption;
-use super::quota::Usage;
 use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World, flavor_matches};
+use super::{preemption, preemptor};
 use crate::profile::{
     FungibilityPolicy, FungibilityPreference, ReclaimWithinCohort, WithinClusterQueue,
 };
@@ -243,7 +242,6 @@ pub(super) struct Demand {
 /// largest share of what its queue could ever get), as that is the one most often refused:
 /// what does not change while it waits, worked out once per run.
 pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
-    let usage = Usage::new(world);
     world
         .workloads
         .iter()
@@ -260,7 +258,7 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
                             .filter(|&&f| flavor_matches(&world.flavors[f], ps))
                             .map(|&flavor| {
                                 let fr = Fr { flavor, resource };
-                                (fr, amount > usage.potential(world, cq, fr))
+                                (fr, amount > super::quota::potential(world, cq, fr))
                             })
                             .collect(),
                         // Zero requests of resources the queue does not define are skipped.
@@ -275,7 +273,7 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
                     .iter()
                     .map(|&(fr, _)| {
                         #[allow(clippy::cast_precision_loss)] // an ordering hint only
-                        let most = usage.potential(world, cq, fr) as f64;
+                        let most = super::quota::potential(world, cq, fr) as f64;
                         #[allow(clippy::cast_precision_loss)]
                         let amount = d.amount as f64;
                         if most > 0.0 {
@@ -309,6 +307,10 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
     let cq = world.workloads[wl].cq;
     let queue = &world.cqs[cq];
     let no_reservation = queue.reclaim == ReclaimWithinCohort::Any;
+    let while_borrowing = preempts_while_borrowing(world, cq);
+    let deep = queue
+        .cohort
+        .is_some_and(|k| world.cohorts[k].parent.is_some());
     let refused = |fr: Fr, val: i128, beyond: bool| {
         if beyond {
             return true;
@@ -318,9 +320,11 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
         if val <= usage.available_with(world, cq, fr, &q, used) {
             return false;
         }
-        // `fits_quota` past its fit. Its third way on, reclaiming while not borrowing
-        // (`borrow_level`), needs `nominal >= used + val`, which `nominal >= val` covers.
-        let outright = !(q.nominal >= val || queue.borrow_within_cohort.is_some());
+        // `fits_quota` past its fit. Its third way on, reclaiming in a subtree smaller than
+        // the tree (`borrow_level`): in a one-level tree that needs `nominal >= used + val`,
+        // which `nominal >= val` covers; deeper, it is asked.
+        let may_reclaim = deep && usage.borrow_level(world, cq, fr, val).1;
+        let outright = !(q.nominal >= val || may_reclaim || while_borrowing);
         outright || (no_reservation && preemption::surely_none(snap, wl, fr, val))
     };
     demands.iter().any(|d| {
@@ -328,6 +332,14 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
             .iter()
             .all(|&(fr, beyond)| refused(fr, d.amount, beyond))
     })
+}
+
+/// `canPreemptWhileBorrowing`: `borrowWithinCohort` allows it, or fair sharing is on and the
+/// queue reclaims in its cohort.
+pub(super) fn preempts_while_borrowing(world: &World, cq: usize) -> bool {
+    let spec = &world.cqs[cq];
+    spec.borrow_within_cohort.is_some()
+        || (world.fair_sharing.is_some() && spec.reclaim != ReclaimWithinCohort::Never)
 }
 
 /// `findFlavorForPodSets` for one pod set and one resource group.
@@ -415,15 +427,14 @@ fn fits_quota(
     let world = snap.world;
     let cq = world.workloads[wl].cq;
     let spec = &world.cqs[cq];
-    if val > snap.usage.potential(world, cq, fr) {
+    if val > super::quota::potential(world, cq, fr) {
         return (Possibility::NoFit, 0, Some(NoFitReason::ExceedsMaxQuota));
     }
     let (borrow, may_reclaim) = snap.usage.borrow_level(world, cq, fr, val);
     if val <= snap.usage.available(world, cq, fr) {
         return (Possibility::Fit, borrow, None);
     }
-    let preempt_while_borrowing = spec.borrow_within_cohort.is_some();
-    if !(spec.quota(fr).nominal >= val || may_reclaim || preempt_while_borrowing) {
+    if !(spec.quota(fr).nominal >= val || may_reclaim || preempts_while_borrowing(world, cq)) {
         return (
             Possibility::NoFit,
             borrow,
@@ -466,7 +477,7 @@ fn oracle_answer(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> (Poss
     let world = snap.world;
     let cq = world.workloads[wl].cq;
     let requests: FrMap<i128> = std::iter::once((fr, val)).collect();
-    let targets = preemption::targets(snap, wl, &[fr], &requests);
+    let targets = preemptor::targets(snap, wl, &[fr], &requests);
     if targets.is_empty() {
         let (b, _) = snap.usage.borrow_level(world, cq, fr, val);
         return (Possibility::NoCandidates, b);

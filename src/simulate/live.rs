@@ -571,7 +571,7 @@ fn describe_finding(
                 .iter()
                 .find(|(r, _)| *r == fr.resource)
                 .map_or(0, |(_, v)| *v);
-            let most = super::quota::Usage::new(world).potential(world, spec.cq, *fr);
+            let most = super::quota::potential(world, spec.cq, *fr);
             let flavor = &world.flavors[fr.flavor].name;
             let resource = &world.resources[fr.resource];
             (

@@ -6,22 +6,27 @@
 //! `model` (queues, quotas and pod sets as indices) → this module's clock (ends, then
 //! submissions, then scheduling cycles until nothing changes) → `cycle` (one Kueue
 //! scheduling cycle) using `queues` (heaps and parked workloads), `flavors` (flavor
-//! assignment), `preemption` (targets), `quota` and `snapshot` (usage of queues and cohorts)
-//! → `events` (JSON lines, human table). What is simplified is listed in `docs/simulate.md`.
+//! assignment), `preemption` (targets), `fair_sharing` (shares, the tournament and the
+//! fair-sharing preemptor when the profile turns fair sharing on), `quota`, `tree` and
+//! `snapshot` (usage of queues and the Cohort tree) → `events` (JSON lines, human table). What is simplified is listed in `docs/simulate.md`.
 
 mod cycle;
 pub mod events;
+mod fair_sharing;
 mod flavors;
 pub mod fleet;
+mod keys;
 pub(crate) mod live;
 pub(crate) mod never;
 mod oracle;
 mod preemption;
+mod preemptor;
 mod queues;
 mod quota;
 pub mod scenario;
 mod snapshot;
 pub(crate) mod standard;
+mod tree;
 pub mod world;
 
 use events::{Event, UsageLine};

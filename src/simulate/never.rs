@@ -138,7 +138,6 @@ fn shortfall(
     requests: &[(usize, i128)],
 ) -> Finding {
     let spec = &world.workloads[wl];
-    let usage = super::quota::Usage::new(world);
     for &f in flavors {
         if !flavor_matches(&world.flavors[f], &spec.pod_sets[pod_set]) {
             continue;
@@ -148,7 +147,7 @@ fn shortfall(
                 flavor: f,
                 resource,
             };
-            if amount > usage.potential(world, spec.cq, fr) {
+            if amount > super::quota::potential(world, spec.cq, fr) {
                 return Finding::PodSetExceeds { pod_set, fr };
             }
         }

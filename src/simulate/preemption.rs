@@ -10,6 +10,7 @@
 //! most recently admitted, and removed one by one until the preemptor fits; then each but the
 //! last is put back, newest first, if the preemptor still fits without it.
 
+use super::quota::Node;
 use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World};
 use crate::profile::{ReclaimWithinCohort, WithinClusterQueue};
@@ -22,6 +23,7 @@ pub enum Reason {
     InClusterQueue,
     InCohortReclamation,
     InCohortReclaimWhileBorrowing,
+    InCohortFairSharing,
 }
 
 impl Reason {
@@ -30,6 +32,7 @@ impl Reason {
             Self::InClusterQueue => "InClusterQueue",
             Self::InCohortReclamation => "InCohortReclamation",
             Self::InCohortReclaimWhileBorrowing => "InCohortReclaimWhileBorrowing",
+            Self::InCohortFairSharing => "InCohortFairSharing",
         }
     }
 }
@@ -63,7 +66,7 @@ impl Variant {
 }
 
 #[derive(Clone, Copy)]
-enum Policy {
+pub(super) enum Policy {
     Never,
     LowerPriority,
     LowerOrNewerEqualPriority,
@@ -72,7 +75,7 @@ enum Policy {
 
 /// Kueue's `SatisfiesPreemptionPolicy`; the queue-order timestamp is the creation time
 /// (`submitAt`): a requeued victim keeps it (conventions, 2).
-fn satisfies(world: &World, policy: Policy, preemptor: usize, candidate: usize) -> bool {
+pub(super) fn satisfies(world: &World, policy: Policy, preemptor: usize, candidate: usize) -> bool {
     let p = &world.workloads[preemptor];
     let c = &world.workloads[candidate];
     match policy {
@@ -85,7 +88,7 @@ fn satisfies(world: &World, policy: Policy, preemptor: usize, candidate: usize) 
     }
 }
 
-fn within_policy(p: WithinClusterQueue) -> Policy {
+pub(super) fn within_policy(p: WithinClusterQueue) -> Policy {
     match p {
         WithinClusterQueue::Never => Policy::Never,
         WithinClusterQueue::LowerPriority => Policy::LowerPriority,
@@ -93,7 +96,7 @@ fn within_policy(p: WithinClusterQueue) -> Policy {
     }
 }
 
-fn reclaim_policy(p: ReclaimWithinCohort) -> Policy {
+pub(super) fn reclaim_policy(p: ReclaimWithinCohort) -> Policy {
     match p {
         ReclaimWithinCohort::Never => Policy::Never,
         ReclaimWithinCohort::LowerPriority => Policy::LowerPriority,
@@ -104,11 +107,15 @@ fn reclaim_policy(p: ReclaimWithinCohort) -> Policy {
 struct Candidate {
     workload: usize,
     variant: Variant,
+    /// The Cohort at which the candidate was found (its subtree root); none in the
+    /// preemptor's own queue.
+    lca: Option<usize>,
 }
 
-/// The preemption targets that make `requests` fit for `preemptor`, or none. `frs` are the
-/// flavor/resources that need preemption. The snapshot is left as it was found.
-pub(super) fn targets(
+/// Kueue's `classicalPreemptions`: the preemption targets that make `requests` fit for
+/// `preemptor`, or none. `frs` are the flavor/resources that need preemption. The snapshot is
+/// left as it was found.
+pub(super) fn classical(
     snap: &mut Snapshot<'_>,
     preemptor: usize,
     frs: &[Fr],
@@ -153,46 +160,57 @@ pub(super) fn targets(
             }
         })
     };
-    let collect = |snap: &Snapshot<'_>, from: usize, advantage: bool| -> Vec<Candidate> {
+    let collect = |snap: &Snapshot<'_>, from: usize, advantage: bool, lca: Option<usize>| {
         snap.admitted_in(from)
             .filter_map(|c| {
                 classify(snap, c, advantage).map(|variant| Candidate {
                     workload: c,
                     variant,
+                    lca,
                 })
             })
-            .collect()
+            .collect::<Vec<Candidate>>()
     };
     let mut same_queue = if spec.within_cq == WithinClusterQueue::Never {
         Vec::new()
     } else {
-        collect(snap, cq, false)
+        collect(snap, cq, false, None)
     };
     let forbidden = spec.borrow_within_cohort.is_none();
     let (mut hierarchy, mut by_priority) = (Vec::new(), Vec::new());
     if let Some(cohort) = spec.cohort
         && spec.reclaim != ReclaimWithinCohort::Never
     {
-        let advantage = snap.usage.fits_in_nominal(world, cq, requests);
+        // `collectCandidatesForHierarchicalReclaim`: up the tree from the queue's Cohort,
+        // each subtree (but the one just left) gives the queues that are over their quota
+        // in it; the preemptor has the hierarchical advantage from the first subtree whose
+        // quota holds its request.
+        let (mut advantage, mut remaining) = snap.usage.fit_in_quota(world, Node::Cq(cq), requests);
         // Without the hierarchical advantage and without `borrowWithinCohort`, every
         // candidate of another queue is `ReclaimWithoutBorrowing`; a queue at or over nominal
         // gets the single attempt that allows borrowing, where such candidates are invalid.
         // Skipping them changes nothing but spares a scan of the cohort: this is the common
-        // case of a long backlog (every parked head of a full queue asks it again).
-        let useless = forbidden && !advantage && !under_nominal(snap, cq, frs);
-        for other in (0..world.cqs.len()).filter(|_| !useless) {
-            if other == cq
-                || world.cqs[other].cohort != Some(cohort)
-                || !snap.usage.over_nominal(world, other, frs)
-            {
-                continue;
-            }
-            let found = collect(snap, other, advantage);
+        // case of a long backlog (every parked head of a full queue asks it again). Only in
+        // a one-level tree: deeper, the advantage may come from a Cohort on the way up.
+        let flat = world.cohorts[cohort].parent.is_none();
+        let useless = flat && forbidden && !advantage && !under_nominal(snap, cq, frs);
+        let mut previous = None;
+        let mut at = Some(cohort).filter(|_| !useless);
+        while let Some(k) = at {
+            let mut found = Vec::new();
+            subtree_candidates(snap, cq, k, previous, frs, &mut |snap, other| {
+                found.extend(collect(snap, other, advantage, Some(k)));
+            });
             if advantage {
                 hierarchy.extend(found);
             } else {
                 by_priority.extend(found);
             }
+            let (fits, rest) = snap.usage.fit_in_quota(world, Node::Cohort(k), &remaining);
+            advantage |= fits;
+            remaining = rest;
+            previous = Some(k);
+            at = world.cohorts[k].parent;
         }
     }
     let order =
@@ -253,9 +271,16 @@ pub(super) fn surely_none(snap: &Snapshot<'_>, preemptor: usize, fr: Fr, val: i1
     let world = snap.world;
     let cq = world.workloads[preemptor].cq;
     let spec = &world.cqs[cq];
+    // Deeper trees (a Cohort on the way up may give the hierarchical advantage) and fair
+    // sharing (its preemptor ignores `borrowWithinCohort`) are left to the full search.
+    let flat = spec
+        .cohort
+        .is_none_or(|k| world.cohorts[k].parent.is_none())
+        && world.fair_sharing.is_none();
     let others_out = spec.cohort.is_none()
         || spec.reclaim == ReclaimWithinCohort::Never
-        || (spec.borrow_within_cohort.is_none()
+        || (flat
+            && spec.borrow_within_cohort.is_none()
             && spec.quota(fr).nominal < snap.usage.of(cq, fr) + val);
     if !others_out {
         return false;
@@ -269,7 +294,7 @@ pub(super) fn surely_none(snap: &Snapshot<'_>, preemptor: usize, fr: Fr, val: i1
 
 /// Kueue's `CandidatesOrdering`: other ClusterQueues first, lower priority first, more
 /// recently admitted first; the UID tie-break is the workload's name here.
-fn candidates_ordering(snap: &Snapshot<'_>, cq: usize, a: usize, b: usize) -> Ordering {
+pub(super) fn candidates_ordering(snap: &Snapshot<'_>, cq: usize, a: usize, b: usize) -> Ordering {
     let w = &snap.world.workloads;
     let at = |x: usize| snap.running[x].as_ref().map_or(0, |r| r.admitted_at);
     (w[a].cq == cq)
@@ -279,17 +304,57 @@ fn candidates_ordering(snap: &Snapshot<'_>, cq: usize, a: usize, b: usize) -> Or
         .then(a.cmp(&b))
 }
 
-/// `candidateIsValid`: a workload of another queue is taken only while that queue is still
-/// over nominal, and not when the preemptor would borrow and the variant forbids it.
+/// `collectCandidatesInSubtree`: the queues under Cohort `k` (but not under `skip`, nor the
+/// preemptor's own) that use more than their quota of some of `frs`, found through Cohorts
+/// that do too.
+fn subtree_candidates(
+    snap: &Snapshot<'_>,
+    cq: usize,
+    k: usize,
+    skip: Option<usize>,
+    frs: &[Fr],
+    found: &mut dyn FnMut(&Snapshot<'_>, usize),
+) {
+    let world = snap.world;
+    for &child in &world.cohorts[k].child_cohorts {
+        if Some(child) == skip || snap.usage.within_nominal(world, Node::Cohort(child), frs) {
+            continue;
+        }
+        subtree_candidates(snap, cq, child, skip, frs, found);
+    }
+    for &other in &world.cohorts[k].child_cqs {
+        if other != cq && snap.usage.over_nominal(world, other, frs) {
+            found(snap, other);
+        }
+    }
+}
+
+/// `candidateIsValid`: a workload of another queue is taken only while that queue, and every
+/// Cohort between it and the subtree it was found in, is still over its quota, and not when
+/// the preemptor would borrow and the variant forbids it.
 fn valid(snap: &Snapshot<'_>, cq: usize, c: &Candidate, borrowing: bool, frs: &[Fr]) -> bool {
-    let owner = snap.world.workloads[c.workload].cq;
+    let world = snap.world;
+    let owner = world.workloads[c.workload].cq;
     if owner == cq {
         return true;
     }
     if borrowing && c.variant == Variant::ReclaimWithoutBorrowing {
         return false;
     }
-    snap.usage.over_nominal(snap.world, owner, frs)
+    if !snap.usage.over_nominal(world, owner, frs) {
+        return false;
+    }
+    let mut at = world.cqs[owner].cohort;
+    while let Some(k) = at {
+        if Some(k) == c.lca {
+            break;
+        }
+        if snap.usage.within_nominal(world, Node::Cohort(k), frs) {
+            return false;
+        }
+        at = world.cohorts[k].parent;
+    }
+    true
 }
 
 /// `queueUnderNominalInResourcesNeedingPreemption`: usage strictly below nominal.
@@ -300,7 +365,12 @@ fn under_nominal(snap: &Snapshot<'_>, cq: usize, frs: &[Fr]) -> bool {
 
 /// `workloadFits`: every request within what is available, and within nominal when the
 /// attempt does not allow borrowing.
-fn fits(snap: &Snapshot<'_>, cq: usize, requests: &FrMap<i128>, borrowing: bool) -> bool {
+pub(super) fn fits(
+    snap: &Snapshot<'_>,
+    cq: usize,
+    requests: &FrMap<i128>,
+    borrowing: bool,
+) -> bool {
     requests.iter().all(|(&fr, &v)| {
         (borrowing || !snap.usage.borrowing_with(snap.world, cq, fr, v))
             && v <= snap.usage.available(snap.world, cq, fr)
@@ -309,7 +379,7 @@ fn fits(snap: &Snapshot<'_>, cq: usize, requests: &FrMap<i128>, borrowing: bool)
 
 /// `fillBackWorkloads`: from the second newest target back, put each one back when the
 /// preemptor still fits (swap-remove, as Kueue does, which fixes the order of the rest).
-fn fill_back(
+pub(super) fn fill_back(
     snap: &mut Snapshot<'_>,
     cq: usize,
     requests: &FrMap<i128>,

@@ -195,12 +195,12 @@ impl Queues {
         true
     }
 
-    /// Quota was released in `cq`: every parked workload of its cohort (or of the queue
+    /// Quota was released in `cq`: every parked workload of its Cohort tree (or of the queue
     /// alone, without a cohort) goes back to its heap.
     pub(super) fn retry_inadmissible(&mut self, world: &World, cq: usize) {
-        let cohort = world.cqs[cq].cohort;
-        for (i, spec) in world.cqs.iter().enumerate() {
-            let related = i == cq || (cohort.is_some() && spec.cohort == cohort);
+        let root = world.tree.cq_root[cq];
+        for i in 0..world.cqs.len() {
+            let related = i == cq || (root.is_some() && world.tree.cq_root[i] == root);
             if !related {
                 continue;
             }

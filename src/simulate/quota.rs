@@ -1,15 +1,25 @@
-//! Quota and usage of ClusterQueues and their cohorts: what is available now, what could ever
-//! be, and who is borrowing. This is Kueue v0.19.2's resource-node model
+//! Quota and usage of ClusterQueues and the Cohorts above them: what is available now, what
+//! could ever be, and who is borrowing. This is Kueue v0.19.2's resource-node model
 //! (kubernetes-sigs/kueue@v0.19.2 `pkg/cache/scheduler/resource_node.go`,
-//! `clusterqueue_snapshot.go`, `cohort_snapshot.go`) for one level of cohort: a ClusterQueue
-//! keeps `nominal − lendingLimit` for itself (nothing without a lending limit) and stores the
-//! rest in its cohort; the cohort's quota is what its queues store there, and its usage what
-//! they use beyond what they keep. Amounts are nano-units (`Quantity::nanos`).
+//! `clusterqueue_snapshot.go`, `cohort_snapshot.go`) through a tree of Cohorts: a node keeps
+//! its `localQuota` (subtree quota − lendingLimit; nothing without a lending limit) for
+//! itself and stores the rest in its parent; a Cohort's usage is what its children use beyond
+//! what they keep; what a node can use now is what it keeps and has not used plus what its
+//! parent can give it, capped by its borrowing limit, up to the root. Amounts are nano-units
+//! (`Quantity::nanos`); the static side (subtree and local quotas) is `tree::Tables`.
 
+use super::tree::local_quota;
 use super::world::{Fr, FrMap, QuotaSpec, World};
 
-/// Usage of every ClusterQueue and cohort: the state a scheduling cycle snapshots. Dense
-/// tables (one row per queue or cohort, one column per flavor/resource): a cycle copies them
+/// A node of the tree: a ClusterQueue or a Cohort.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(super) enum Node {
+    Cq(usize),
+    Cohort(usize),
+}
+
+/// Usage of every ClusterQueue and Cohort: the state a scheduling cycle snapshots. Dense
+/// tables (one row per queue or Cohort, one column per flavor/resource): a cycle copies them
 /// and every fit check reads them, so they are plain arrays rather than maps.
 #[derive(Clone, Debug)]
 pub(super) struct Usage {
@@ -19,37 +29,16 @@ pub(super) struct Usage {
     columns: usize,
     cq: Vec<i128>,
     cohort: Vec<i128>,
-    /// Per cohort: the quota its queues store in it.
-    cohort_quota: Vec<i128>,
 }
 
 impl Usage {
     pub(super) fn new(world: &World) -> Self {
-        let width = world.resources.len();
-        let flavors = world
-            .cqs
-            .iter()
-            .flat_map(|c| c.quotas.keys().map(|fr| fr.flavor + 1))
-            .max()
-            .unwrap_or(0)
-            .max(world.flavors.len());
-        let columns = flavors * width;
-        let mut cohort_quota = vec![0; world.cohorts.len() * columns];
-        for cq in &world.cqs {
-            if let Some(c) = cq.cohort {
-                for (fr, q) in &cq.quotas {
-                    let local = local_quota(q.nominal, q.lending_limit);
-                    cohort_quota[c * columns + fr.flavor * width + fr.resource] +=
-                        q.nominal - local;
-                }
-            }
-        }
+        let (width, columns) = (world.tree.width, world.tree.columns);
         Self {
             width,
             columns,
             cq: vec![0; world.cqs.len() * columns],
             cohort: vec![0; world.cohorts.len() * columns],
-            cohort_quota,
         }
     }
 
@@ -61,18 +50,17 @@ impl Usage {
         self.cq[self.at(cq, fr)]
     }
 
-    fn cohort_usage(&self, c: usize, fr: Fr) -> i128 {
-        self.cohort[self.at(c, fr)]
+    /// The usage of a node (for a Cohort: what its children use beyond what they keep).
+    pub(super) fn node(&self, n: Node, fr: Fr) -> i128 {
+        match n {
+            Node::Cq(c) => self.cq[self.at(c, fr)],
+            Node::Cohort(k) => self.cohort[self.at(k, fr)],
+        }
     }
 
-    fn cohort_quota(&self, c: usize, fr: Fr) -> i128 {
-        self.cohort_quota[self.at(c, fr)]
-    }
-
-    /// What the queue keeps of `fr` and has not used.
-    fn local_available(&self, w: &World, cq: usize, fr: Fr) -> i128 {
-        let q = w.cqs[cq].quota(fr);
-        (local_quota(q.nominal, q.lending_limit) - self.of(cq, fr)).max(0)
+    /// What the node keeps of `fr` and has not used (`LocalAvailable`).
+    pub(super) fn local_available(&self, w: &World, n: Node, fr: Fr) -> i128 {
+        (local(w, n, fr) - self.node(n, fr)).max(0)
     }
 
     /// What the queue can use of `fr` now, borrowing included (`Available`).
@@ -93,7 +81,7 @@ impl Usage {
             return (q.nominal - used).max(0);
         };
         let local = local_quota(q.nominal, q.lending_limit);
-        let mut parent = self.cohort_quota(c, fr) - self.cohort_usage(c, fr);
+        let mut parent = self.available_node(w, Node::Cohort(c), fr);
         if let Some(limit) = q.borrowing_limit {
             let stored = q.nominal - local;
             let used_in_parent = (used - local).max(0);
@@ -103,18 +91,20 @@ impl Usage {
         ((local - used).max(0) + parent).max(0)
     }
 
-    /// The most the queue could ever use of `fr` (`PotentialAvailable`).
-    pub(super) fn potential(&self, w: &World, cq: usize, fr: Fr) -> i128 {
-        let spec = &w.cqs[cq];
-        let q = spec.quota(fr);
-        let Some(c) = spec.cohort else {
-            return q.nominal;
+    /// Kueue's `available` of a node (may be negative after over-admission).
+    fn available_node(&self, w: &World, n: Node, fr: Fr) -> i128 {
+        let used = self.node(n, fr);
+        let Some(p) = parent(w, n) else {
+            return subtree(w, n, fr) - used;
         };
-        let mut most = local_quota(q.nominal, q.lending_limit) + self.cohort_quota(c, fr);
-        if let Some(limit) = q.borrowing_limit {
-            most = most.min(q.nominal + limit);
+        let mut pa = self.available_node(w, Node::Cohort(p), fr);
+        if let Some(bl) = own_quota(w, n, fr).borrowing_limit {
+            let lq = local(w, n, fr);
+            let stored = subtree(w, n, fr) - lq;
+            let used_in_parent = (used - lq).max(0);
+            pa = pa.min(stored - used_in_parent + bl);
         }
-        most
+        self.local_available(w, n, fr) + pa
     }
 
     /// Whether using `val` more of `fr` takes the queue over its nominal quota.
@@ -122,53 +112,114 @@ impl Usage {
         w.cqs[cq].quota(fr).nominal < self.of(cq, fr) + val
     }
 
+    /// Whether using `val` more of `fr` takes the node over its subtree quota.
+    pub(super) fn node_borrowing_with(&self, w: &World, n: Node, fr: Fr, val: i128) -> bool {
+        subtree(w, n, fr) < self.node(n, fr) + val
+    }
+
     /// Whether the queue uses more than its nominal quota of any of `frs`.
     pub(super) fn over_nominal(&self, w: &World, cq: usize, frs: &[Fr]) -> bool {
         frs.iter().any(|&fr| self.borrowing_with(w, cq, fr, 0))
     }
 
-    /// Kueue's `FindHeightOfLowestSubtreeThatFits` for one level of cohort: the borrowing
-    /// level (0 within nominal or without a cohort, 1 from the cohort) and whether the request
-    /// fits a subtree smaller than the whole cohort (then reclaiming may help).
+    /// Kueue's `IsWithinNominalInResources` of a node.
+    pub(super) fn within_nominal(&self, w: &World, n: Node, frs: &[Fr]) -> bool {
+        frs.iter().all(|&fr| !self.node_borrowing_with(w, n, fr, 0))
+    }
+
+    /// Kueue's `FindHeightOfLowestSubtreeThatFits`: the borrowing level (0 within nominal or
+    /// without a cohort, else the height of the smallest subtree whose quota holds the
+    /// request) and whether that subtree is smaller than the whole tree (then reclaiming in it
+    /// may help).
     pub(super) fn borrow_level(&self, w: &World, cq: usize, fr: Fr, val: i128) -> (u32, bool) {
-        let has_cohort = w.cqs[cq].cohort.is_some();
-        if !self.borrowing_with(w, cq, fr, val) || !has_cohort {
-            return (0, has_cohort);
+        let Some(first) = w.cqs[cq].cohort else {
+            return (0, false);
+        };
+        if !self.borrowing_with(w, cq, fr, val) {
+            return (0, true);
         }
-        (1, false)
+        let mut remaining = val - self.local_available(w, Node::Cq(cq), fr);
+        let mut at = Some(first);
+        let mut root = first;
+        while let Some(k) = at {
+            let n = Node::Cohort(k);
+            if !self.node_borrowing_with(w, n, fr, remaining) {
+                return (w.cohorts[k].height, w.cohorts[k].parent.is_some());
+            }
+            remaining -= self.local_available(w, n, fr);
+            root = k;
+            at = w.cohorts[k].parent;
+        }
+        (w.cohorts[root].height, false)
     }
 
-    /// Whether `requests` fit within the queue's nominal quota on top of its usage
-    /// (`QuantitiesFitInQuota` of a ClusterQueue): the preemptor then reclaims with a
-    /// "hierarchical advantage", whatever the priorities.
-    pub(super) fn fits_in_nominal(&self, w: &World, cq: usize, requests: &FrMap<i128>) -> bool {
-        requests
-            .iter()
-            .all(|(&fr, &v)| w.cqs[cq].quota(fr).nominal >= self.of(cq, fr) + v)
+    /// Kueue's `QuantitiesFitInQuota`: whether `requests` fit the node's quota on top of its
+    /// usage, and what is left of them beyond what the node keeps for itself.
+    pub(super) fn fit_in_quota(
+        &self,
+        w: &World,
+        n: Node,
+        requests: &FrMap<i128>,
+    ) -> (bool, FrMap<i128>) {
+        let mut fits = true;
+        let mut remaining = FrMap::default();
+        for (&fr, &v) in requests {
+            if subtree(w, n, fr) < self.node(n, fr) + v {
+                fits = false;
+            }
+            remaining.insert(fr, (v - self.local_available(w, n, fr)).max(0));
+        }
+        (fits, remaining)
     }
 
+    /// Kueue's `addUsage`: the node's usage grows, and what it cannot keep for itself goes up
+    /// to its parent.
     pub(super) fn add(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
-        let local_available = self.local_available(w, cq, fr);
-        let i = self.at(cq, fr);
-        self.cq[i] += val;
-        if let Some(c) = w.cqs[cq].cohort
-            && val > local_available
-        {
-            let i = self.at(c, fr);
-            self.cohort[i] += val - local_available;
+        let mut n = Node::Cq(cq);
+        let mut val = val;
+        loop {
+            let local_available = self.local_available(w, n, fr);
+            let i = self.slot(n, fr);
+            self.cq_or_cohort(n)[i] += val;
+            match parent(w, n) {
+                Some(p) if val > local_available => {
+                    val -= local_available;
+                    n = Node::Cohort(p);
+                }
+                _ => return,
+            }
         }
     }
 
+    /// Kueue's `removeUsage`: the node's usage falls, and so does what it stored in its parent.
     pub(super) fn remove(&mut self, w: &World, cq: usize, fr: Fr, val: i128) {
-        let q = w.cqs[cq].quota(fr);
-        let stored_in_parent = self.of(cq, fr) - local_quota(q.nominal, q.lending_limit);
-        let i = self.at(cq, fr);
-        self.cq[i] -= val;
-        if let Some(c) = w.cqs[cq].cohort
-            && stored_in_parent > 0
-        {
-            let i = self.at(c, fr);
-            self.cohort[i] -= val.min(stored_in_parent);
+        let mut n = Node::Cq(cq);
+        let mut val = val;
+        loop {
+            let stored_in_parent = self.node(n, fr) - local(w, n, fr);
+            let i = self.slot(n, fr);
+            self.cq_or_cohort(n)[i] -= val;
+            match parent(w, n) {
+                Some(p) if stored_in_parent > 0 => {
+                    val = val.min(stored_in_parent);
+                    n = Node::Cohort(p);
+                }
+                _ => return,
+            }
+        }
+    }
+
+    fn slot(&self, n: Node, fr: Fr) -> usize {
+        match n {
+            Node::Cq(c) => self.at(c, fr),
+            Node::Cohort(k) => self.at(k, fr),
+        }
+    }
+
+    fn cq_or_cohort(&mut self, n: Node) -> &mut Vec<i128> {
+        match n {
+            Node::Cq(_) => &mut self.cq,
+            Node::Cohort(_) => &mut self.cohort,
         }
     }
 
@@ -185,9 +236,53 @@ impl Usage {
     }
 }
 
-/// What a queue keeps for itself: `nominal − lendingLimit`, nothing without a lending limit.
-fn local_quota(nominal: i128, lending_limit: Option<i128>) -> i128 {
-    lending_limit.map_or(0, |l| (nominal - l).max(0))
+/// The parent Cohort of a node.
+pub(super) fn parent(w: &World, n: Node) -> Option<usize> {
+    match n {
+        Node::Cq(c) => w.cqs[c].cohort,
+        Node::Cohort(k) => w.cohorts[k].parent,
+    }
+}
+
+/// A node's `SubtreeQuota` (a ClusterQueue's is its nominal quota).
+pub(super) fn subtree(w: &World, n: Node, fr: Fr) -> i128 {
+    match n {
+        Node::Cq(c) => w.cqs[c].quota(fr).nominal,
+        Node::Cohort(k) => w.tree.st(k, fr),
+    }
+}
+
+/// A node's `localQuota`.
+fn local(w: &World, n: Node, fr: Fr) -> i128 {
+    match n {
+        Node::Cq(c) => {
+            let q = w.cqs[c].quota(fr);
+            local_quota(q.nominal, q.lending_limit)
+        }
+        Node::Cohort(k) => w.tree.local(k, fr),
+    }
+}
+
+/// The quota a node declares itself (a ClusterQueue's, or a Cohort object's own).
+fn own_quota(w: &World, n: Node, fr: Fr) -> QuotaSpec {
+    match n {
+        Node::Cq(c) => w.cqs[c].quota(fr),
+        Node::Cohort(k) => w.tree.quota(k, fr),
+    }
+}
+
+/// `PotentialAvailable` of a ClusterQueue: what it could ever use of `fr`, on an empty
+/// cluster.
+pub(super) fn potential(w: &World, cq: usize, fr: Fr) -> i128 {
+    let q = w.cqs[cq].quota(fr);
+    let Some(c) = w.cqs[cq].cohort else {
+        return q.nominal;
+    };
+    let mut most = local_quota(q.nominal, q.lending_limit) + w.tree.potential_cohort(c, fr);
+    if let Some(limit) = q.borrowing_limit {
+        most = most.min(q.nominal + limit);
+    }
+    most
 }
 
 #[cfg(test)]
@@ -211,6 +306,7 @@ mod tests {
             .map(|(i, &(nominal, borrowing_limit, lending_limit))| CqSpec {
                 name: format!("cq-{i}"),
                 cohort: Some(0),
+                weight: 1.0,
                 strategy: QueueingStrategy::BestEffortFIFO,
                 within_cq: WithinClusterQueue::Never,
                 reclaim: ReclaimWithinCohort::Never,
@@ -236,12 +332,23 @@ mod tests {
                 capacity: crate::simulate::world::CqCapacity::default(),
             })
             .collect();
+        let n = quotas.len();
         let mut world = World {
             flavors: Vec::new(),
             resources: vec!["gpu".into()],
             cqs,
-            cohorts: vec!["c".into()],
+            cohorts: vec![crate::simulate::world::CohortSpec {
+                name: "c".into(),
+                parent: None,
+                quotas: crate::simulate::world::FrMap::default(),
+                weight: 0.0,
+                child_cohorts: Vec::new(),
+                child_cqs: (0..n).collect(),
+                height: 1,
+            }],
             workloads: Vec::new(),
+            fair_sharing: None,
+            tree: crate::simulate::tree::Tables::default(),
         };
         world.index();
         world
@@ -252,7 +359,7 @@ mod tests {
         let w = world(&[(4, Some(2), None), (4, None, None)]);
         let mut u = Usage::new(&w);
         assert_eq!(u.available(&w, 0, GPU), 6);
-        assert_eq!(u.potential(&w, 0, GPU), 6);
+        assert_eq!(potential(&w, 0, GPU), 6);
         assert_eq!(u.available(&w, 1, GPU), 8);
         u.add(&w, 1, GPU, 3);
         assert_eq!(u.available(&w, 0, GPU), 5, "queue 1 used 3 of the 8");
@@ -267,7 +374,7 @@ mod tests {
         // Queue 1 lends at most 1 of its 4: queue 0 can reach 4 + 1.
         let w = world(&[(4, None, None), (4, None, Some(1))]);
         let mut u = Usage::new(&w);
-        assert_eq!(u.potential(&w, 0, GPU), 5);
+        assert_eq!(potential(&w, 0, GPU), 5);
         u.add(&w, 0, GPU, 5);
         assert_eq!(u.available(&w, 0, GPU), 0);
         assert_eq!(

@@ -14,7 +14,8 @@
 
 use super::events::Event;
 use super::scenario::{Scenario, ScenarioKind, ScenarioWorkload};
-use super::world::{self, Fr, WorkloadSpec, World};
+use super::world::{self, Fr, FrMap, WorkloadSpec, World};
+use crate::facts::cohorts::CohortTree;
 use crate::facts::{Quotas, pods};
 use crate::profile::{
     Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Queues, Toleration,
@@ -45,6 +46,9 @@ pub(crate) struct Row {
     pub holds: String,
     pub borrowed: String,
     pub(crate) happened: String,
+    /// With fair sharing on: the queue's weighted share after the step (Kueue's
+    /// `status.fairSharing.weightedShare`; `∞` for a weight-0 queue that borrows).
+    pub(crate) share: Option<String>,
 }
 
 /// One bar of the chart: a workload holding quota from `start` to `end`.
@@ -119,16 +123,10 @@ pub(crate) fn runs(profile: &Profile) -> (Vec<Run>, usize) {
     // The profile's world is built once; each run adds its synthetic workloads to a copy.
     let base = world_with(profile, Vec::new());
     let one = |&c: &usize| {
-        // Step 2 lets at most [`MAX_PEERS`] peers (in profile order) claim their nominal
-        // quota: enough to show reclamation, and a large cohort stays cheap to summarize
-        // (1,000 teams in one cohort would otherwise simulate 16 × 1,000 workloads).
-        let peers: Vec<usize> = match &cqs[c].cohort_name {
-            Some(cohort) => (0..cqs.len())
-                .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
-                .take(MAX_PEERS)
-                .collect(),
-            None => Vec::new(),
-        };
+        // Step 2 lets at most [`MAX_PEERS`] peers (in profile order) of its Cohort tree claim
+        // their nominal quota: enough to show reclamation, and a large cohort stays cheap to
+        // summarize (1,000 teams in one cohort would otherwise simulate 16 × 1,000 workloads).
+        let peers: Vec<usize> = quotas.tree.peers(c).into_iter().take(MAX_PEERS).collect();
         run_one(profile, &base, &quotas, c, &peers)
     };
     // On other cores, the queues run [`MAX_RUNS`] at a time; one at a time, no run is made
@@ -346,11 +344,24 @@ fn run_one(
         steps,
         resource,
         first_name,
-        profile.queues.as_ref()?.cluster_queues[first]
+        cohort_of(profile, quotas, first),
+    ))
+}
+
+/// The cohort a standard scenario is about: the queue's own `cohortName`, or with Cohort
+/// objects the root of its tree (its peers may hang anywhere below it).
+fn cohort_of(profile: &Profile, quotas: &Quotas<'_>, c: usize) -> Option<String> {
+    let queues = profile.queues.as_ref()?;
+    if queues.cohorts.is_empty() {
+        return queues.cluster_queues[c]
             .cohort_name
             .as_ref()
-            .map(ToString::to_string),
-    ))
+            .map(ToString::to_string);
+    }
+    quotas
+        .tree
+        .cq_root(c)
+        .map(|r| quotas.tree.cohorts[r].name.to_owned())
 }
 
 /// Walk the events step by step: rows per queue after each step, bars, and the nuance.
@@ -370,6 +381,8 @@ fn tabulate(
     let mut bars = Vec::new();
     let mut rows = Vec::new();
     let mut whole_workload = Vec::new();
+    // What each running workload holds, for the shares.
+    let mut held: BTreeMap<usize, FrMap<i128>> = BTreeMap::new();
     for (step, &t) in STEPS.iter().enumerate().take(steps) {
         let mut notes: HashMap<usize, Vec<String>> = HashMap::new();
         let mut touched = BTreeSet::new();
@@ -379,8 +392,12 @@ fn tabulate(
                     pending.insert(*workload);
                 }
                 Event::Admitted {
-                    workload, borrowed, ..
+                    workload,
+                    borrowed,
+                    flavors,
+                    ..
                 } => {
+                    held.insert(*workload, usage_of(world, *workload, flavors));
                     let b = borrowed.get(&resource).copied().unwrap_or(0);
                     let again = touched.contains(workload);
                     pending.remove(workload);
@@ -405,6 +422,7 @@ fn tabulate(
                     reason,
                     ..
                 } => {
+                    held.remove(workload);
                     let held = total_of(world, *workload, resource);
                     let (since, b) = running.remove(workload).unwrap_or((t, 0));
                     pending.insert(*workload);
@@ -457,6 +475,10 @@ fn tabulate(
                 .or_default()
                 .push(format!("`{}` {what}", world.workloads[wl].name));
         }
+        let shares = world
+            .fair_sharing
+            .is_some()
+            .then(|| shares_of(world, &held));
         for &c in members {
             let holds: i128 = running
                 .keys()
@@ -476,6 +498,7 @@ fn tabulate(
                 happened: notes
                     .remove(&c)
                     .map_or_else(|| "–".to_owned(), |n| n.join("; ")),
+                share: shares.as_ref().map(|s| s[c].clone()),
             });
         }
     }
@@ -502,6 +525,36 @@ fn tabulate(
         bars,
         whole_workload,
     }
+}
+
+/// What a workload holds once admitted on `flavors` (per pod set: resource → flavor).
+fn usage_of(world: &World, wl: usize, flavors: &[BTreeMap<usize, usize>]) -> FrMap<i128> {
+    let mut out = FrMap::default();
+    for (ps, map) in world.workloads[wl].pod_sets.iter().zip(flavors) {
+        for &(resource, amount) in &ps.requests {
+            if let Some(&flavor) = map.get(&resource) {
+                *out.entry(Fr { flavor, resource }).or_insert(0) += amount;
+            }
+        }
+    }
+    out
+}
+
+/// Each ClusterQueue's weighted share with the workloads of `held` admitted.
+fn shares_of(world: &World, held: &BTreeMap<usize, FrMap<i128>>) -> Vec<String> {
+    let mut state = super::snapshot::State::new(world);
+    for (&wl, usage) in held {
+        state.usage.add_all(world, world.workloads[wl].cq, usage);
+    }
+    let snap = state.snapshot(world);
+    (0..world.cqs.len())
+        .map(
+            |c| match super::fair_sharing::weighted_share(&snap, super::quota::Node::Cq(c)) {
+                i64::MAX => "∞".to_owned(),
+                v => v.to_string(),
+            },
+        )
+        .collect()
 }
 
 /// A resource total over a profile workload's pod sets is above every flavor's nominal quota
@@ -558,6 +611,7 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
     base.queues = None;
     let mut out = Vec::new();
     let by_name = pods::QueueIndex::new(profile);
+    let tree = CohortTree::new(queues);
     // The scenario submits through a LocalQueue of the profile's namespace: per
     // ClusterQueue, the first such.
     let mut submit_via = std::collections::HashMap::new();
@@ -573,19 +627,16 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
         let Some((c, cq)) = by_name.cluster_queue_of(pw) else {
             continue;
         };
-        let Some(cohort) = &cq.cohort_name else {
+        if cq.cohort_name.is_none() {
             continue;
-        };
+        }
         let Some(&lq) = submit_via.get(cq.name.as_str()) else {
             continue;
         };
         if !may_borrow(profile, index, c) {
             continue;
         }
-        let mut members: Vec<usize> = (0..cqs.len())
-            .filter(|&o| o != c && cqs[o].cohort_name.as_ref() == Some(cohort))
-            .take(MAX_PEERS)
-            .collect();
+        let mut members: Vec<usize> = tree.peers(c).into_iter().take(MAX_PEERS).collect();
         members.push(c);
         members.sort_unstable();
         let names: BTreeSet<&str> = members.iter().map(|&m| cqs[m].name.as_str()).collect();
@@ -599,6 +650,8 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
                 .filter(|l| names.contains(l.cluster_queue.as_str()))
                 .cloned()
                 .collect(),
+            // Every Cohort stays: the quota they hold is part of what the queue can borrow.
+            cohorts: queues.cohorts.clone(),
         });
         trimmed.workloads = vec![pw.clone()];
         let Some(tq) = trimmed.queues.as_ref() else {

@@ -5,32 +5,17 @@
 
 use super::scenario::{Scenario, ScenarioWorkload};
 use crate::facts::counted::QuotaView;
+use crate::facts::cohorts::CohortTree;
 use crate::facts::pods;
 use crate::profile::{
-    BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference, Profile,
-    Quantity, QueueingStrategy, ReclaimWithinCohort, Taint, TaintEffect, Toleration,
-    WithinClusterQueue, Workload,
+    BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference,
+    PreemptionStrategy, Profile, Quantity, QueueingStrategy, ReclaimWithinCohort, ResourceGroup,
+    Taint, TaintEffect, Toleration, WithinClusterQueue, Workload,
 };
 use std::collections::{BTreeMap, HashMap};
 
-/// A (flavor, resource) pair: the unit Kueue keeps quota and usage in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub(crate) struct Fr {
-    pub flavor: usize,
-    pub resource: usize,
-}
-
-/// A map keyed by flavor/resource with a fast hasher: the simulator looks these up on every
-/// flavor and preemption check.
-pub(crate) type FrMap<V> = HashMap<Fr, V, foldhash::fast::FixedState>;
-
-/// One ClusterQueue's quota for one flavor and resource, in nano-units.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct QuotaSpec {
-    pub nominal: i128,
-    pub borrowing_limit: Option<i128>,
-    pub(crate) lending_limit: Option<i128>,
-}
+pub(crate) use super::keys::{Fr, FrMap, QuotaSpec};
+use super::tree::{CohortNode, QueueNode, Tables};
 
 #[derive(Clone, Debug)]
 pub struct Group {
@@ -48,7 +33,10 @@ pub(crate) struct BorrowWhilePreempting {
 #[derive(Clone, Debug)]
 pub struct CqSpec {
     pub name: String,
+    /// The Cohort the queue hangs in (its parent in the tree).
     pub cohort: Option<usize>,
+    /// Its fair-sharing weight (Kueue's default 1 when unset).
+    pub(crate) weight: f64,
     pub strategy: QueueingStrategy,
     pub(crate) within_cq: WithinClusterQueue,
     pub reclaim: ReclaimWithinCohort,
@@ -121,13 +109,16 @@ impl CqSpec {
 }
 
 impl World {
-    /// Fill each ClusterQueue's quota table; call once the world's resources are final.
+    /// Fill each ClusterQueue's quota table and the Cohort tree's tables; call once the
+    /// world's resources are final.
     pub(crate) fn index(&mut self) {
         let width = self.resources.len();
         let flavors = self
             .cqs
             .iter()
-            .flat_map(|c| c.quotas.keys().map(|fr| fr.flavor + 1))
+            .flat_map(|c| c.quotas.keys())
+            .chain(self.cohorts.iter().flat_map(|c| c.quotas.keys()))
+            .map(|fr| fr.flavor + 1)
             .max()
             .unwrap_or(0)
             .max(self.flavors.len());
@@ -140,6 +131,27 @@ impl World {
             }
             cq.table = QuotaTable { width, cells };
         }
+        let cqs: Vec<QueueNode<'_>> = self
+            .cqs
+            .iter()
+            .map(|c| QueueNode {
+                parent: c.cohort,
+                quotas: &c.quotas,
+            })
+            .collect();
+        let cohorts: Vec<CohortNode<'_>> = self
+            .cohorts
+            .iter()
+            .map(|c| CohortNode {
+                parent: c.parent,
+                quotas: &c.quotas,
+                child_cohorts: &c.child_cohorts,
+                child_cqs: &c.child_cqs,
+                height: c.height,
+            })
+            .collect();
+        let tree = Tables::new(&cqs, &cohorts, width, flavors * width);
+        self.tree = tree;
     }
 }
 
@@ -204,14 +216,34 @@ pub struct WorkloadSpec {
     pub class: usize,
 }
 
+/// A Cohort: its place in the tree, the quota it holds itself and its fair-sharing weight.
+#[derive(Clone, Debug)]
+pub struct CohortSpec {
+    pub name: String,
+    pub parent: Option<usize>,
+    pub(crate) quotas: FrMap<QuotaSpec>,
+    /// Kueue's default 1 for a Cohort object; 0 for an implicit one (always a root, where the
+    /// weight plays no part).
+    pub(crate) weight: f64,
+    /// Children in name order (Kueue's order is a Go map's; see `docs/simulate.md`).
+    pub(crate) child_cohorts: Vec<usize>,
+    pub(crate) child_cqs: Vec<usize>,
+    /// Kueue's `getNodeHeight`.
+    pub(crate) height: u32,
+}
+
 #[derive(Clone, Debug)]
 pub struct World {
     pub flavors: Vec<FlavorSpec>,
     pub resources: Vec<String>,
     pub cqs: Vec<CqSpec>,
-    pub(crate) cohorts: Vec<String>,
+    pub(crate) cohorts: Vec<CohortSpec>,
     /// Sorted by name, so that an index order is name order.
     pub workloads: Vec<WorkloadSpec>,
+    /// Kueue's `fairSharing.preemptionStrategies` when fair sharing is on.
+    pub(crate) fair_sharing: Option<Vec<PreemptionStrategy>>,
+    /// What the tree's quotas come to, filled by `index`.
+    pub(crate) tree: Tables,
 }
 
 #[derive(Default)]
@@ -263,46 +295,16 @@ pub(super) fn queues_world(profile: &Profile, resources: &mut Interner) -> World
         .enumerate()
         .map(|(i, f)| (f.name.as_str(), i))
         .collect();
-    let mut cohorts = Interner::default();
     let mut cqs = Vec::new();
     let queues = profile.queues.as_ref();
-    for cq in queues.map_or(&[][..], |q| q.cluster_queues.as_slice()) {
-        let mut groups = Vec::new();
-        let mut group_of = HashMap::new();
-        let mut quotas = FrMap::default();
-        for g in &cq.resource_groups {
-            let res: Vec<usize> = g
-                .covered_resources
-                .iter()
-                .map(|r| resources.id(r))
-                .collect();
-            let mut fl = Vec::new();
-            for f in &g.flavors {
-                // An unknown flavor is RK102; Kueue admits nothing through it.
-                let Some(&fid) = flavor_id.get(f.name.as_str()) else {
-                    continue;
-                };
-                fl.push(fid);
-                for r in &f.resources {
-                    let fr = Fr {
-                        flavor: fid,
-                        resource: resources.id(&r.name),
-                    };
-                    quotas.entry(fr).or_insert(QuotaSpec {
-                        nominal: r.nominal_quota.nanos(),
-                        borrowing_limit: r.borrowing_limit.map(Quantity::nanos),
-                        lending_limit: r.lending_limit.map(Quantity::nanos),
-                    });
-                }
-            }
-            for &r in &res {
-                group_of.entry(r).or_insert(groups.len());
-            }
-            groups.push(Group {
-                resources: res,
-                flavors: fl,
-            });
-        }
+    let tree = queues.map(CohortTree::new).unwrap_or_default();
+    for (c, cq) in queues
+        .map_or(&[][..], |q| q.cluster_queues.as_slice())
+        .iter()
+        .enumerate()
+    {
+        let (groups, group_of, quotas) =
+            resource_groups(&cq.resource_groups, &flavor_id, resources);
         let preemption = cq.preemption.clone().unwrap_or_default();
         let ff = cq.flavor_fungibility.as_ref();
         let capacity = CqCapacity {
@@ -326,7 +328,8 @@ pub(super) fn queues_world(profile: &Profile, resources: &mut Interner) -> World
         };
         cqs.push(CqSpec {
             name: cq.name.to_string(),
-            cohort: cq.cohort_name.as_ref().map(|c| cohorts.id(c)),
+            cohort: tree.cq_parent.get(c).copied().flatten(),
+            weight: weight(cq.fair_sharing_weight),
             strategy: cq.queueing_strategy,
             within_cq: preemption.within_cluster_queue,
             reclaim: preemption.reclaim_within_cohort,
@@ -352,13 +355,92 @@ pub(super) fn queues_world(profile: &Profile, resources: &mut Interner) -> World
             capacity,
         });
     }
+    let cohorts = tree
+        .cohorts
+        .iter()
+        .enumerate()
+        .map(|(k, node)| {
+            let (_, _, quotas) = resource_groups(
+                node.spec.map_or(&[][..], |s| s.resource_groups.as_slice()),
+                &flavor_id,
+                resources,
+            );
+            CohortSpec {
+                name: node.name.to_owned(),
+                parent: node.parent,
+                quotas,
+                weight: node.spec.map_or(0.0, |s| weight(s.fair_sharing_weight)),
+                child_cohorts: node.child_cohorts.clone(),
+                child_cqs: node.child_cqs.clone(),
+                height: tree.height(k),
+            }
+        })
+        .collect();
     World {
         flavors,
         resources: Vec::new(),
         cqs,
-        cohorts: cohorts.names,
+        cohorts,
         workloads: Vec::new(),
+        fair_sharing: profile
+            .fair_sharing()
+            .map(|f| f.preemption_strategies.clone()),
+        tree: Tables::default(),
     }
+}
+
+/// A fair-sharing weight as Kueue reads it (`parseFairWeight`): 1 when unset; a quantity
+/// turned into the nearest float (an exact ratio of two integers, as `AsFloat64Slow` gives
+/// for decimal weights).
+fn weight(w: Option<Quantity>) -> f64 {
+    #[allow(clippy::cast_precision_loss)] // weights are small decimals
+    w.map_or(1.0, |q| q.nanos() as f64 / 1e9)
+}
+
+/// Resource groups as the simulator keeps them: groups of resource and flavor indices,
+/// resource → group, and the quota of each flavor/resource.
+fn resource_groups(
+    list: &[ResourceGroup],
+    flavor_id: &HashMap<&str, usize>,
+    resources: &mut Interner,
+) -> (Vec<Group>, HashMap<usize, usize>, FrMap<QuotaSpec>) {
+    let mut groups = Vec::new();
+    let mut group_of = HashMap::new();
+    let mut quotas = FrMap::default();
+    for g in list {
+        let res: Vec<usize> = g
+            .covered_resources
+            .iter()
+            .map(|r| resources.id(r))
+            .collect();
+        let mut fl = Vec::new();
+        for f in &g.flavors {
+            // An unknown flavor is RK102; Kueue admits nothing through it.
+            let Some(&fid) = flavor_id.get(f.name.as_str()) else {
+                continue;
+            };
+            fl.push(fid);
+            for r in &f.resources {
+                let fr = Fr {
+                    flavor: fid,
+                    resource: resources.id(&r.name),
+                };
+                quotas.entry(fr).or_insert(QuotaSpec {
+                    nominal: r.nominal_quota.nanos(),
+                    borrowing_limit: r.borrowing_limit.map(Quantity::nanos),
+                    lending_limit: r.lending_limit.map(Quantity::nanos),
+                });
+            }
+        }
+        for &r in &res {
+            group_of.entry(r).or_insert(groups.len());
+        }
+        groups.push(Group {
+            resources: res,
+            flavors: fl,
+        });
+    }
+    (groups, group_of, quotas)
 }
 
 /// Workloads of one world: equivalence classes and the `pods` resource they may count.

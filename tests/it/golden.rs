@@ -28,6 +28,64 @@ fn example_overlay_matches_its_golden_bundle() {
     });
 }
 
+/// The fair-sharing example (issue 26): its bundle with the Cohort objects, the fair-sharing
+/// Configuration and the summary's tree and shares.
+#[test]
+fn fair_sharing_example_matches_its_golden_bundle() {
+    insta::with_settings!({
+        snapshot_path => "../../golden",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(
+            "examples-fair-sharing",
+            bundle_text("profiles/examples/fair-sharing.yaml")
+        );
+    });
+}
+
+/// The fair-sharing example's scenario, in which fair-sharing preemption decides: team C's
+/// second pair of GPUs is granted by `LessThanInitialShare` because production weighs twice
+/// what research does.
+#[test]
+fn fair_sharing_example_simulation_matches_its_golden() {
+    let run = |output: &str| {
+        let out = crate::common::raykueue(&[
+            "simulate",
+            "--profile",
+            "profiles/examples/fair-sharing.yaml",
+            "--scenario",
+            "profiles/examples/fair-sharing-scenario.yaml",
+            "--until",
+            "600",
+            "--output",
+            output,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::common::stderr(&out)
+        );
+        crate::common::stdout(&out)
+    };
+    let json = run("json");
+    assert!(
+        json.contains(r#""workload":"a-2","clusterQueue":"team-a-cq","by":"c-2","reason":"InCohortFairSharing""#),
+        "{json}"
+    );
+    insta::with_settings!({
+        snapshot_path => "../../golden",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        insta::assert_snapshot!(
+            "examples-fair-sharing-simulate",
+            format!("$ raykueue simulate --output json\n{json}\n$ raykueue simulate\n{}", run("human"))
+        );
+    });
+}
+
 /// The SPEC's values, asserted directly so a wrongly accepted snapshot cannot hide them.
 #[test]
 fn team_stream_carries_the_spec_values() {

@@ -434,8 +434,15 @@ fn codes_are_spelled_only_in_the_code_table() {
 
 /// A profile with `train` (a head, `workers` one-GPU workers) on LocalQueue `queue` of three
 /// team queues in one cohort: `big` (16 GPUs, lends none), `lender` (4 GPUs, lends them all)
-/// and `small` (`small_gpu`: its GPU flavors, or no GPU resource group).
-fn admission_profile(queue: &str, small_gpu: Option<&str>, head_gpu: bool, workers: u32) -> String {
+/// and `small` (`small_gpu`: its GPU flavors, or no GPU resource group). `cohorts` is the text
+/// of `queues.cohorts` (declaring `shared`), or empty for a bare cohort name.
+fn admission_profile(
+    queue: &str,
+    small_gpu: Option<&str>,
+    head_gpu: bool,
+    workers: u32,
+    cohorts: &str,
+) -> String {
     let cq = |name: &str, gpu_flavors: Option<&str>| {
         let gpu = gpu_flavors.map_or_else(String::new, |g| {
             format!("        - coveredResources: [nvidia.com/gpu]\n          flavors:\n{g}")
@@ -468,7 +475,7 @@ flavors:
   - {{name: gpu-tainted, nodeLabels: {{accelerator: nvidia}}, nodeTaints: [{{key: sku, value: gpu, effect: NoSchedule}}]}}
 queues:
   mode: team
-  clusterQueues:
+{cohorts}  clusterQueues:
 {queues}  localQueues:
     - {{name: big, clusterQueue: big-cq}}
     - {{name: small, clusterQueue: small-cq}}
@@ -510,7 +517,7 @@ fn check_and_simulate_agree_on_never_admissible_workloads() {
     let tainted = "            - name: gpu-tainted\n              resources:\n                - {name: nvidia.com/gpu, nominalQuota: \"4\"}\n";
     // (small's GPU flavors, a GPU on the head, workers, check's code and simulate's reason
     // when never admissible).
-    let cases: [AdmissionCase<'_>; 7] = [
+    let flat: [AdmissionCase<'_>; 7] = [
         (Some(&alone), false, 4, None),
         (Some(&alone), false, 5, Some(("RK140", "ExceedsMaxQuota"))),
         (Some(&alone), true, 4, Some(("RK140", "ExceedsMaxQuota"))),
@@ -520,6 +527,31 @@ fn check_and_simulate_agree_on_never_admissible_workloads() {
         (Some(&borrows), false, 8, None),
         (Some(&borrows), false, 9, Some(("RK140", "ExceedsMaxQuota"))),
     ];
+    // Issue 26: the same queues in a Cohort tree, `shared` below a root `org` that holds 2
+    // GPUs itself. What `small` can ever get is Kueue's potentialAvailable up the tree
+    // (kubernetes-sigs/kueue@v0.19.2 pkg/cache/scheduler/resource_node.go
+    // `potentialAvailable`): 4 own + min(borrowingLimit 8, the lender's 4 + org's 2) = 10;
+    // with a borrowingLimit of 1 on `shared` towards `org`: 4 + min(8, 4 + 1) = 9.
+    let wide = gpu("8");
+    let org = "    - name: org\n      resourceGroups:\n        - coveredResources: [nvidia.com/gpu]\n          flavors:\n            - name: gpu\n              resources:\n                - {name: nvidia.com/gpu, nominalQuota: \"2\"}\n";
+    let tree = format!("  cohorts:\n{org}    - {{name: shared, parentName: org}}\n");
+    let capped = format!(
+        "  cohorts:\n{org}    - name: shared\n      parentName: org\n      resourceGroups:\n        - coveredResources: [nvidia.com/gpu]\n          flavors:\n            - name: gpu\n              resources:\n                - {{name: nvidia.com/gpu, nominalQuota: \"0\", borrowingLimit: \"1\"}}\n"
+    );
+    let in_tree: [(AdmissionCase<'_>, &str); 5] = [
+        ((Some(&wide), false, 10, None), &tree),
+        (
+            (Some(&wide), false, 11, Some(("RK140", "ExceedsMaxQuota"))),
+            &tree,
+        ),
+        ((Some(&wide), false, 9, None), &capped),
+        (
+            (Some(&wide), false, 10, Some(("RK140", "ExceedsMaxQuota"))),
+            &capped,
+        ),
+        ((None, false, 1, Some(("RK141", "NoMatchingFlavor"))), &tree),
+    ];
+    let cases = flat.into_iter().map(|c| (c, "")).chain(in_tree);
     let dir = tempfile::tempdir().unwrap();
     let scenario = dir.path().join("s.yaml");
     std::fs::write(
@@ -527,14 +559,18 @@ fn check_and_simulate_agree_on_never_admissible_workloads() {
         "apiVersion: raykueue.io/v1alpha1\nkind: Scenario\nname: alone\nworkloads:\n  - {name: train, queue: small, submitAt: 0, runFor: 60, from: train}\n",
     )
     .unwrap();
-    for (i, (gpu, head_gpu, workers, never)) in cases.into_iter().enumerate() {
-        let checked = check_text(&admission_profile("small", gpu, head_gpu, workers));
+    for (i, ((gpu, head_gpu, workers, never), cohorts)) in cases.enumerate() {
+        let checked = check_text(&admission_profile("small", gpu, head_gpu, workers, cohorts));
         let rules: Vec<&str> = codes(&checked)
             .into_iter()
             .filter(|c| *c == "RK140" || *c == "RK141")
             .collect();
         let profile = dir.path().join(format!("p{i}.yaml"));
-        std::fs::write(&profile, admission_profile("big", gpu, head_gpu, workers)).unwrap();
+        std::fs::write(
+            &profile,
+            admission_profile("big", gpu, head_gpu, workers, cohorts),
+        )
+        .unwrap();
         let out = raykueue(&[
             "simulate",
             "--profile",

@@ -1,0 +1,618 @@
+//! Fair sharing, as Kueue v0.19.2 runs it when the Configuration has `fairSharing`: the
+//! dominant resource share (DRS) of ClusterQueues and Cohorts, the order of a cycle's heads
+//! (a tournament through the Cohort tree) and the fair-sharing preemptor with its strategies.
+//!
+//! - Share (kubernetes-sigs/kueue@v0.19.2 `pkg/cache/scheduler/fair_sharing.go`
+//!   `dominantResourceShare`, `CompareDRS`): per resource, what a node uses beyond its subtree
+//!   quota (over all flavors), per mille of what its parent could ever lend of that resource;
+//!   the largest, divided by the node's weight. A root's share is 0; a node with weight 0 that
+//!   borrows has an infinite share, and two such compare by their unweighted ratios.
+//! - Order (`pkg/scheduler/fair_sharing_iterator.go`): each time the cycle takes an entry, a
+//!   tournament from the root picks it: at each Cohort, each child (a ClusterQueue with its
+//!   head, or a child Cohort with its own winner) counts with the share it would have once that
+//!   head were admitted; a child that would not borrow on what the head asks wins (gate
+//!   `FairSharingPrioritizeNonBorrowing`, beta and on), then the lower share, then the higher
+//!   priority, then the older. Shares are computed again for each pick, after the admissions
+//!   of the cycle so far.
+//! - Preemption (`pkg/scheduler/preemption/preemption.go` `fairPreemptions`,
+//!   `runFirstFsStrategy`, `runSecondFsStrategy`; `fairsharing/{ordering,target,
+//!   least_common_ancestor,strategy}.go`): candidates are the preemptor's own workloads its
+//!   `withinClusterQueue` allows and the workloads of queues in its tree that borrow on a
+//!   flavor/resource it needs, as `reclaimWithinCohort` allows (`borrowWithinCohort` plays no
+//!   part). Target queues come highest share first, down from the root (a subtree that does
+//!   not borrow is left alone); the preemptor's own workloads go without condition; while the
+//!   preemptor stays within its nominal quota, other queues' workloads go without condition
+//!   too (`InCohortReclamation`, gate `FairSharingPreemptWithinNominal`, beta and on);
+//!   otherwise a workload goes only if the first strategy holds between the two subtrees just
+//!   below their common ancestor (`InCohortFairSharing`). With two strategies, those that
+//!   failed get one more chance each under the second. Nothing is preempted unless the
+//!   preemptor then fits; the targets not needed after all are put back (fill-back).
+
+use super::preemption::{
+    self, Reason, Target, candidates_ordering, reclaim_policy, satisfies, within_policy,
+};
+use super::quota::{Node, parent};
+use super::snapshot::Snapshot;
+use super::world::{Fr, FrMap, World};
+use crate::profile::{PreemptionStrategy, ReclaimWithinCohort, WithinClusterQueue};
+use std::cmp::Ordering;
+use std::collections::{HashMap, VecDeque};
+
+/// A node's dominant resource share (Kueue's `DRS`).
+#[derive(Clone, Debug)]
+pub(super) struct Drs {
+    weight: f64,
+    /// Per mille of what the parent lends, before the weight.
+    ratio: f64,
+    /// Over its quota on some flavor/resource.
+    borrowing: bool,
+    /// The flavor/resources it is over its quota on.
+    borrowed: Vec<Fr>,
+}
+
+impl Drs {
+    /// Kueue's `NegativeDRS`: below every share, where a search for the highest starts.
+    fn negative() -> Self {
+        Self {
+            weight: 1.0,
+            ratio: -1.0,
+            borrowing: false,
+            borrowed: Vec::new(),
+        }
+    }
+
+    /// Kueue's `PreciseWeightedShare`.
+    pub(super) fn share(&self) -> f64 {
+        if self.ratio == 0.0 {
+            0.0
+        } else if self.weight == 0.0 {
+            f64::INFINITY
+        } else {
+            self.ratio / self.weight
+        }
+    }
+
+    fn zero_weight_borrows(&self) -> bool {
+        self.weight == 0.0 && self.ratio != 0.0
+    }
+
+    /// Whether the node is over its quota on a flavor/resource `requested` asks for
+    /// (`IsBorrowingOn`).
+    fn borrowing_on(&self, requested: &FrMap<i128>) -> bool {
+        self.borrowed
+            .iter()
+            .any(|fr| requested.get(fr).is_some_and(|&v| v > 0))
+    }
+}
+
+/// Kueue's `CompareDRS`: lower first; weight-0 borrowers last, among themselves by ratio.
+pub(super) fn compare(a: &Drs, b: &Drs) -> Ordering {
+    match (a.zero_weight_borrows(), b.zero_weight_borrows()) {
+        (true, true) => a.ratio.total_cmp(&b.ratio),
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.share().total_cmp(&b.share()),
+    }
+}
+
+fn weight(w: &World, n: Node) -> f64 {
+    match n {
+        Node::Cq(c) => w.cqs[c].weight,
+        Node::Cohort(k) => w.cohorts[k].weight,
+    }
+}
+
+fn keys(w: &World, n: Node) -> &[Fr] {
+    match n {
+        Node::Cq(c) => &w.tree.cq_keys[c],
+        Node::Cohort(k) => &w.tree.cohort_keys[k],
+    }
+}
+
+/// The node's share with the snapshot's usage (Kueue's `dominantResourceShare`).
+pub(super) fn drs(snap: &Snapshot<'_>, node: Node) -> Drs {
+    let w = snap.world;
+    let mut d = Drs {
+        weight: weight(w, node),
+        ratio: 0.0,
+        borrowing: false,
+        borrowed: Vec::new(),
+    };
+    let Some(p) = parent(w, node) else {
+        return d;
+    };
+    // Per resource, what is used beyond the subtree quota over all flavors.
+    let mut over: Vec<(usize, i128)> = Vec::new();
+    for &fr in keys(w, node) {
+        let b = snap.usage.node(node, fr) - super::quota::subtree(w, node, fr);
+        if b > 0 {
+            d.borrowed.push(fr);
+            match over.iter_mut().find(|(r, _)| *r == fr.resource) {
+                Some((_, sum)) => *sum += b,
+                None => over.push((fr.resource, b)),
+            }
+        }
+    }
+    if over.is_empty() {
+        return d;
+    }
+    d.borrowing = true;
+    for (resource, b) in over {
+        let lendable = w.tree.lendable(p, resource);
+        if lendable > 0 {
+            #[allow(clippy::cast_precision_loss)] // Kueue divides float64s too
+            let ratio = b as f64 * 1000.0 / lendable as f64;
+            if ratio > d.ratio {
+                d.ratio = ratio;
+            }
+        }
+    }
+    d
+}
+
+/// Kueue's `status.fairSharing.weightedShare` of a node: the share rounded up, `i64::MAX`
+/// for a weight-0 node that borrows (`roundedWeightedShare`).
+pub(super) fn weighted_share(snap: &Snapshot<'_>, n: Node) -> i64 {
+    let d = drs(snap, n);
+    if d.zero_weight_borrows() {
+        return i64::MAX;
+    }
+    #[allow(clippy::cast_possible_truncation)] // shares are per mille of small ratios
+    let rounded = d.share().ceil() as i64;
+    rounded
+}
+
+/// One head of a cycle as the tournament weighs it.
+pub(super) struct Head {
+    pub(super) wl: usize,
+    /// What its assignment would use.
+    pub(super) usage: FrMap<i128>,
+}
+
+/// The shares the tournament weighs, per (head, Cohort on its path): valid while the
+/// snapshot's usage does not move, so a cycle computes them again only after an admission,
+/// a preemption or a reservation (most entries of a busy cycle change nothing).
+pub(super) type Shares = HashMap<(usize, usize), Drs>;
+
+/// Which of `left` (indices into `heads`: the cycle's entries not processed yet) Kueue takes
+/// next: the winner of the tournament of each tree, and between trees (and queues without a
+/// cohort, which Kueue takes in no particular order) the classic order: no borrowing first,
+/// then higher priority, older, by name (`borrowing` gives each head's borrowing level).
+/// `cache` holds the shares of the heads of `left`, or `None` when usage has moved since.
+pub(super) fn next(
+    snap: &mut Snapshot<'_>,
+    heads: &[Head],
+    left: &[usize],
+    borrowing: &[u32],
+    cache: &mut Option<Shares>,
+) -> Option<usize> {
+    let w = snap.world;
+    let shares = cache.get_or_insert_with(|| shares_of(snap, heads, left));
+    let mut roots: Vec<Option<usize>> = left
+        .iter()
+        .map(|&h| w.tree.cq_root[w.workloads[heads[h].wl].cq])
+        .collect();
+    roots.sort_unstable();
+    roots.dedup();
+    let mut winners: Vec<usize> = Vec::new();
+    for root in roots {
+        match root {
+            None => winners.extend(
+                left.iter()
+                    .copied()
+                    .filter(|&i| w.cqs[w.workloads[heads[i].wl].cq].cohort.is_none()),
+            ),
+            Some(r) => {
+                let members: Vec<usize> = left
+                    .iter()
+                    .copied()
+                    .filter(|&i| w.tree.cq_root[w.workloads[heads[i].wl].cq] == Some(r))
+                    .collect();
+                winners.extend(run(w, heads, &members, r, shares));
+            }
+        }
+    }
+    winners.into_iter().min_by(|&a, &b| {
+        let (wa, wb) = (&w.workloads[heads[a].wl], &w.workloads[heads[b].wl]);
+        borrowing[a]
+            .cmp(&borrowing[b])
+            .then(wb.priority.cmp(&wa.priority))
+            .then(wa.submit_at.cmp(&wb.submit_at))
+            .then(heads[a].wl.cmp(&heads[b].wl))
+    })
+}
+
+/// `computeDRS` of Kueue's tournament: per head of a tree, the share each node on its path
+/// would have once it were admitted.
+fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shares {
+    let w = snap.world;
+    // (head, Cohort) → the share of the Cohort's child on the head's path.
+    let mut shares: Shares = HashMap::new();
+    for &i in members {
+        let cq = w.workloads[heads[i].wl].cq;
+        if w.cqs[cq].cohort.is_none() {
+            continue;
+        }
+        snap.usage.to_mut().add_all(w, cq, &heads[i].usage);
+        let mut d = drs(snap, Node::Cq(cq));
+        let mut at = w.cqs[cq].cohort;
+        while let Some(k) = at {
+            let up = drs(snap, Node::Cohort(k));
+            shares.insert((i, k), d);
+            d = up;
+            at = w.cohorts[k].parent;
+        }
+        snap.usage.to_mut().remove_all(w, cq, &heads[i].usage);
+    }
+    shares
+}
+
+fn run(w: &World, heads: &[Head], members: &[usize], k: usize, shares: &Shares) -> Option<usize> {
+    let mut candidates: Vec<usize> = w.cohorts[k]
+        .child_cohorts
+        .iter()
+        .filter_map(|&child| run(w, heads, members, child, shares))
+        .collect();
+    for &cq in &w.cohorts[k].child_cqs {
+        candidates.extend(
+            members
+                .iter()
+                .copied()
+                .filter(|&i| w.workloads[heads[i].wl].cq == cq),
+        );
+    }
+    let mut best = *candidates.first()?;
+    for &c in &candidates[1..] {
+        if less(w, heads, c, best, k, shares) {
+            best = c;
+        }
+    }
+    Some(best)
+}
+
+/// `entryComparer.less` at Cohort `k`, with the workload's name as the last tie-break where
+/// Kueue keeps whichever came first in map order.
+fn less(w: &World, heads: &[Head], a: usize, b: usize, k: usize, shares: &Shares) -> bool {
+    let none = Drs::negative();
+    let da = shares.get(&(a, k)).unwrap_or(&none);
+    let db = shares.get(&(b, k)).unwrap_or(&none);
+    let (ba, bb) = (
+        da.borrowing_on(&heads[a].usage),
+        db.borrowing_on(&heads[b].usage),
+    );
+    if ba != bb {
+        return !ba;
+    }
+    let (wa, wb) = (&w.workloads[heads[a].wl], &w.workloads[heads[b].wl]);
+    compare(da, db)
+        .then(wb.priority.cmp(&wa.priority))
+        .then(wa.submit_at.cmp(&wb.submit_at))
+        .then(heads[a].wl.cmp(&heads[b].wl))
+        == Ordering::Less
+}
+
+/// The candidates of each target queue, in candidate order, and which queues and Cohorts the
+/// walk has given up on (Kueue's `TargetClusterQueueOrdering`).
+struct TargetOrder {
+    preemptor_cq: usize,
+    ancestors: Vec<usize>,
+    queued: HashMap<usize, VecDeque<usize>>,
+    pruned_cqs: Vec<usize>,
+    pruned_cohorts: Vec<usize>,
+}
+
+impl TargetOrder {
+    fn new(w: &World, cq: usize, candidates: &[usize]) -> Self {
+        let mut queued: HashMap<usize, VecDeque<usize>> = HashMap::new();
+        for &c in candidates {
+            queued.entry(w.workloads[c].cq).or_default().push_back(c);
+        }
+        Self {
+            preemptor_cq: cq,
+            ancestors: std::iter::successors(w.cqs[cq].cohort, |&k| w.cohorts[k].parent).collect(),
+            queued,
+            pruned_cqs: Vec::new(),
+            pruned_cohorts: Vec::new(),
+        }
+    }
+
+    fn has_workload(&self, cq: usize) -> bool {
+        self.queued.get(&cq).is_some_and(|q| !q.is_empty())
+    }
+
+    fn pop(&mut self, cq: usize) -> Option<usize> {
+        self.queued.get_mut(&cq)?.pop_front()
+    }
+
+    /// The next target queue (`Iter`), or none when the walk is over.
+    fn next(&mut self, snap: &Snapshot<'_>) -> Option<usize> {
+        let Some(&root) = self.ancestors.last() else {
+            let cq = self.preemptor_cq;
+            return (!self.pruned_cqs.contains(&cq) && self.has_workload(cq)).then_some(cq);
+        };
+        while !self.pruned_cohorts.contains(&root) {
+            if let Some(t) = self.next_target(snap, root) {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// `nextTarget`: down from Cohort `k` towards the highest share.
+    fn next_target(&mut self, snap: &Snapshot<'_>, k: usize) -> Option<usize> {
+        let w = snap.world;
+        let mut best_cq: Option<usize> = None;
+        let mut best_cq_drs = Drs::negative();
+        for &cq in &w.cohorts[k].child_cqs {
+            if self.pruned_cqs.contains(&cq) {
+                continue;
+            }
+            let d = drs(snap, Node::Cq(cq));
+            if (!d.borrowing && cq != self.preemptor_cq) || !self.has_workload(cq) {
+                self.pruned_cqs.push(cq);
+                continue;
+            }
+            match compare(&d, &best_cq_drs) {
+                Ordering::Equal => {
+                    if let Some(b) = best_cq
+                        && let (Some(x), Some(y)) = (self.head(cq), self.head(b))
+                        && candidates_ordering(snap, self.preemptor_cq, x, y) == Ordering::Less
+                    {
+                        best_cq = Some(cq);
+                    }
+                }
+                Ordering::Greater => {
+                    best_cq = Some(cq);
+                    best_cq_drs = d;
+                }
+                Ordering::Less => {}
+            }
+        }
+        let mut best_cohort: Option<usize> = None;
+        let mut best_cohort_drs = Drs::negative();
+        for &child in &w.cohorts[k].child_cohorts {
+            if self.pruned_cohorts.contains(&child) {
+                continue;
+            }
+            let d = drs(snap, Node::Cohort(child));
+            if !d.borrowing && !self.ancestors.contains(&child) {
+                self.pruned_cohorts.push(child);
+            } else if compare(&d, &best_cohort_drs) != Ordering::Less {
+                best_cohort = Some(child);
+                best_cohort_drs = d;
+            }
+        }
+        match (best_cohort, best_cq) {
+            (None, None) => {
+                self.pruned_cohorts.push(k);
+                None
+            }
+            (Some(c), _) if compare(&best_cohort_drs, &best_cq_drs) != Ordering::Less => {
+                self.next_target(snap, c)
+            }
+            (_, cq) => cq,
+        }
+    }
+
+    fn head(&self, cq: usize) -> Option<usize> {
+        self.queued.get(&cq)?.front().copied()
+    }
+}
+
+/// The node just below the common ancestor `lca` on the way up from ClusterQueue `cq`.
+fn almost_lca(w: &World, cq: usize, lca: usize) -> Node {
+    let mut below = Node::Cq(cq);
+    let mut at = w.cqs[cq].cohort;
+    while let Some(k) = at {
+        if k == lca {
+            return below;
+        }
+        below = Node::Cohort(k);
+        at = w.cohorts[k].parent;
+    }
+    below
+}
+
+/// `ComputeShares`: the preemptor's side (with its workload) and the target's side, each the
+/// node just below their lowest common Cohort.
+fn shares(snap: &Snapshot<'_>, ordering: &TargetOrder, target: usize) -> (Drs, Drs) {
+    let w = snap.world;
+    let lca = std::iter::successors(w.cqs[target].cohort, |&k| w.cohorts[k].parent)
+        .find(|k| ordering.ancestors.contains(k));
+    let Some(lca) = lca else {
+        // Not in one tree: no share to weigh (never the case for a candidate).
+        return (Drs::negative(), Drs::negative());
+    };
+    (
+        drs(snap, almost_lca(w, ordering.preemptor_cq, lca)),
+        drs(snap, almost_lca(w, target, lca)),
+    )
+}
+
+fn passes(
+    strategy: PreemptionStrategy,
+    preemptor_new: &Drs,
+    target_old: &Drs,
+    target_new: &Drs,
+) -> bool {
+    match strategy {
+        PreemptionStrategy::LessThanOrEqualToFinalShare => {
+            compare(preemptor_new, target_new) != Ordering::Greater
+        }
+        PreemptionStrategy::LessThanInitialShare => {
+            compare(preemptor_new, target_old) == Ordering::Less
+        }
+    }
+}
+
+/// The fair-sharing preemptor's targets for `preemptor` (see the module comment), or none.
+/// The snapshot is left as it was found.
+pub(super) fn targets(
+    snap: &mut Snapshot<'_>,
+    preemptor: usize,
+    frs: &[Fr],
+    requests: &FrMap<i128>,
+    strategies: &[PreemptionStrategy],
+) -> Vec<Target> {
+    let w = snap.world;
+    let cq = w.workloads[preemptor].cq;
+    let spec = &w.cqs[cq];
+    // `findCandidates`.
+    let mut candidates: Vec<usize> = Vec::new();
+    if spec.within_cq != WithinClusterQueue::Never {
+        let policy = within_policy(spec.within_cq);
+        candidates.extend(
+            snap.admitted_in(cq)
+                .filter(|&c| satisfies(w, policy, preemptor, c) && snap.uses_any(c, frs)),
+        );
+    }
+    if let Some(root) = w.tree.cq_root[cq]
+        && spec.reclaim != ReclaimWithinCohort::Never
+    {
+        let policy = reclaim_policy(spec.reclaim);
+        for other in (0..w.cqs.len()).filter(|&o| o != cq && w.tree.cq_root[o] == Some(root)) {
+            if !snap.usage.over_nominal(w, other, frs) {
+                continue;
+            }
+            candidates.extend(
+                snap.admitted_in(other)
+                    .filter(|&c| satisfies(w, policy, preemptor, c) && snap.uses_any(c, frs)),
+            );
+        }
+    }
+    if candidates.is_empty() {
+        return Vec::new();
+    }
+    candidates.sort_by(|&a, &b| candidates_ordering(snap, cq, a, b));
+    // Every share below counts the incoming workload.
+    snap.usage.to_mut().add_all(w, cq, requests);
+    let first = strategies
+        .first()
+        .copied()
+        .unwrap_or(PreemptionStrategy::LessThanOrEqualToFinalShare);
+    let (mut fits, mut chosen, retry) = first_strategy(snap, cq, frs, requests, &candidates, first);
+    if !fits && strategies.len() > 1 {
+        fits = second_strategy(snap, cq, requests, &retry, &mut chosen);
+    }
+    snap.usage.to_mut().remove_all(w, cq, requests);
+    if !fits {
+        for t in &chosen {
+            snap.restore(t.workload);
+        }
+        return Vec::new();
+    }
+    let chosen = preemption::fill_back(snap, cq, requests, true, chosen);
+    for t in &chosen {
+        snap.restore(t.workload);
+    }
+    chosen
+}
+
+/// `workloadFitsForFairSharing`: whether the preemptor fits, its own usage (counted for the
+/// shares) taken out for the question.
+fn fits_now(snap: &mut Snapshot<'_>, cq: usize, requests: &FrMap<i128>) -> bool {
+    let w = snap.world;
+    snap.usage.to_mut().remove_all(w, cq, requests);
+    let ok = preemption::fits(snap, cq, requests, true);
+    snap.usage.to_mut().add_all(w, cq, requests);
+    ok
+}
+
+fn take(snap: &mut Snapshot<'_>, chosen: &mut Vec<Target>, workload: usize, reason: Reason) {
+    snap.remove_usage(workload);
+    chosen.push(Target { workload, reason });
+}
+
+/// `runFirstFsStrategy`: (fits, targets so far, candidates for the second strategy).
+fn first_strategy(
+    snap: &mut Snapshot<'_>,
+    cq: usize,
+    frs: &[Fr],
+    requests: &FrMap<i128>,
+    candidates: &[usize],
+    strategy: PreemptionStrategy,
+) -> (bool, Vec<Target>, Vec<usize>) {
+    let w = snap.world;
+    let mut ordering = TargetOrder::new(w, cq, candidates);
+    let mut chosen = Vec::new();
+    let mut retry = Vec::new();
+    // The incoming workload is already counted: within nominal means its queue does not
+    // borrow on what it needs even with it.
+    let within_nominal = !snap.usage.over_nominal(w, cq, frs);
+    while let Some(target) = ordering.next(snap) {
+        if target == cq {
+            let Some(wl) = ordering.pop(target) else {
+                continue;
+            };
+            take(snap, &mut chosen, wl, Reason::InClusterQueue);
+            if fits_now(snap, cq, requests) {
+                return (true, chosen, retry);
+            }
+            continue;
+        }
+        if within_nominal {
+            let Some(wl) = ordering.pop(target) else {
+                continue;
+            };
+            take(snap, &mut chosen, wl, Reason::InCohortReclamation);
+            if fits_now(snap, cq, requests) {
+                return (true, chosen, retry);
+            }
+            continue;
+        }
+        let (preemptor_new, target_old) = shares(snap, &ordering, target);
+        if preemptor_new.share().is_infinite() && !target_old.share().is_infinite() {
+            // `fsStrategyUnsatisfiable`: no workload of this queue can pass.
+            while let Some(wl) = ordering.pop(target) {
+                retry.push(wl);
+            }
+            continue;
+        }
+        while let Some(wl) = ordering.pop(target) {
+            let usage = snap.running[wl]
+                .as_ref()
+                .map(|r| r.usage.clone())
+                .unwrap_or_default();
+            snap.usage.to_mut().remove_all(w, target, &usage);
+            let (_, target_new) = shares(snap, &ordering, target);
+            snap.usage.to_mut().add_all(w, target, &usage);
+            if passes(strategy, &preemptor_new, &target_old, &target_new) {
+                take(snap, &mut chosen, wl, Reason::InCohortFairSharing);
+                if fits_now(snap, cq, requests) {
+                    return (true, chosen, retry);
+                }
+                // The shares changed: choose the target queue again.
+                break;
+            }
+            retry.push(wl);
+        }
+    }
+    (false, chosen, retry)
+}
+
+/// `runSecondFsStrategy` (always `LessThanInitialShare`, as Kueue accepts it only second): at
+/// most one more workload per target queue.
+fn second_strategy(
+    snap: &mut Snapshot<'_>,
+    cq: usize,
+    requests: &FrMap<i128>,
+    retry: &[usize],
+    chosen: &mut Vec<Target>,
+) -> bool {
+    let mut ordering = TargetOrder::new(snap.world, cq, retry);
+    while let Some(target) = ordering.next(snap) {
+        let (preemptor_new, target_old) = shares(snap, &ordering, target);
+        let Some(wl) = ordering.pop(target) else {
+            ordering.pruned_cqs.push(target);
+            continue;
+        };
+        if compare(&preemptor_new, &target_old) == Ordering::Less {
+            take(snap, chosen, wl, Reason::InCohortFairSharing);
+            if fits_now(snap, cq, requests) {
+                return true;
+            }
+        }
+        ordering.pruned_cqs.push(target);
+    }
+    false
+}
