@@ -4,8 +4,8 @@
 //! profile types, and both `rules` and `simulate` import it (the only other edge between them
 //! is rules → simulate: the rules ask the simulator).
 
-pub(crate) mod counted;
 pub(crate) mod cohorts;
+pub(crate) mod counted;
 pub(crate) mod kuberay;
 pub mod operators;
 pub(crate) mod pods;

@@ -4,8 +4,8 @@
 //! `admission::pods`, the model the admission rules use, so the two never disagree.
 
 use super::scenario::{Scenario, ScenarioWorkload};
-use crate::facts::counted::QuotaView;
 use crate::facts::cohorts::CohortTree;
+use crate::facts::counted::QuotaView;
 use crate::facts::pods;
 use crate::profile::{
     BorrowWithinCohortPolicy, Dns1123Subdomain, FungibilityPolicy, FungibilityPreference,
