@@ -1108,6 +1108,12 @@ pub(crate) const MULTIKUEUE_GATE: Code = code(
     "the manager switches Kueue's `MultiKueue` feature gate off",
     "`featureGates: {MultiKueue: false}`",
 );
+pub(crate) const WORKER_NAME_CLASH: Code = code(
+    "RK717",
+    Warning,
+    "a worker's own workload has the name and namespace of a manager workload: MultiKueue never replaces an object it did not create",
+    "`aurora-finetune` in namespace `ray` on the manager and in the worker's profile",
+);
 
 // ---- Internal: raykueue's own output (`output::validate`)
 pub(crate) const INTERNAL: Code = code(
@@ -1373,6 +1379,7 @@ pub const ALL: &[Code] = &[
     VERSION_SKEW,
     KUBERAY_FOR_MULTIKUEUE,
     MULTIKUEUE_GATE,
+    WORKER_NAME_CLASH,
     STATE_VERSION,
     STATE_EMPTY,
     STATE_DUPLICATE,

@@ -337,6 +337,22 @@ fn workload_on_workers(i: usize, w: &Workload, members: &[Member<'_>], out: &mut
                 );
             }
         }
+        if let Some(j) = p
+            .workloads
+            .iter()
+            .position(|x| x.name == w.name && x.namespace.as_deref().unwrap_or(&p.namespace) == ns)
+        {
+            out.member(
+                m,
+                &codes::WORKER_NAME_CLASH,
+                &format!("/workloads/{j}/name"),
+                format!(
+                    "worker `{}` runs its own `{}` in namespace `{ns}`, the name of a manager workload: MultiKueue creates its copy under the same name, and an object it did not create is never replaced, so the manager's job waits (kubernetes-sigs/kueue#12404)",
+                    worker.name, w.name
+                ),
+                "rename one of them",
+            );
+        }
         let why = why_not_on(worker, w, &ns, members[0].scripts, i);
         match why {
             None => fits.push(worker.name),
@@ -383,6 +399,11 @@ fn why_not_on(
 ) -> Option<String> {
     let mut p = worker.profile.clone();
     p.role = None;
+    // A worker job of the same name and namespace is RK717's finding; here the copy takes its
+    // place, so the worker's own rules weigh the manager's job, not a duplicate name.
+    let worker_ns = p.namespace.to_string();
+    p.workloads
+        .retain(|x| !(x.name == w.name && x.namespace.as_deref().unwrap_or(&worker_ns) == ns));
     let mut copy = w.clone();
     copy.namespace = Some(crate::profile::Dns1123Label(ns.to_owned()));
     p.workloads.push(copy);
