@@ -101,10 +101,25 @@ impl<'w> Sim<'w> {
         }
     }
 
-    /// Scheduling cycles at `now` until one changes nothing; `false` when the cap stopped them.
+    /// Scheduling cycles at `now` until one changes nothing; `false` when they would never
+    /// stop: the cycles brought the admitted workloads and the queues back to a state they
+    /// were in before (the simulator is deterministic, so from there they repeat forever:
+    /// preemptions chasing each other), or the cap stopped them.
     fn settle(&mut self, now: u64) -> bool {
         let cap = 4 * self.world.workloads.len() + EXTRA_CYCLES_PER_SECOND;
-        !(0..cap).all(|_| cycle::run(self, now))
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..cap {
+            if !cycle::run(self, now) {
+                return true;
+            }
+            let mut h = std::hash::DefaultHasher::new();
+            self.state.fingerprint(&mut h);
+            self.queues.fingerprint(&mut h);
+            if !seen.insert(std::hash::Hasher::finish(&h)) {
+                return false;
+            }
+        }
+        false
     }
 }
 

@@ -32,7 +32,7 @@ type Key = (Reverse<i64>, u64, usize, usize);
 /// rather than a tree: a queue holds a handful at a time, heads leave from the front and are
 /// put back there, new workloads mostly join at the back, and a whole backlog comes back at
 /// once (`extend`, one sort).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct Ordered(VecDeque<Key>);
 
 impl Ordered {
@@ -65,7 +65,7 @@ impl Ordered {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, Hash)]
 struct CqQueue {
     heap: Ordered,
     /// Unordered: parked workloads go back to the heap, which orders them. A list, as a
@@ -103,6 +103,11 @@ impl Queues {
         Self {
             cqs: vec![CqQueue::default(); world.cqs.len()],
         }
+    }
+
+    /// Everything a cycle reads of the queues, for `Sim::settle`'s loop detection.
+    pub(super) fn fingerprint(&self, h: &mut impl std::hash::Hasher) {
+        std::hash::Hash::hash(&self.cqs, h);
     }
 
     fn key(world: &World, wl: usize) -> Key {

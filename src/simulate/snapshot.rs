@@ -61,6 +61,17 @@ impl State {
         Some(running)
     }
 
+    /// Everything a cycle reads of the admitted workloads (who, since when, until when), for
+    /// `Sim::settle`'s loop detection; usage follows from it.
+    pub(super) fn fingerprint(&self, h: &mut impl std::hash::Hasher) {
+        use std::hash::Hash;
+        for (wl, r) in self.running.iter().enumerate() {
+            if let Some(r) = r {
+                (wl, r.admitted_at, r.ends).hash(h);
+            }
+        }
+    }
+
     /// The view of a scheduling cycle.
     pub(super) fn snapshot<'a>(&'a self, world: &'a World) -> Snapshot<'a> {
         Snapshot {

@@ -259,3 +259,34 @@ fn human_output_is_a_table_with_usage() {
     );
     assert!(text.contains("End at 100s"), "{text}");
 }
+
+/// Preemptions that chase each other (a victim admitted again before its preemptor, which
+/// preempts it again) bring the cycles of one second back to a state they were in: the
+/// simulator stops cycling at the first repeat and warns, instead of running the cycle cap
+/// (4 per workload) of preemptions and evictions that change nothing.
+#[test]
+fn preemptions_chasing_each_other_stop_at_the_first_repeated_state() {
+    let out = raykueue(&[
+        "simulate",
+        "--profile",
+        "tests/fixtures/simulate-loop/profile.yaml",
+        "--scenario",
+        "tests/fixtures/simulate-loop/scenario.yaml",
+        "--output",
+        "json",
+        "--until",
+        "40",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("preemptions kept chasing each other"),
+        "{}",
+        stderr(&out)
+    );
+    let preempted = stdout(&out)
+        .lines()
+        .filter(|l| l.contains("\"event\":\"Preempted\""))
+        .count();
+    // 126 workloads; the cap alone would let every looping second run 500-odd cycles.
+    assert!(preempted < 126, "{preempted} preemptions");
+}
