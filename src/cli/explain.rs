@@ -48,22 +48,10 @@ impl ExplainCommand {
             print_diagnostics(&errors, self.error_format);
             return exit::INVALID;
         };
-        let live = match state::read(&self.state) {
+        let live = match read_state(&self.state, self.error_format) {
             Ok(s) => s,
-            Err(state::ReadError::Io(m)) => return print_error(&m, self.error_format),
-            Err(state::ReadError::Invalid(d)) => {
-                print_diagnostics(&d, self.error_format);
-                return exit::INVALID;
-            }
+            Err(code) => return code,
         };
-        let invalid: Vec<_> = crate::live::validate_state(&live)
-            .into_iter()
-            .filter(crate::base::diagnostic::Diagnostic::is_error)
-            .collect();
-        if !invalid.is_empty() {
-            print_diagnostics(&invalid, self.error_format);
-            return exit::INVALID;
-        }
         let (list, diags) = crate::live::explain(&profile, &live, &self.workloads);
         print_diagnostics(&diags, self.error_format);
         if diags
@@ -77,5 +65,28 @@ impl ExplainCommand {
             Output::Json => serde_json::to_string_pretty(&list).unwrap_or_default() + "\n",
         };
         write_stdout(&text)
+    }
+}
+
+/// A live snapshot read and checked against the CRDs, or the exit code once its errors are
+/// printed (`explain`, `simulate --state`).
+pub(super) fn read_state(path: &str, format: ErrorFormat) -> Result<state::LiveState, u8> {
+    let live = match state::read(path) {
+        Ok(s) => s,
+        Err(state::ReadError::Io(m)) => return Err(print_error(&m, format)),
+        Err(state::ReadError::Invalid(d)) => {
+            print_diagnostics(&d, format);
+            return Err(exit::INVALID);
+        }
+    };
+    let invalid: Vec<_> = crate::live::validate_state(&live)
+        .into_iter()
+        .filter(crate::base::diagnostic::Diagnostic::is_error)
+        .collect();
+    if invalid.is_empty() {
+        Ok(live)
+    } else {
+        print_diagnostics(&invalid, format);
+        Err(exit::INVALID)
     }
 }

@@ -89,13 +89,7 @@ impl SimulateCommand {
             workers.iter().map(|(n, p)| (n.as_str(), p)).collect();
         let worlds = simulate::fleet::worlds(manager, &workers, &scn);
         let outcome = simulate::fleet::run(&worlds, fleet.dispatcher(), fleet.step(), self.until);
-        if let Some(first) = outcome.capped.first() {
-            eprintln!(
-                "warning: at {} second(s) (first at t={first}s) preemptions kept chasing each other; \
-                 the simulator stopped cycling there (Kueue would keep retrying)",
-                outcome.capped.len()
-            );
-        }
+        warn_capped(&outcome.capped);
         let text = match self.output {
             Output::Json => simulate::fleet::render_json(&worlds, &outcome),
             Output::Human => simulate::fleet::render_human(&worlds, &outcome),
@@ -105,24 +99,10 @@ impl SimulateCommand {
 
     /// `--state`: the forecast of each pending Workload of a live snapshot.
     fn run_state(&self, profile: &crate::profile::Profile, path: &str) -> u8 {
-        let live = match crate::input::state::read(path) {
+        let live = match super::explain::read_state(path, self.error_format) {
             Ok(s) => s,
-            Err(crate::input::state::ReadError::Io(m)) => {
-                return print_error(&m, self.error_format);
-            }
-            Err(crate::input::state::ReadError::Invalid(d)) => {
-                print_diagnostics(&d, self.error_format);
-                return exit::INVALID;
-            }
+            Err(code) => return code,
         };
-        let invalid: Vec<_> = crate::live::validate_state(&live)
-            .into_iter()
-            .filter(crate::base::diagnostic::Diagnostic::is_error)
-            .collect();
-        if !invalid.is_empty() {
-            print_diagnostics(&invalid, self.error_format);
-            return exit::INVALID;
-        }
         let (list, diags) = crate::live::forecast(profile, &live, self.run_time, self.until);
         print_diagnostics(&diags, self.error_format);
         let assumption = format!(
@@ -181,17 +161,22 @@ impl SimulateCommand {
             Output::Json => simulate::run(&world, self.until),
             Output::Human => simulate::run_with_usage(&world, self.until),
         };
-        if let Some(first) = outcome.capped.first() {
-            eprintln!(
-                "warning: at {} second(s) (first at t={first}s) preemptions kept chasing each other; \
-                 the simulator stopped cycling there (Kueue would keep retrying)",
-                outcome.capped.len()
-            );
-        }
+        warn_capped(&outcome.capped);
         let text = match self.output {
             Output::Json => events::render_json(&world, &outcome.events),
             Output::Human => events::render_human(&world, &outcome.events, &outcome.usage),
         };
         write_stdout(&text)
+    }
+}
+
+/// The seconds at which the cycles were stopped (`Sim::settle`), said once on stderr.
+fn warn_capped(capped: &[u64]) {
+    if let Some(first) = capped.first() {
+        eprintln!(
+            "warning: at {} second(s) (first at t={first}s) preemptions kept chasing each other; \
+             the simulator stopped cycling there (Kueue would keep retrying)",
+            capped.len()
+        );
     }
 }
