@@ -155,6 +155,21 @@ fn queues_of<'p>(p: &'p Profile, a: &AdmissionCheck) -> Vec<(usize, &'p ClusterQ
 }
 
 /// The flavors check `a` applies to on the queues that name it.
+/// The node groups a flavor's node labels select.
+fn backing<'g, 'a>(
+    groups: &'g [crate::cloud::NodeGroup<'a>],
+    f: &Flavor,
+) -> Vec<&'g crate::cloud::NodeGroup<'a>> {
+    groups
+        .iter()
+        .filter(|g| {
+            f.node_labels
+                .iter()
+                .all(|(k, v)| g.labels.get(k.as_str()).is_some_and(|x| x == v.as_str()))
+        })
+        .collect()
+}
+
 fn covered_flavors<'p>(p: &'p Profile, a: &AdmissionCheck) -> Vec<&'p Flavor> {
     let mut out: Vec<&Flavor> = Vec::new();
     for (_, cq) in queues_of(p, a) {
@@ -256,14 +271,7 @@ fn classes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
             continue; // checks capacity, scales nothing
         }
         for f in covered_flavors(p, a) {
-            let backing: Vec<_> = groups
-                .iter()
-                .filter(|g| {
-                    f.node_labels
-                        .iter()
-                        .all(|(k, v)| g.labels.get(k.as_str()).is_some_and(|x| x == v.as_str()))
-                })
-                .collect();
+            let backing = backing(&groups, f);
             if backing.is_empty() || backing.iter().any(|g| g.size.max > g.size.min) {
                 continue;
             }
@@ -317,14 +325,7 @@ fn pods_ready(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
             if f.node_labels.is_empty() {
                 continue;
             }
-            let backing: Vec<_> = groups
-                .iter()
-                .filter(|g| {
-                    f.node_labels
-                        .iter()
-                        .all(|(k, v)| g.labels.get(k.as_str()).is_some_and(|x| x == v.as_str()))
-                })
-                .collect();
+            let backing = backing(&groups, f);
             if !backing.is_empty()
                 && backing.iter().all(|g| g.size.min == 0)
                 && !cold_flavors.contains(&f.name.to_string())
