@@ -16,7 +16,7 @@
 //! | 6 | checks | `checks/` | domain rules over the whole profile |
 //! | 7 | model | `model/` | every object of the bundle as data, and the values of its text |
 //! | 8 | output | `output/` | templates rendered, files assembled, objects validated, the tree written |
-//! | 9 | pipeline | `compile.rs`, `fleet.rs`, `live.rs` | the stages run in order, once each (a fleet: once per member) |
+//! | 9 | pipeline | `compile.rs`, `fleet.rs`, `live/` | the stages run in order, once each (a fleet: once per member) |
 //! | 10 | cli | `cli/`, `main.rs` | the command line |
 //!
 //! A fifth cloud is a folder `cloud/<name>/` (`section.rs`, `catalogue.rs`, `mod.rs` with its

@@ -20,27 +20,25 @@ pub(super) enum Output {
 pub(super) struct SimulateCommand {
     #[arg(long, short, help = crate::input::resolve::PROFILE_HELP)]
     profile: String,
-    /// Scenario YAML file: the workloads submitted and when.
-    #[arg(
-        long,
-        short,
-        required_unless_present = "state",
-        conflicts_with = "state"
-    )]
+    /// Scenario YAML file: the workloads submitted and when. With `--state`, submitted on top
+    /// of the snapshot, `submitAt` counted from the snapshot's time.
+    #[arg(long, short, required_unless_present = "state")]
     scenario: Option<String>,
     /// Start from a live cluster's snapshot instead (`kubectl get clusterqueues,localqueues,cohorts,resourceflavors,workloadpriorityclasses,workloads -A -o yaml`):
     /// print when each pending Workload would be admitted.
     #[arg(long)]
     state: Option<String>,
-    /// With `--state`: seconds a Workload runs once admitted when its
-    /// `spec.maximumExecutionTimeSeconds` is not set (Kueue knows no run time).
-    #[arg(
-        long,
-        value_name = "SECONDS",
-        default_value_t = 3600,
-        requires = "state"
-    )]
-    run_time: u64,
+    /// With `--state`: seconds a Workload runs once admitted when neither its
+    /// `spec.maximumExecutionTimeSeconds` nor its RayJob's `spec.activeDeadlineSeconds` says
+    /// (Kueue knows no run time). `SECONDS` for every queue (default 3600), `QUEUE=SECONDS` for
+    /// a LocalQueue (`name` or `namespace/name`) or a ClusterQueue; repeat as needed.
+    #[arg(long, value_name = "[QUEUE=]SECONDS", requires = "state", value_parser = parse_run_time)]
+    run_time: Vec<(Option<String>, u64)>,
+    /// Instead of the timeline, print the cluster as the scenario leaves it at this second, as
+    /// `kubectl get clusterqueues,localqueues,cohorts,resourceflavors,workloadpriorityclasses,workloads -A -o yaml`
+    /// would (a snapshot for `--state`).
+    #[arg(long, value_name = "SECONDS", conflicts_with = "state")]
+    snapshot_at: Option<u64>,
     /// Timeline format.
     #[arg(long, value_enum, default_value_t)]
     output: Output,
@@ -103,20 +101,99 @@ impl SimulateCommand {
             Ok(s) => s,
             Err(code) => return code,
         };
-        let (list, diags) = crate::live::forecast(profile, &live, self.run_time, self.until);
+        let scn = match &self.scenario {
+            None => None,
+            Some(path) => match self.scenario_for(profile, path) {
+                Ok(s) => Some(s),
+                Err(code) => return code,
+            },
+        };
+        let mut run_times = crate::live::RunTimes::flat(3600);
+        for (queue, seconds) in &self.run_time {
+            match queue {
+                Some(q) => {
+                    run_times.per_queue.insert(q.clone(), *seconds);
+                }
+                None => run_times.default = *seconds,
+            }
+        }
+        let (list, clock, diags) =
+            crate::live::forecast(profile, &live, &run_times, scn.as_ref(), self.until);
         print_diagnostics(&diags, self.error_format);
+        let per_queue: Vec<String> = run_times
+            .per_queue
+            .iter()
+            .map(|(q, t)| format!(", {t}s in {q}"))
+            .collect();
         let assumption = format!(
-            "a Workload runs for its spec.maximumExecutionTimeSeconds, else {}s (--run-time); admitted ones have run since their QuotaReserved time; times count from the snapshot's latest timestamp",
-            self.run_time
+            "a Workload runs for its spec.maximumExecutionTimeSeconds, else its RayJob's spec.activeDeadlineSeconds, else {}s (--run-time){}; admitted ones have run since their QuotaReserved time; times count from the snapshot's latest timestamp, {}",
+            run_times.default,
+            per_queue.concat(),
+            clock.at()
         );
         let text = match self.output {
             Output::Json => {
-                let doc = serde_json::json!({"assumption": assumption, "forecast": list});
+                let doc = serde_json::json!({"snapshotTime": clock.at(), "assumption": assumption, "forecast": list});
                 serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
             }
             Output::Human => crate::simulate::live::render_forecast(&list, &assumption),
         };
         write_stdout(&text)
+    }
+
+    /// The scenario at `path`, read and checked against the profile.
+    fn scenario_for(
+        &self,
+        profile: &crate::profile::Profile,
+        path: &str,
+    ) -> Result<scenario::Scenario, u8> {
+        let (loaded, scn) = match scenario::read(path) {
+            Ok(s) => s,
+            Err(scenario::ReadError::Io(msg)) => return Err(print_error(&msg, self.error_format)),
+            Err(scenario::ReadError::Invalid(d)) => {
+                print_diagnostics(&d, self.error_format);
+                return Err(exit::INVALID);
+            }
+        };
+        let problems = scenario::against_profile(profile, &loaded, &scn);
+        if problems.is_empty() {
+            Ok(scn)
+        } else {
+            print_diagnostics(&problems, self.error_format);
+            Err(exit::INVALID)
+        }
+    }
+
+    /// `--snapshot-at`: the profile's queue objects and the scenario's Workloads at second
+    /// `at`, as one `v1` `List`.
+    fn snapshot(
+        &self,
+        resolved: &crate::input::resolve::Resolved,
+        profile: &crate::profile::Profile,
+        scn: &scenario::Scenario,
+        world: &world::World,
+        at: u64,
+    ) -> u8 {
+        let objects = match compile::admitted_with_loaded(resolved, false)
+            .and_then(|(admitted, _)| compile::validated_objects(&admitted))
+        {
+            Ok(o) => o,
+            Err(d) => {
+                print_diagnostics(&d, self.error_format);
+                return exit::INVALID;
+            }
+        };
+        let outcome = simulate::run(world, Some(at));
+        warn_capped(&outcome.capped);
+        let list =
+            crate::live::snapshot(profile, scn, world, &outcome.events, &objects.platform, at);
+        match crate::base::yaml::to_yaml(&list) {
+            Ok(text) => write_stdout(&text),
+            Err(d) => {
+                print_diagnostics(&[d], self.error_format);
+                exit::ERROR
+            }
+        }
     }
 
     pub(super) fn run(self) -> u8 {
@@ -143,20 +220,14 @@ impl SimulateCommand {
         let Some(path) = &self.scenario else {
             return exit::ERROR;
         };
-        let (loaded, scn) = match scenario::read(path) {
+        let scn = match self.scenario_for(&profile, path) {
             Ok(s) => s,
-            Err(scenario::ReadError::Io(msg)) => return print_error(&msg, self.error_format),
-            Err(scenario::ReadError::Invalid(d)) => {
-                print_diagnostics(&d, self.error_format);
-                return exit::INVALID;
-            }
+            Err(code) => return code,
         };
-        let problems = scenario::against_profile(&profile, &loaded, &scn);
-        if !problems.is_empty() {
-            print_diagnostics(&problems, self.error_format);
-            return exit::INVALID;
-        }
         let world = world::build(&profile, &scn);
+        if let Some(at) = self.snapshot_at {
+            return self.snapshot(&resolved, &profile, &scn, &world, at);
+        }
         let outcome = match self.output {
             Output::Json => simulate::run(&world, self.until),
             Output::Human => simulate::run_with_usage(&world, self.until),
@@ -168,6 +239,22 @@ impl SimulateCommand {
         };
         write_stdout(&text)
     }
+}
+
+/// `--run-time`: `SECONDS` or `QUEUE=SECONDS`.
+fn parse_run_time(text: &str) -> Result<(Option<String>, u64), String> {
+    let (queue, seconds) = match text.rsplit_once('=') {
+        Some((q, t)) if !q.is_empty() => (Some(q.to_owned()), t),
+        Some(_) => return Err("give the queue before `=`: `team-a=600`".to_owned()),
+        None => (None, text),
+    };
+    let seconds: u64 = seconds
+        .parse()
+        .map_err(|_| format!("`{seconds}` is not a whole number of seconds"))?;
+    if seconds == 0 {
+        return Err("a run time is at least 1 second".to_owned());
+    }
+    Ok((queue, seconds))
 }
 
 /// The seconds at which the cycles were stopped (`Sim::settle`), said once on stderr.

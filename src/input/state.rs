@@ -1,8 +1,9 @@
 //! A live cluster's state as `kubectl get clusterqueues,localqueues,cohorts,resourceflavors,
 //! workloadpriorityclasses,workloads -A -o yaml` prints it: a `v1` `List`, a multi-document
 //! stream, or a folder of such files. Kueue's queue kinds and Workloads are kept, with where
-//! each stands (for located diagnostics); every other object (Pods, Nodes, the RayJobs behind
-//! the Workloads, Kueue kinds raykueue does not model) is counted and ignored
+//! each stands (for located diagnostics), and `ray.io/v1` RayJobs when the snapshot has them
+//! (for their `activeDeadlineSeconds`); every other object (Pods, Nodes, Kueue kinds
+//! raykueue does not model) is counted and ignored
 //! (`docs/live-state.md` says why). Kueue objects are read as v0.19.2 serves them,
 //! `kueue.x-k8s.io/v1beta2`; another version of a kind raykueue reads is refused (RK800)
 //! rather than guessed at: kubernetes-sigs/kueue@v0.19.2 `apis/kueue/v1beta2` renamed and
@@ -29,6 +30,9 @@ pub(crate) const KINDS: &[&str] = &[
     "WorkloadPriorityClass",
     "Workload",
 ];
+
+/// The RayJobs a snapshot may also hold (`kubectl get … ,rayjobs`), KubeRay v1.7.0's version.
+pub(crate) const RAYJOB_API: &str = "ray.io/v1";
 
 /// One object kept from the snapshot.
 #[derive(Debug)]
@@ -213,7 +217,15 @@ fn keep(
         .unwrap_or("");
     let kind_name = value.get("kind").and_then(Value::as_str).unwrap_or("");
     let kueue = api.split('/').next() == Some("kueue.x-k8s.io");
-    let Some(&kind) = KINDS.iter().find(|k| **k == kind_name).filter(|_| kueue) else {
+    // A RayJob is read only for its run-time bound (`spec.activeDeadlineSeconds`), which the
+    // forecast takes as the run time of the Workload the RayJob owns.
+    let rayjob = api == RAYJOB_API && kind_name == "RayJob";
+    let found = if rayjob {
+        Some(&"RayJob")
+    } else {
+        KINDS.iter().find(|k| **k == kind_name).filter(|_| kueue)
+    };
+    let Some(&kind) = found else {
         let what = if api.is_empty() {
             kind_name.to_owned()
         } else {
@@ -222,7 +234,7 @@ fn keep(
         *state.ignored.entry(what).or_insert(0) += 1;
         return;
     };
-    if api != KUEUE_API {
+    if api != KUEUE_API && !rayjob {
         errors.push(
             Diagnostic::new(
                 &codes::STATE_VERSION,

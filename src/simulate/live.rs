@@ -10,8 +10,12 @@
 
 use super::flavors::{self, Mode};
 use super::never::{self, Finding};
+use super::scenario::Scenario;
 use super::snapshot::{Running, State};
-use super::world::{Adder, Fr, FrMap, Interner, PodSetSpec, TasAsk, World, queues_world, totals};
+use super::world::{
+    Adder, Fr, FrMap, Interner, PodSetSpec, Submissions, TasAsk, World, queues_world, totals,
+};
+use crate::facts::counted::QuotaView;
 use crate::profile::{Profile, Quantity, Toleration};
 use serde::Serialize;
 use std::collections::{BTreeMap, HashMap};
@@ -42,10 +46,14 @@ pub(crate) struct LiveWorkload {
     pub(crate) admitted: Option<BTreeMap<String, BTreeMap<String, String>>>,
     /// `spec.active` is not `false`: a deactivated Workload is not in any queue.
     pub(crate) active: bool,
-    /// Seconds of run time the forecast assumes once admitted (`forecast`).
+    /// Seconds of run time the forecast assumes once admitted (`forecast`), and where that
+    /// comes from.
     pub(crate) run_for: u64,
+    pub(crate) run_source: String,
     /// For an admitted Workload, the seconds it still runs from the snapshot's time.
     pub(crate) remaining: Option<u64>,
+    /// For an admitted Workload, when its quota was reserved, on the `created` clock.
+    pub(crate) reserved_at: u64,
 }
 
 impl LiveWorkload {
@@ -56,11 +64,31 @@ impl LiveWorkload {
 }
 
 /// The world of the profile's queues with the live Workloads on them, and per live Workload
-/// its index in the world (`None`: its LocalQueue is not the profile's).
-pub(crate) fn build(profile: &Profile, live: &[LiveWorkload]) -> (World, Vec<Option<usize>>) {
+/// its index in the world (`None`: its LocalQueue is not the profile's). A scenario given
+/// with the snapshot's time adds its submissions that many seconds on, named
+/// `namespace/name` as the live ones are (`simulate --state --scenario`).
+pub(crate) fn build(
+    profile: &Profile,
+    live: &[LiveWorkload],
+    scenario: Option<(&Scenario, u64)>,
+) -> (World, Vec<Option<usize>>) {
     let mut resources = Interner::default();
     let mut world = queues_world(profile, &mut resources);
     let mut adder = Adder::new(&mut resources);
+    if let Some((scenario, now)) = scenario {
+        let prefix = format!("{}/", profile.namespace);
+        Submissions {
+            queues_profile: profile,
+            profile,
+            scenario,
+            offset: now,
+            prefix: &prefix,
+        }
+        .add(&mut world, &mut adder, &mut resources);
+    }
+    // Kueue counts a live pod's requests as it counts a profile's: exclusions and
+    // transformations first.
+    let view = QuotaView::new(profile);
     let mut cq_of_local: HashMap<(&str, &str), usize> = HashMap::new();
     if let Some(q) = profile.queues.as_ref() {
         for l in &q.local_queues {
@@ -82,10 +110,11 @@ pub(crate) fn build(profile: &Profile, live: &[LiveWorkload]) -> (World, Vec<Opt
             .pod_sets
             .iter()
             .map(|ps| {
+                let counted = view.apply(&ps.requests);
                 let (requests, spelling) = totals(
                     &mut resources,
                     ps.count,
-                    &mut ps.requests.iter().map(|(k, v)| (k.as_str(), *v)),
+                    &mut counted.iter().map(|(k, v)| (k.as_str(), *v)),
                 );
                 PodSetSpec {
                     name: ps.name.clone(),
@@ -166,7 +195,7 @@ pub(super) fn state_of(world: &World, live: &[LiveWorkload], map: &[Option<usize
                 world,
                 wl,
                 Running {
-                    admitted_at: 0,
+                    admitted_at: w.reserved_at,
                     ends: u64::MAX,
                     usage,
                 },
@@ -700,14 +729,20 @@ pub(crate) struct Eta {
     /// `ExceedsMaxQuota` / `NoMatchingFlavor`: it never will be.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) never_admissible: Option<&'static str>,
-    /// The run time assumed for it once admitted, in seconds, and where that comes from.
+    /// The run time assumed for it once admitted, in seconds, and where it comes from (a
+    /// field of the Workload or its RayJob, `--run-time`, the scenario).
     pub(crate) run_for: u64,
+    pub(crate) run_for_from: String,
+    /// For a scenario's submission: seconds from the snapshot's time until it is submitted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) submitted_in: Option<u64>,
 }
 
 /// Forecast from the snapshot: admitted Workloads hold their quota until their remaining run
-/// time is over, pending ones are in their queues (submitted at their creation time, so in
-/// Kueue's order), and the simulator runs forward. `now` is the snapshot's time, in the
-/// workloads' clock (seconds since the earliest creation).
+/// time is over; pending ones are all in their queues at the snapshot's time, in Kueue's
+/// order (priority, then creation time); a scenario's submissions come after; and the
+/// simulator runs forward. `now` is the snapshot's time, in the workloads' clock (seconds
+/// since the earliest creation).
 pub(crate) fn forecast(
     world: &World,
     live: &[LiveWorkload],
@@ -715,20 +750,38 @@ pub(crate) fn forecast(
     now: u64,
     until: Option<u64>,
 ) -> Vec<Eta> {
-    let mut initial = Vec::new();
+    let mut start = super::Start {
+        held: Vec::new(),
+        at: now,
+    };
     let mut pending = Vec::new();
+    let mut source: HashMap<usize, &str> = HashMap::new();
+    let mut is_live = vec![false; world.workloads.len()];
     for (w, &i) in live.iter().zip(map) {
         let Some(wl) = i else { continue };
+        is_live[wl] = true;
+        source.insert(wl, &w.run_source);
         match &w.admitted {
             Some(flavors) => {
                 let left = w.remaining.unwrap_or(w.run_for).max(1);
-                initial.push((wl, held(world, wl, flavors), now + left));
+                start.held.push(super::Held {
+                    workload: wl,
+                    usage: held(world, wl, flavors),
+                    admitted_at: w.reserved_at,
+                    ends: now + left,
+                });
             }
-            None if w.active => pending.push((wl, w.run_for)),
+            None if w.active => pending.push((wl, None)),
             None => {}
         }
     }
-    let outcome = super::run_from(world, &initial, until.map(|u| now + u));
+    // The scenario's submissions: every workload of the world no live one stands for.
+    pending.extend(
+        (0..world.workloads.len())
+            .filter(|&wl| !is_live[wl])
+            .map(|wl| (wl, Some(world.workloads[wl].submit_at.saturating_sub(now)))),
+    );
+    let outcome = super::run_from(world, &start, until.map(|u| now + u));
     let never = never::findings(world, false);
     let mut first: HashMap<usize, (u64, &[PodSetFlavors])> = HashMap::new();
     for e in &outcome.events {
@@ -746,7 +799,7 @@ pub(crate) fn forecast(
     }
     let mut out: Vec<Eta> = pending
         .into_iter()
-        .map(|(wl, run_for)| {
+        .map(|(wl, submitted_in)| {
             let spec = &world.workloads[wl];
             let admitted = first.get(&wl);
             let mut flavors = BTreeMap::new();
@@ -763,7 +816,13 @@ pub(crate) fn forecast(
                 admitted_in: admitted.map(|(t, _)| t.saturating_sub(now)),
                 flavors,
                 never_admissible: never[wl].first().map(|f| f.reason().as_str()),
-                run_for,
+                run_for: spec.run_for,
+                run_for_from: source
+                    .get(&wl)
+                    .copied()
+                    .unwrap_or("scenario runFor")
+                    .to_owned(),
+                submitted_in,
             }
         })
         .collect();
@@ -777,14 +836,15 @@ pub(crate) fn forecast(
     out
 }
 
-/// The forecast as a table.
+/// The forecast as a table: when each waiting Workload would be admitted, on which flavors,
+/// and the run time assumed once it is (with where that comes from).
 pub(crate) fn render_forecast(list: &[Eta], assumption: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "assumption: {assumption}");
     let _ = writeln!(
         s,
-        "{:<32} {:<20} {:>12}  flavors",
-        "WORKLOAD", "CLUSTERQUEUE", "ADMITTED IN"
+        "{:<32} {:<20} {:>12}  {:<48}  RUNS FOR",
+        "WORKLOAD", "CLUSTERQUEUE", "ADMITTED IN", "FLAVORS"
     );
     for e in list {
         let when = match (e.admitted_in, e.never_admissible) {
@@ -794,13 +854,18 @@ pub(crate) fn render_forecast(list: &[Eta], assumption: &str) -> String {
             (None, None) => "not in run".to_owned(),
         };
         let fl: Vec<String> = e.flavors.iter().map(|(r, f)| format!("{r}={f}")).collect();
+        let submitted = e
+            .submitted_in
+            .map_or_else(String::new, |t| format!(", submitted in {t}s"));
         let _ = writeln!(
             s,
-            "{:<32} {:<20} {:>12}  {}",
+            "{:<32} {:<20} {:>12}  {:<48}  {}s ({}{submitted})",
             e.workload,
             e.cluster_queue,
             when,
-            fl.join(", ")
+            fl.join(", "),
+            e.run_for,
+            e.run_for_from,
         );
     }
     s

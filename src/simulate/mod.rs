@@ -69,24 +69,40 @@ pub struct Outcome {
 /// Run the scenario's workloads on the world, up to `until` seconds when given. The outcome's
 /// `usage` stays empty: only the human table shows it (`run_with_usage`).
 pub fn run(world: &World, until: Option<u64>) -> Outcome {
-    run_recording(world, until, false, &[])
+    run_recording(world, until, false, &Start::default())
 }
 
-/// A run that starts from a cluster's state: `initial` workloads already hold their quota
-/// (workload, usage, end time) and are never submitted; the others are submitted at their
-/// `submit_at` (`live::forecast`).
-pub(crate) fn run_from(
-    world: &World,
-    initial: &[(usize, world::FrMap<i128>, u64)],
-    until: Option<u64>,
-) -> Outcome {
-    run_recording(world, until, false, initial)
+/// A workload that holds quota when a run starts.
+#[derive(Clone, Debug)]
+pub(crate) struct Held {
+    pub(crate) workload: usize,
+    pub(crate) usage: world::FrMap<i128>,
+    /// When its quota was reserved (`QuotaReserved`): preemption takes the most recently
+    /// admitted first, so the order of these matters as much as the usage.
+    pub(crate) admitted_at: u64,
+    pub(crate) ends: u64,
+}
+
+/// Where a run starts: the workloads that hold quota, and the first second of the run.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Start {
+    pub(crate) held: Vec<Held>,
+    /// Workloads created earlier are all submitted at this second, in their queues' order
+    /// (which their creation time still decides): a live cluster's pending Workloads wait
+    /// now, they are not replayed from when they were created.
+    pub(crate) at: u64,
+}
+
+/// A run that starts from a cluster's state (`live::forecast`): the held workloads are never
+/// submitted; the others are submitted at their `submit_at`, or at `start.at` if that is later.
+pub(crate) fn run_from(world: &World, start: &Start, until: Option<u64>) -> Outcome {
+    run_recording(world, until, false, start)
 }
 
 /// `run`, also recording each ClusterQueue's usage after every second with events, for the
 /// human table.
 pub(crate) fn run_with_usage(world: &World, until: Option<u64>) -> Outcome {
-    run_recording(world, until, true, &[])
+    run_recording(world, until, true, &Start::default())
 }
 
 impl<'w> Sim<'w> {
@@ -123,30 +139,26 @@ impl<'w> Sim<'w> {
     }
 }
 
-fn run_recording(
-    world: &World,
-    until: Option<u64>,
-    record_usage: bool,
-    initial: &[(usize, world::FrMap<i128>, u64)],
-) -> Outcome {
+fn run_recording(world: &World, until: Option<u64>, record_usage: bool, start: &Start) -> Outcome {
     let never = never_admissible(world);
     let mut sim = Sim::new(world);
     let mut held = vec![false; world.workloads.len()];
-    for (wl, usage, ends) in initial {
-        held[*wl] = true;
+    for h in &start.held {
+        held[h.workload] = true;
         sim.state.admit(
             world,
-            *wl,
+            h.workload,
             snapshot::Running {
-                admitted_at: 0,
-                ends: *ends,
-                usage: usage.clone(),
+                admitted_at: h.admitted_at,
+                ends: h.ends,
+                usage: h.usage.clone(),
             },
         );
-        sim.ends.push(Reverse((*ends, *wl)));
+        sim.ends.push(Reverse((h.ends, h.workload)));
     }
+    let submit_at = |w: usize| world.workloads[w].submit_at.max(start.at);
     let mut submissions: Vec<usize> = (0..world.workloads.len()).filter(|&w| !held[w]).collect();
-    submissions.sort_by_key(|&w| (world.workloads[w].submit_at, w));
+    submissions.sort_by_key(|&w| (submit_at(w), w));
     let mut next = 0;
     // A workload that held quota at the start counts as submitted: preempted, it waits.
     let mut submitted = held.clone();
@@ -165,7 +177,7 @@ fn run_recording(
             sim.ends.pop();
         }
         let t_end = sim.ends.peek().map(|Reverse((t, _))| *t);
-        let t_sub = submissions.get(next).map(|&w| world.workloads[w].submit_at);
+        let t_sub = submissions.get(next).map(|&w| submit_at(w));
         let Some(now) = [t_end, t_sub].into_iter().flatten().min() else {
             break;
         };
@@ -193,7 +205,7 @@ fn run_recording(
             sim.queues.retry_inadmissible(world, world.workloads[wl].cq);
         }
         while let Some(&wl) = submissions.get(next) {
-            if world.workloads[wl].submit_at != now {
+            if submit_at(wl) != now {
                 break;
             }
             next += 1;

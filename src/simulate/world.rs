@@ -545,46 +545,78 @@ pub(crate) fn build_on(queues_profile: &Profile, profile: &Profile, scenario: &S
     let mut resources = Interner::default();
     let mut world = queues_world(queues_profile, &mut resources);
     let mut adder = Adder::new(&mut resources);
-    let queues = queues_profile.queues.as_ref();
-    let namespace = &profile.namespace;
-    let cq_of_local: HashMap<&str, usize> = queues
-        .map(|q| {
-            q.local_queues
-                .iter()
-                .filter(|l| l.namespace.as_ref().unwrap_or(&queues_profile.namespace) == namespace)
-                .filter_map(|l| {
-                    let cq = q
-                        .cluster_queues
-                        .iter()
-                        .position(|c| c.name == l.cluster_queue)?;
-                    Some((l.name.as_str(), cq))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    for w in &scenario.workloads {
-        let Some(&cq) = cq_of_local.get(w.queue.as_str()) else {
-            continue;
-        };
-        let mut pod_sets = pod_sets_of(profile, w, &mut resources);
-        for ps in &mut pod_sets {
-            settle_tas(&world.cqs[cq], ps, &world.flavors);
-        }
-        let priority = priority_of(profile, w);
-        let spec = adder.spec(
-            &world.cqs,
-            w.name.clone(),
-            cq,
-            priority,
-            (w.submit_at, w.run_for),
-            pod_sets,
-        );
-        world.workloads.push(spec);
-    }
+    let submissions = Submissions {
+        queues_profile,
+        profile,
+        scenario,
+        offset: 0,
+        prefix: "",
+    };
+    submissions.add(&mut world, &mut adder, &mut resources);
     world.workloads.sort_by(|a, b| a.name.cmp(&b.name));
     world.resources = resources.names;
     world.index();
     world
+}
+
+/// A scenario's submissions to add to a world: `queues_profile`'s LocalQueues in the namespace
+/// of `profile`, which resolves `from` and priority classes; each submitted `offset` seconds
+/// later than the scenario says, its name after `prefix` (`simulate --state` adds a scenario
+/// to a live cluster's Workloads, named `namespace/name`).
+pub(super) struct Submissions<'a> {
+    pub(super) queues_profile: &'a Profile,
+    pub(super) profile: &'a Profile,
+    pub(super) scenario: &'a Scenario,
+    pub(super) offset: u64,
+    pub(super) prefix: &'a str,
+}
+
+impl Submissions<'_> {
+    pub(super) fn add(&self, world: &mut World, adder: &mut Adder, resources: &mut Interner) {
+        let namespace = &self.profile.namespace;
+        let cq_of_local: HashMap<&str, usize> = self
+            .queues_profile
+            .queues
+            .as_ref()
+            .map(|q| {
+                q.local_queues
+                    .iter()
+                    .filter(|l| {
+                        l.namespace
+                            .as_ref()
+                            .unwrap_or(&self.queues_profile.namespace)
+                            == namespace
+                    })
+                    .filter_map(|l| {
+                        let cq = q
+                            .cluster_queues
+                            .iter()
+                            .position(|c| c.name == l.cluster_queue)?;
+                        Some((l.name.as_str(), cq))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        for w in &self.scenario.workloads {
+            let Some(&cq) = cq_of_local.get(w.queue.as_str()) else {
+                continue;
+            };
+            let mut pod_sets = pod_sets_of(self.profile, w, resources);
+            for ps in &mut pod_sets {
+                settle_tas(&world.cqs[cq], ps, &world.flavors);
+            }
+            let priority = priority_of(self.profile, w);
+            let spec = adder.spec(
+                &world.cqs,
+                format!("{}{}", self.prefix, w.name),
+                cq,
+                priority,
+                (w.submit_at + self.offset, w.run_for),
+                pod_sets,
+            );
+            world.workloads.push(spec);
+        }
+    }
 }
 
 /// The world of the profile's own queued workloads, one per workload Kueue queues as a whole
@@ -621,8 +653,26 @@ fn priority_of(profile: &Profile, w: &ScenarioWorkload) -> i64 {
     if let Some(p) = w.priority {
         return i64::from(p);
     }
-    let class = w
-        .priority_class
+    priority_class_of(profile, w)
+        .and_then(|c| {
+            profile
+                .priority_classes
+                .iter()
+                .find(|p| p.name.as_str() == c)
+        })
+        .map_or(0, |p| i64::from(p.value))
+}
+
+/// The WorkloadPriorityClass a submission names, itself or through its `from` workload; none
+/// when it gives a plain `priority`.
+pub(crate) fn priority_class_of<'p>(
+    profile: &'p Profile,
+    w: &'p ScenarioWorkload,
+) -> Option<&'p str> {
+    if w.priority.is_some() {
+        return None;
+    }
+    w.priority_class
         .as_ref()
         .map(Dns1123Subdomain::as_str)
         .or_else(|| {
@@ -632,15 +682,7 @@ fn priority_of(profile: &Profile, w: &ScenarioWorkload) -> i64 {
                 .iter()
                 .find(|p| p.name.as_str() == from.as_str())?;
             pw.priority_class.as_ref().map(Dns1123Subdomain::as_str)
-        });
-    class
-        .and_then(|c| {
-            profile
-                .priority_classes
-                .iter()
-                .find(|p| p.name.as_str() == c)
         })
-        .map_or(0, |p| i64::from(p.value))
 }
 
 /// Per resource, the total of `count` pods (sorted by resource), and its spelling.
@@ -716,16 +758,7 @@ fn profile_pod_sets(
     pods::pod_sets(index, pw)
         .into_iter()
         .map(|ps| {
-            // Kueue's RayJob/RayCluster integration names the pod sets `head`, each worker
-            // group by its name, and `submitter`.
-            let name = match ps.role {
-                pods::Role::Head => "head".to_owned(),
-                pods::Role::Worker(j) => pw
-                    .workers
-                    .get(j)
-                    .map_or_else(String::new, |g| g.name.to_string()),
-                pods::Role::Submitter => "submitter".to_owned(),
-            };
+            let name = pod_set_name(pw, ps.role);
             let counted = view.apply(&ps.requests);
             let (requests, spelling) = totals(
                 res,
@@ -754,6 +787,70 @@ fn profile_pod_sets(
                 tolerations: ps.tolerations.to_vec(),
                 tas,
             }
+        })
+        .collect()
+}
+
+/// Kueue's RayJob/RayCluster integration names the pod sets `head`, each worker group by its
+/// name, and `submitter`.
+fn pod_set_name(pw: &Workload, role: pods::Role) -> String {
+    match role {
+        pods::Role::Head => "head".to_owned(),
+        pods::Role::Worker(j) => pw
+            .workers
+            .get(j)
+            .map_or_else(String::new, |g| g.name.to_string()),
+        pods::Role::Submitter => "submitter".to_owned(),
+    }
+}
+
+/// One pod set of a submission as its pods ask, before Kueue's exclusions and
+/// transformations: what the pod template of its Workload object carries.
+#[derive(Clone, Debug)]
+pub(crate) struct RawPodSet {
+    pub(crate) name: String,
+    pub(crate) count: u64,
+    pub(crate) requests: BTreeMap<String, Quantity>,
+    pub(crate) node_selector: BTreeMap<String, String>,
+    pub(crate) tolerations: Vec<Toleration>,
+}
+
+/// The pod sets of a scenario's submission as its pods ask (`podSets`, or those Kueue builds
+/// for the profile's `from` workload).
+pub(crate) fn raw_pod_sets(profile: &Profile, w: &ScenarioWorkload) -> Vec<RawPodSet> {
+    if let Some(sets) = &w.pod_sets {
+        return sets
+            .iter()
+            .map(|ps| RawPodSet {
+                name: ps.name.clone(),
+                count: u64::from(ps.count),
+                requests: ps
+                    .requests
+                    .iter()
+                    .map(|(k, v)| (k.to_string(), *v))
+                    .collect(),
+                node_selector: BTreeMap::new(),
+                tolerations: Vec::new(),
+            })
+            .collect();
+    }
+    let Some((index, pw)) = w.from.as_ref().and_then(|from| {
+        profile
+            .workloads
+            .iter()
+            .enumerate()
+            .find(|(_, p)| p.name.as_str() == from.as_str())
+    }) else {
+        return Vec::new();
+    };
+    pods::pod_sets(index, pw)
+        .into_iter()
+        .map(|ps| RawPodSet {
+            name: pod_set_name(pw, ps.role),
+            count: ps.count,
+            requests: ps.requests.clone(),
+            node_selector: ps.node_selector.clone(),
+            tolerations: ps.tolerations.to_vec(),
         })
         .collect()
 }

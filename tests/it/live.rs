@@ -261,6 +261,63 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
     let p = dir.path().join("state.yaml");
     std::fs::write(&p, bounded).unwrap();
     assert_eq!(eta(&[p.to_str().unwrap()])["ray/a-next"], 360);
+    // A run time per queue: a LocalQueue by name or namespace/name, or a ClusterQueue; a
+    // queue's own run time wins over `--run-time SECONDS`, another queue's does not apply.
+    for q in ["team-a", "ray/team-a", "team-a-cq"] {
+        let arg = format!("{q}=1200");
+        assert_eq!(
+            eta(&[BUSY, "--run-time", &arg, "--run-time", "99999"])["ray/a-next"],
+            60,
+            "{q}"
+        );
+    }
+    // team-b's run time moves only b-train's end: reserved at 09:02, done 1200 s later
+    // (09:22, 120 s on), and a-next borrows the GPUs it frees.
+    assert_eq!(eta(&[BUSY, "--run-time", "team-b=1200"])["ray/a-next"], 120);
+    let bad = raykueue(&[
+        "simulate",
+        "--profile",
+        "team",
+        "--state",
+        BUSY,
+        "--run-time",
+        "team-a=soon",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        stderr(&bad).contains("`soon` is not a whole number of seconds"),
+        "{}",
+        stderr(&bad)
+    );
+    // The RayJob that owns a Workload bounds its run time (KubeRay fails it at
+    // `activeDeadlineSeconds`) when the snapshot holds the RayJob too.
+    let owned = text.replacen(
+        "    name: a-train\n",
+        "    name: a-train\n    ownerReferences:\n    - {apiVersion: ray.io/v1, kind: RayJob, name: a-train, uid: rj-1, controller: true}\n",
+        1,
+    ) + "- apiVersion: ray.io/v1\n  kind: RayJob\n  metadata: {name: a-train, namespace: ray}\n  spec:\n    activeDeadlineSeconds: 1500\n    entrypoint: python train.py\n    clusterSelector: {ray.io/cluster: shared}\n";
+    assert!(owned.contains("ownerReferences"));
+    std::fs::write(&p, &owned).unwrap();
+    let v = eta(&[p.to_str().unwrap()]);
+    assert_eq!(v["ray/a-next"], 360, "{v}");
+    let out = raykueue(&[
+        "simulate",
+        "--profile",
+        "team",
+        "--output",
+        "json",
+        "--state",
+        p.to_str().unwrap(),
+    ]);
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let a_next = doc["forecast"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["workload"] == "ray/a-next")
+        .unwrap();
+    assert_eq!(a_next["runForFrom"], "--run-time");
+    assert_eq!(doc["snapshotTime"], "2026-01-05T09:20:00Z");
 }
 
 #[test]
@@ -292,4 +349,193 @@ fn a_stopped_cluster_queue_blocks_its_workloads_first() {
         p.to_str().unwrap(),
     ]));
     assert!(!drift.contains("RK812"), "{drift}");
+}
+
+/// The first `Admitted` time after `after` of each workload, from `simulate --output json`.
+fn admissions_after(jsonl: &str, after: u64) -> std::collections::BTreeMap<String, u64> {
+    let mut first = std::collections::BTreeMap::new();
+    for line in jsonl.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        let t = v["time"].as_u64().unwrap_or(0);
+        if v["event"] == "Admitted" && t > after {
+            let name = v["workload"].as_str().unwrap_or("").to_owned();
+            first.entry(name).or_insert(t);
+        }
+    }
+    first
+}
+
+/// One case of the property: the scenario run whole (`whole`, its JSON lines), and the same
+/// scenario cut at second `t` (its snapshot, then the submissions after `t` on top of it)
+/// agree on when every workload waiting at `t` or submitted later is next admitted. Returns
+/// how many the whole run admits after `t`.
+fn snapshot_forecasts_the_run(
+    profile: &str,
+    scenario: &std::path::Path,
+    whole: &str,
+    t: u64,
+) -> Result<usize, String> {
+    let scn = scenario.to_string_lossy();
+    let expected = admissions_after(whole, t);
+    let at = t.to_string();
+    let snap = raykueue(&["simulate", "-p", profile, "-s", &scn, "--snapshot-at", &at]);
+    if snap.status.code() != Some(0) {
+        return Err(format!(
+            "{scn}: --snapshot-at {t} failed: {}",
+            stderr(&snap)
+        ));
+    }
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let state = dir.path().join("state.yaml");
+    std::fs::write(&state, stdout(&snap)).map_err(|e| e.to_string())?;
+    let mut rest: serde_json::Value =
+        serde_saphyr::from_str(&std::fs::read_to_string(scenario).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
+    // `t` is a second something happened at, so the snapshot's latest timestamp is `t`: the
+    // forecast's clock and the later submissions count from it.
+    let later: Vec<serde_json::Value> = rest["workloads"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|w| {
+            let at = w["submitAt"].as_u64()?.checked_sub(t).filter(|&d| d > 0)?;
+            let mut w = w.clone();
+            w["submitAt"] = serde_json::json!(at);
+            Some(w)
+        })
+        .collect();
+    let state_s = state.to_string_lossy().into_owned();
+    let rest_path = dir.path().join("rest.yaml");
+    let rest_s = rest_path.to_string_lossy().into_owned();
+    let mut args = vec![
+        "simulate", "-p", profile, "--state", &state_s, "--output", "json",
+    ];
+    if !later.is_empty() {
+        rest["workloads"] = serde_json::Value::Array(later);
+        std::fs::write(&rest_path, rest.to_string()).map_err(|e| e.to_string())?;
+        args.extend(["-s", rest_s.as_str()]);
+    }
+    let out = raykueue(&args);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out))
+        .map_err(|e| format!("{scn}: forecast at {t}: {e}: {}", stderr(&out)))?;
+    let now = seconds_of(doc["snapshotTime"].as_str().unwrap_or(""));
+    if now != t {
+        return Err(format!("{scn} cut at {t}s: the snapshot's time is {now}s"));
+    }
+    let mut seen = 0;
+    for eta in doc["forecast"].as_array().into_iter().flatten() {
+        let name = eta["workload"].as_str().unwrap_or("");
+        let short = name.split_once('/').map_or(name, |(_, n)| n);
+        let got = eta["admittedIn"].as_u64().map(|d| now + d);
+        let want = expected.get(short).copied();
+        seen += usize::from(want.is_some());
+        if got != want {
+            return Err(format!(
+                "{scn} cut at {t}s: {short} admitted at {got:?} by the forecast, at {want:?} in the whole run"
+            ));
+        }
+    }
+    Ok(seen)
+}
+
+/// Seconds since 2026-01-01T00:00:00Z, the second 0 of a scenario's snapshot.
+fn seconds_of(rfc3339: &str) -> u64 {
+    let parse = |r: std::ops::Range<usize>| {
+        rfc3339
+            .get(r)
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // Scenarios here stay within January 2026.
+    assert!(rfc3339.starts_with("2026-01-"), "snapshot time {rfc3339}");
+    (parse(8..10) - 1) * 86_400 + parse(11..13) * 3600 + parse(14..16) * 60 + parse(17..19)
+}
+
+/// Issue 29's property: a snapshot `simulate` makes of a scenario at second T, with the
+/// scenario's later submissions on top, forecasts the future the whole run has. Every
+/// scenario fixture (cases restated from Kueue's tests) and the fair-sharing example, each cut
+/// at every second something happens.
+#[test]
+fn a_snapshot_at_t_forecasts_what_the_whole_run_does_after_t() {
+    let root = repo().join("tests/fixtures/simulate");
+    let mut cases: Vec<(String, std::path::PathBuf)> = std::fs::read_dir(&root)
+        .expect("fixtures")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|d| d.join("profile.yaml").is_file())
+        .map(|d| {
+            (
+                d.join("profile.yaml").to_string_lossy().into_owned(),
+                d.join("scenario.yaml"),
+            )
+        })
+        .collect();
+    cases.sort();
+    cases.push((
+        "profiles/examples/fair-sharing.yaml".to_owned(),
+        repo().join("profiles/examples/fair-sharing-scenario.yaml"),
+    ));
+    // Seconds something happens, at most three per case spread over the run: every such
+    // second (some 300) would take minutes of debug binaries.
+    let mut wholes = Vec::new();
+    for (profile, scenario) in &cases {
+        let whole = raykueue(&[
+            "simulate",
+            "-p",
+            profile,
+            "-s",
+            &scenario.to_string_lossy(),
+            "--output",
+            "json",
+        ]);
+        wholes.push(stdout(&whole));
+    }
+    let mut cuts: Vec<(&str, &std::path::Path, &str, u64)> = Vec::new();
+    for ((profile, scenario), whole) in cases.iter().zip(&wholes) {
+        let mut times: Vec<u64> = whole
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["event"] != "End")
+            .filter_map(|v| v["time"].as_u64())
+            .collect();
+        times.dedup();
+        let step = times.len().div_ceil(3).max(1);
+        cuts.extend(
+            times
+                .iter()
+                .step_by(step)
+                .map(|&t| (profile.as_str(), scenario.as_path(), whole.as_str(), t)),
+        );
+    }
+    assert!(
+        cuts.len() > 100,
+        "only {} cuts: the fixtures were not found",
+        cuts.len()
+    );
+    let results: Vec<Result<usize, String>> = std::thread::scope(|s| {
+        let halves: Vec<_> = cuts
+            .chunks(cuts.len().div_ceil(2))
+            .map(|part| {
+                s.spawn(move || {
+                    part.iter()
+                        .map(|(p, scn, whole, t)| snapshot_forecasts_the_run(p, scn, whole, *t))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        halves
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    let compared: usize = results.iter().filter_map(|r| r.as_ref().ok()).sum();
+    assert!(compared > 100, "only {compared} admissions compared");
+    let failures: Vec<String> = results.into_iter().filter_map(Result::err).collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} cuts differ:\n{}",
+        failures.len(),
+        cuts.len(),
+        failures.join("\n")
+    );
 }

@@ -4,6 +4,10 @@
 //! and then either `explain` (why each pending Workload waits) or drift (where the live queue
 //! objects differ from what the profile compiles to, located in the profile).
 
+mod snapshot;
+
+pub(crate) use snapshot::snapshot;
+
 use crate::base::codes;
 use crate::base::diagnostic::Diagnostic;
 use crate::compile;
@@ -12,6 +16,7 @@ use crate::input::state::{LiveObject, LiveState};
 use crate::output::validate::{self, Origin, Place, Verdict};
 use crate::profile::{Profile, Quantity, Toleration};
 use crate::simulate::live::{self as sim_live, Blocker, Explanation, LivePodSet, LiveWorkload};
+use crate::simulate::scenario::Scenario;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -62,23 +67,10 @@ pub(crate) fn validate_state(state: &LiveState) -> Vec<Diagnostic> {
 
 /// Seconds since 1970 of an RFC 3339 UTC time (`2026-01-02T03:04:05Z`, as the API server
 /// writes `creationTimestamp`); `None` when it is not one.
-fn epoch_seconds(text: &str) -> Option<i64> {
-    let bytes = text.as_bytes();
-    if bytes.len() < 20 || bytes[4] != b'-' || bytes[7] != b'-' || bytes[10] != b'T' {
-        return None;
-    }
-    let num = |r: std::ops::Range<usize>| text.get(r)?.parse::<i64>().ok();
-    let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
-    let (hh, mm, ss) = (num(11..13)?, num(14..16)?, num(17..19)?);
-    // Days from civil (Howard Hinnant's algorithm).
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let yoe = year - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    Some(days * 86_400 + hh * 3600 + mm * 60 + ss)
+pub(crate) fn epoch_seconds(text: &str) -> Option<i64> {
+    let t = humantime::parse_rfc3339(text).ok()?;
+    let secs = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    i64::try_from(secs).ok()
 }
 
 fn condition(v: &Value, kind: &str) -> bool {
@@ -178,16 +170,90 @@ fn snapshot_time(state: &LiveState, first: i64) -> u64 {
     u64::try_from(latest - first).unwrap_or(0)
 }
 
+/// How long a Workload runs once admitted, where the snapshot does not say: Kueue knows no
+/// run time, so the forecast needs one (`simulate --state --run-time`).
+#[derive(Clone, Debug)]
+pub(crate) struct RunTimes {
+    /// `--run-time SECONDS`.
+    pub(crate) default: u64,
+    /// `--run-time QUEUE=SECONDS`: a LocalQueue (`name` or `namespace/name`) or a ClusterQueue.
+    pub(crate) per_queue: BTreeMap<String, u64>,
+}
+
+impl RunTimes {
+    pub(crate) fn flat(default: u64) -> Self {
+        Self {
+            default,
+            per_queue: BTreeMap::new(),
+        }
+    }
+
+    /// The run time of a Workload of LocalQueue `namespace/queue` (of ClusterQueue `cq`),
+    /// and where it comes from; the most specific name wins.
+    fn of(&self, namespace: &str, queue: &str, cq: Option<&str>) -> (u64, String) {
+        let names = [
+            Some(format!("{namespace}/{queue}")),
+            Some(queue.to_owned()),
+            cq.map(str::to_owned),
+        ];
+        names
+            .into_iter()
+            .flatten()
+            .find_map(|n| Some((*self.per_queue.get(&n)?, format!("--run-time {n}="))))
+            .unwrap_or((self.default, "--run-time".to_owned()))
+    }
+}
+
 /// The snapshot's Workloads in the simulator's terms, with their live facts. A Workload runs
-/// for its `spec.maximumExecutionTimeSeconds` when set, else `default_run` seconds.
-pub(crate) fn workloads(
-    state: &LiveState,
-    default_run: u64,
-) -> (Vec<(LiveWorkload, LiveFacts, &LiveObject)>, u64) {
+/// for its `spec.maximumExecutionTimeSeconds` when set, else for its RayJob's
+/// `spec.activeDeadlineSeconds` when the snapshot holds the RayJob that owns it (KubeRay fails
+/// the RayJob at that deadline: ray-project/kuberay@v1.7.0
+/// `ray-operator/controllers/ray/rayjob_controller.go` `checkActiveDeadlineAndUpdateStatusIfNeeded`),
+/// else for the time `run_times` gives its queue.
+pub(crate) fn workloads<'s>(
+    state: &'s LiveState,
+    run_times: &RunTimes,
+) -> (Vec<(LiveWorkload, LiveFacts, &'s LiveObject)>, Clock) {
     let classes: BTreeMap<&str, i64> = state
         .of_kind("WorkloadPriorityClass")
         .map(|o| (o.name.as_str(), o.value["value"].as_i64().unwrap_or(0)))
         .collect();
+    let deadlines: BTreeMap<(&str, &str), u64> = state
+        .of_kind("RayJob")
+        .filter_map(|o| {
+            Some((
+                (o.namespace.as_deref().unwrap_or(""), o.name.as_str()),
+                o.value["spec"]["activeDeadlineSeconds"].as_u64()?,
+            ))
+        })
+        .collect();
+    let cq_of: BTreeMap<(&str, &str), &str> = state
+        .of_kind("LocalQueue")
+        .filter_map(|o| {
+            Some((
+                (o.namespace.as_deref().unwrap_or(""), o.name.as_str()),
+                o.value["spec"]["clusterQueue"].as_str()?,
+            ))
+        })
+        .collect();
+    let run_of = |o: &LiveObject| -> (u64, String) {
+        let v = &o.value;
+        let ns = o.namespace.as_deref().unwrap_or("");
+        if let Some(t) = v["spec"]["maximumExecutionTimeSeconds"].as_u64() {
+            return (t, "spec.maximumExecutionTimeSeconds".to_owned());
+        }
+        let owner = v["metadata"]["ownerReferences"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|r| r["kind"].as_str() == Some("RayJob"))
+            .and_then(|r| r["name"].as_str());
+        if let Some((name, &t)) = owner.and_then(|n| Some((n, deadlines.get(&(ns, n))?))) {
+            return (t, format!("RayJob {ns}/{name} spec.activeDeadlineSeconds"));
+        }
+        let queue = v["spec"]["queueName"].as_str().unwrap_or("");
+        run_times.of(ns, queue, cq_of.get(&(ns, queue)).copied())
+    };
     let objs: Vec<&LiveObject> = state.of_kind("Workload").collect();
     let times: Vec<Option<i64>> = objs
         .iter()
@@ -270,6 +336,7 @@ pub(crate) fn workloads(
                     )
                 })
                 .collect();
+            let (run_for, run_source) = run_of(o);
             let w = LiveWorkload {
                 namespace: o.namespace.clone().unwrap_or_default(),
                 name: o.name.clone(),
@@ -279,16 +346,17 @@ pub(crate) fn workloads(
                 pod_sets,
                 admitted,
                 active: spec["active"].as_bool() != Some(false),
-                run_for: spec["maximumExecutionTimeSeconds"]
-                    .as_u64()
-                    .unwrap_or(default_run),
+                run_for,
+                run_source,
                 remaining: None,
+                reserved_at: 0,
             };
             let mut w = w;
             if reserved {
                 let since = condition_time(v, "QuotaReserved")
                     .map_or(0, |t| u64::try_from(t - first).unwrap_or(0));
                 w.remaining = Some(w.run_for.saturating_sub(now.saturating_sub(since)).max(1));
+                w.reserved_at = since;
             }
             let facts = LiveFacts {
                 finished: condition(v, "Finished"),
@@ -299,24 +367,50 @@ pub(crate) fn workloads(
             (w, facts, o)
         })
         .collect();
-    (list, now)
+    (list, Clock { first, now })
+}
+
+/// The snapshot's clock: its earliest creation time (epoch seconds), the workloads' second 0,
+/// and its own time on that clock.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Clock {
+    first: i64,
+    pub(crate) now: u64,
+}
+
+impl Clock {
+    /// The snapshot's time, RFC 3339.
+    pub(crate) fn at(self) -> String {
+        let secs = u64::try_from(self.first).unwrap_or(0) + self.now;
+        humantime::format_rfc3339_seconds(
+            std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
+        )
+        .to_string()
+    }
 }
 
 /// `simulate --state`: when each pending Workload would be admitted, from the snapshot's
-/// time on, each running for `default_run` seconds unless it says otherwise.
+/// time on, each running as long as `run_times` says unless it says itself; a scenario's
+/// submissions count their `submitAt` from the snapshot's time.
 pub(crate) fn forecast(
     profile: &Profile,
     state: &LiveState,
-    default_run: u64,
+    run_times: &RunTimes,
+    scenario: Option<&Scenario>,
     until: Option<u64>,
-) -> (Vec<sim_live::Eta>, Vec<Diagnostic>) {
-    let (all, now) = workloads(state, default_run);
+) -> (Vec<sim_live::Eta>, Clock, Vec<Diagnostic>) {
+    let (all, clock) = workloads(state, run_times);
+    let now = clock.now;
     let kept: Vec<&(LiveWorkload, LiveFacts, &LiveObject)> =
         all.iter().filter(|(_, f, _)| !f.finished).collect();
     let live: Vec<LiveWorkload> = kept.iter().map(|(w, _, _)| w.clone()).collect();
-    let (world, map) = sim_live::build(profile, &live);
+    let (world, map) = sim_live::build(profile, &live, scenario.map(|s| (s, now)));
     let diags = unknown_queues(state, &kept, &map);
-    (sim_live::forecast(&world, &live, &map, now, until), diags)
+    (
+        sim_live::forecast(&world, &live, &map, now, until),
+        clock,
+        diags,
+    )
 }
 
 /// RK821 for each Workload whose LocalQueue the profile does not define.
@@ -359,7 +453,7 @@ pub(crate) fn explain(
     names: &[String],
 ) -> (Vec<Explanation>, Vec<Diagnostic>) {
     // Run times do not matter to `explain`: only the forecast runs forward.
-    let (all, _) = workloads(state, 1);
+    let (all, _) = workloads(state, &RunTimes::flat(1));
     let mut diags = Vec::new();
     let live: Vec<LiveWorkload> = all
         .iter()
@@ -368,7 +462,7 @@ pub(crate) fn explain(
         .collect();
     let kept: Vec<&(LiveWorkload, LiveFacts, &LiveObject)> =
         all.iter().filter(|(_, f, _)| !f.finished).collect();
-    let (world, map) = sim_live::build(profile, &live);
+    let (world, map) = sim_live::build(profile, &live, None);
     diags.extend(unknown_queues(state, &kept, &map));
     for n in names {
         let found = live.iter().any(|w| w.key() == *n || w.name == *n);
