@@ -355,7 +355,22 @@ pub(crate) fn workloads<'s>(
             if reserved {
                 let since = condition_time(v, "QuotaReserved")
                     .map_or(0, |t| u64::try_from(t - first).unwrap_or(0));
-                w.remaining = Some(w.run_for.saturating_sub(now.saturating_sub(since)).max(1));
+                // Kueue counts the time a re-admitted Workload ran before against its
+                // maximum (kubernetes-sigs/kueue@v0.19.2 `pkg/controller/core/
+                // workload_controller.go` `reconcileMaxExecutionTime`).
+                let past = if w.run_source == "spec.maximumExecutionTimeSeconds" {
+                    v["status"]["accumulatedPastExecutionTimeSeconds"]
+                        .as_u64()
+                        .unwrap_or(0)
+                } else {
+                    0
+                };
+                w.remaining = Some(
+                    w.run_for
+                        .saturating_sub(past)
+                        .saturating_sub(now.saturating_sub(since))
+                        .max(1),
+                );
                 w.reserved_at = since;
             }
             let facts = LiveFacts {

@@ -259,8 +259,17 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
     assert_ne!(bounded, text);
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("state.yaml");
-    std::fs::write(&p, bounded).unwrap();
+    std::fs::write(&p, &bounded).unwrap();
     assert_eq!(eta(&[p.to_str().unwrap()])["ray/a-next"], 360);
+    // Time it ran before a re-admission counts against that maximum, as Kueue counts it.
+    let ran_before = bounded.replacen(
+        "  status:\n    admission:\n",
+        "  status:\n    accumulatedPastExecutionTimeSeconds: 300\n    admission:\n",
+        1,
+    );
+    assert_ne!(ran_before, bounded);
+    std::fs::write(&p, ran_before).unwrap();
+    assert_eq!(eta(&[p.to_str().unwrap()])["ray/a-next"], 60);
     // A run time per queue: a LocalQueue by name or namespace/name, or a ClusterQueue; a
     // queue's own run time wins over `--run-time SECONDS`, another queue's does not apply.
     for q in ["team-a", "ray/team-a", "team-a-cq"] {
