@@ -548,3 +548,50 @@ fn a_snapshot_at_t_forecasts_what_the_whole_run_does_after_t() {
         failures.join("\n")
     );
 }
+
+/// `explain`'s BorrowingLimit blocker: the cohort has room (the other ClusterQueue is idle),
+/// but the queue's own `borrowingLimit` stops the Workload, and the fix named is that field.
+/// The snapshot is the one `simulate --snapshot-at` makes of the fixture's scenario.
+#[test]
+fn explain_names_the_borrowing_limit_when_the_cohort_has_room() {
+    let profile = "tests/fixtures/state/borrowing-limit/profile.yaml";
+    let snap = raykueue(&[
+        "simulate",
+        "-p",
+        profile,
+        "-s",
+        "tests/fixtures/state/borrowing-limit/scenario.yaml",
+        "--snapshot-at",
+        "10",
+    ]);
+    assert_eq!(snap.status.code(), Some(0), "{}", stderr(&snap));
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state.yaml");
+    std::fs::write(&state, stdout(&snap)).unwrap();
+    let state = state.to_str().unwrap();
+    let out = raykueue(&["explain", "-p", profile, "--state", state]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    insta::with_settings!({snapshot_path => "../../golden/live"}, {
+        insta::assert_snapshot!("explain-borrowing-limit", stdout(&out));
+    });
+    let json = raykueue(&["explain", "-p", profile, "--state", state, "--output", "json"]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    let kinds: Vec<&str> = v[0]["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b["kind"].as_str())
+        .collect();
+    assert_eq!(kinds, ["BorrowingLimit"], "{v}");
+    // With the limit raised to 2, the same snapshot fits now.
+    let raised = std::fs::read_to_string(repo().join(profile))
+        .unwrap()
+        .replace(r#""borrowingLimit": "1""#, r#""borrowingLimit": "2""#);
+    let p2 = dir.path().join("profile.yaml");
+    std::fs::write(&p2, raised).unwrap();
+    let json = raykueue(&[
+        "explain", "-p", p2.to_str().unwrap(), "--state", state, "--output", "json",
+    ]);
+    let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v[0]["fitsNow"], true, "{v}");
+}
