@@ -574,7 +574,9 @@ fn explain_names_the_borrowing_limit_when_the_cohort_has_room() {
     insta::with_settings!({snapshot_path => "../../golden/live"}, {
         insta::assert_snapshot!("explain-borrowing-limit", stdout(&out));
     });
-    let json = raykueue(&["explain", "-p", profile, "--state", state, "--output", "json"]);
+    let json = raykueue(&[
+        "explain", "-p", profile, "--state", state, "--output", "json",
+    ]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     let kinds: Vec<&str> = v[0]["blockers"]
         .as_array()
@@ -590,8 +592,40 @@ fn explain_names_the_borrowing_limit_when_the_cohort_has_room() {
     let p2 = dir.path().join("profile.yaml");
     std::fs::write(&p2, raised).unwrap();
     let json = raykueue(&[
-        "explain", "-p", p2.to_str().unwrap(), "--state", state, "--output", "json",
+        "explain",
+        "-p",
+        p2.to_str().unwrap(),
+        "--state",
+        state,
+        "--output",
+        "json",
     ]);
     let v: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     assert_eq!(v[0]["fitsNow"], true, "{v}");
+}
+
+/// A preemption from a snapshot takes the running Workload whose quota was reserved last
+/// (kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/preemption/common/ordering.go`
+/// `CandidatesOrdering`), read from its `QuotaReserved` time: the fixture's `later` waits 850 s
+/// for a-old, not 950 s for b-new. Every cut of the run agrees with the whole run.
+#[test]
+fn a_forecast_preempts_the_most_recently_admitted_first() {
+    let profile = "tests/fixtures/state/victims/profile.yaml";
+    let scenario = repo().join("tests/fixtures/state/victims/scenario.yaml");
+    let whole = raykueue(&[
+        "simulate",
+        "-p",
+        profile,
+        "-s",
+        &scenario.to_string_lossy(),
+        "--output",
+        "json",
+    ]);
+    let whole = stdout(&whole);
+    for t in [0, 100, 150, 200, 250] {
+        if let Err(e) = snapshot_forecasts_the_run(profile, &scenario, &whole, t) {
+            panic!("{e}");
+        }
+    }
+    assert_eq!(admissions_after(&whole, 150)["later"], 1000);
 }
