@@ -111,6 +111,12 @@ fn keys(w: &World, n: Node) -> &[Fr] {
 
 /// The node's share with the snapshot's usage (Kueue's `dominantResourceShare`).
 pub(super) fn drs(snap: &Snapshot<'_>, node: Node) -> Drs {
+    share_of(snap, node, true)
+}
+
+/// `drs`, listing the flavor/resources the node borrows on only when `list` (the tournament
+/// asks `borrowing_on`; the preemptor weighs shares alone, many times, and skips the list).
+fn share_of(snap: &Snapshot<'_>, node: Node, list: bool) -> Drs {
     let w = snap.world;
     let mut d = Drs {
         weight: weight(w, node),
@@ -121,23 +127,31 @@ pub(super) fn drs(snap: &Snapshot<'_>, node: Node) -> Drs {
     let Some(p) = parent(w, node) else {
         return d;
     };
-    // Per resource, what is used beyond the subtree quota over all flavors.
-    let mut over: Vec<(usize, i128)> = Vec::new();
+    // Per resource, what is used beyond the subtree quota over all flavors; a node has a
+    // handful of resources, so a short list on the stack.
+    let mut over = [(usize::MAX, 0_i128); 8];
+    let mut spill: Vec<(usize, i128)> = Vec::new();
+    let mut n = 0;
     for &fr in keys(w, node) {
         let b = snap.usage.node(node, fr) - super::quota::subtree(w, node, fr);
         if b > 0 {
-            d.borrowed.push(fr);
-            match over.iter_mut().find(|(r, _)| *r == fr.resource) {
-                Some((_, sum)) => *sum += b,
-                None => over.push((fr.resource, b)),
+            d.borrowing = true;
+            if list {
+                d.borrowed.push(fr);
+            }
+            if let Some((_, sum)) = over[..n].iter_mut().find(|(r, _)| *r == fr.resource) {
+                *sum += b;
+            } else if let Some((_, sum)) = spill.iter_mut().find(|(r, _)| *r == fr.resource) {
+                *sum += b;
+            } else if n < over.len() {
+                over[n] = (fr.resource, b);
+                n += 1;
+            } else {
+                spill.push((fr.resource, b));
             }
         }
     }
-    if over.is_empty() {
-        return d;
-    }
-    d.borrowing = true;
-    for (resource, b) in over {
+    for &(resource, b) in over[..n].iter().chain(&spill) {
         let lendable = w.tree.lendable(p, resource);
         if lendable > 0 {
             #[allow(clippy::cast_precision_loss)] // Kueue divides float64s too
@@ -169,10 +183,12 @@ pub(super) struct Head {
     pub(super) usage: FrMap<i128>,
 }
 
-/// The shares the tournament weighs, per (head, Cohort on its path): valid while the
-/// snapshot's usage does not move, so a cycle computes them again only after an admission,
-/// a preemption or a reservation (most entries of a busy cycle change nothing).
-pub(super) type Shares = HashMap<(usize, usize), Drs>;
+/// The shares the tournament weighs: per head, per Cohort on its path, the share of that
+/// Cohort's child on the path once the head were admitted. Valid while the snapshot's usage
+/// does not move, so a cycle computes them again only after an admission, a preemption or a
+/// reservation (most entries of a busy cycle change nothing). A path is a few Cohorts long:
+/// a list per head, searched in place.
+pub(super) type Shares = Vec<Vec<(usize, Drs)>>;
 
 /// Which of `left` (indices into `heads`: the cycle's entries not processed yet) Kueue takes
 /// next: the winner of the tournament of each tree, and between trees (and queues without a
@@ -188,29 +204,22 @@ pub(super) fn next(
 ) -> Option<usize> {
     let w = snap.world;
     let shares = cache.get_or_insert_with(|| shares_of(snap, heads, left));
-    let mut roots: Vec<Option<usize>> = left
-        .iter()
-        .map(|&h| w.tree.cq_root[w.workloads[heads[h].wl].cq])
-        .collect();
+    // A cycle has one head per ClusterQueue: the tournament finds a queue's entry by index.
+    let mut head_of_cq: Vec<Option<usize>> = vec![None; w.cqs.len()];
+    let mut roots: Vec<usize> = Vec::new();
+    let mut winners: Vec<usize> = Vec::new();
+    for &i in left {
+        let cq = w.workloads[heads[i].wl].cq;
+        head_of_cq[cq] = Some(i);
+        match w.tree.cq_root[cq] {
+            Some(r) => roots.push(r),
+            None => winners.push(i),
+        }
+    }
     roots.sort_unstable();
     roots.dedup();
-    let mut winners: Vec<usize> = Vec::new();
-    for root in roots {
-        match root {
-            None => winners.extend(
-                left.iter()
-                    .copied()
-                    .filter(|&i| w.cqs[w.workloads[heads[i].wl].cq].cohort.is_none()),
-            ),
-            Some(r) => {
-                let members: Vec<usize> = left
-                    .iter()
-                    .copied()
-                    .filter(|&i| w.tree.cq_root[w.workloads[heads[i].wl].cq] == Some(r))
-                    .collect();
-                winners.extend(run(w, heads, &members, r, shares));
-            }
-        }
+    for r in roots {
+        winners.extend(run(w, heads, &head_of_cq, r, shares));
     }
     winners.into_iter().min_by(|&a, &b| {
         let (wa, wb) = (&w.workloads[heads[a].wl], &w.workloads[heads[b].wl]);
@@ -226,8 +235,7 @@ pub(super) fn next(
 /// would have once it were admitted.
 fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shares {
     let w = snap.world;
-    // (head, Cohort) → the share of the Cohort's child on the head's path.
-    let mut shares: Shares = HashMap::new();
+    let mut shares: Shares = vec![Vec::new(); heads.len()];
     for &i in members {
         let cq = w.workloads[heads[i].wl].cq;
         if w.cqs[cq].cohort.is_none() {
@@ -238,7 +246,7 @@ fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shar
         let mut at = w.cqs[cq].cohort;
         while let Some(k) = at {
             let up = drs(snap, Node::Cohort(k));
-            shares.insert((i, k), d);
+            shares[i].push((k, d));
             d = up;
             at = w.cohorts[k].parent;
         }
@@ -247,35 +255,42 @@ fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shar
     shares
 }
 
-fn run(w: &World, heads: &[Head], members: &[usize], k: usize, shares: &Shares) -> Option<usize> {
-    let mut candidates: Vec<usize> = w.cohorts[k]
+fn run(
+    w: &World,
+    heads: &[Head],
+    head_of_cq: &[Option<usize>],
+    k: usize,
+    shares: &Shares,
+) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    let children = w.cohorts[k]
         .child_cohorts
         .iter()
-        .filter_map(|&child| run(w, heads, members, child, shares))
-        .collect();
-    for &cq in &w.cohorts[k].child_cqs {
-        candidates.extend(
-            members
-                .iter()
-                .copied()
-                .filter(|&i| w.workloads[heads[i].wl].cq == cq),
-        );
+        .filter_map(|&child| run(w, heads, head_of_cq, child, shares));
+    let queues = w.cohorts[k]
+        .child_cqs
+        .iter()
+        .filter_map(|&cq| head_of_cq[cq]);
+    for c in children.chain(queues) {
+        best = match best {
+            Some(b) if !less(w, heads, c, b, k, shares) => Some(b),
+            _ => Some(c),
+        };
     }
-    let mut best = *candidates.first()?;
-    for &c in &candidates[1..] {
-        if less(w, heads, c, best, k, shares) {
-            best = c;
-        }
-    }
-    Some(best)
+    best
 }
 
 /// `entryComparer.less` at Cohort `k`, with the workload's name as the last tie-break where
 /// Kueue keeps whichever came first in map order.
 fn less(w: &World, heads: &[Head], a: usize, b: usize, k: usize, shares: &Shares) -> bool {
     let none = Drs::negative();
-    let da = shares.get(&(a, k)).unwrap_or(&none);
-    let db = shares.get(&(b, k)).unwrap_or(&none);
+    let at = |i: usize| {
+        shares[i]
+            .iter()
+            .find(|(c, _)| *c == k)
+            .map_or(&none, |(_, d)| d)
+    };
+    let (da, db) = (at(a), at(b));
     let (ba, bb) = (
         da.borrowing_on(&heads[a].usage),
         db.borrowing_on(&heads[b].usage),
@@ -296,14 +311,21 @@ fn less(w: &World, heads: &[Head], a: usize, b: usize, k: usize, shares: &Shares
 struct TargetOrder {
     preemptor_cq: usize,
     ancestors: Vec<usize>,
-    queued: HashMap<usize, VecDeque<usize>>,
+    queued: HashMap<usize, VecDeque<usize>, foldhash::fast::FixedState>,
     pruned_cqs: Vec<usize>,
     pruned_cohorts: Vec<usize>,
+    /// The shares of the queues and Cohorts the walk has weighed, while the usage stays as
+    /// it is: the walk weighs every child of a Cohort for each target it picks, and most
+    /// picks take nothing (`moved` forgets them when a target is taken). Indexed by queue
+    /// and by Cohort: hashing the node cost more than weighing it.
+    seen_cqs: Vec<Option<Drs>>,
+    seen_cohorts: Vec<Option<Drs>>,
 }
 
 impl TargetOrder {
     fn new(w: &World, cq: usize, candidates: &[usize]) -> Self {
-        let mut queued: HashMap<usize, VecDeque<usize>> = HashMap::new();
+        let mut queued: HashMap<usize, VecDeque<usize>, foldhash::fast::FixedState> =
+            HashMap::default();
         for &c in candidates {
             queued.entry(w.workloads[c].cq).or_default().push_back(c);
         }
@@ -313,7 +335,25 @@ impl TargetOrder {
             queued,
             pruned_cqs: Vec::new(),
             pruned_cohorts: Vec::new(),
+            seen_cqs: vec![None; w.cqs.len()],
+            seen_cohorts: vec![None; w.cohorts.len()],
         }
+    }
+
+    /// A node's share with the usage as it is, weighed once until `moved`.
+    fn share(&mut self, snap: &Snapshot<'_>, node: Node) -> Drs {
+        let slot = match node {
+            Node::Cq(c) => &mut self.seen_cqs[c],
+            Node::Cohort(k) => &mut self.seen_cohorts[k],
+        };
+        slot.get_or_insert_with(|| share_of(snap, node, false))
+            .clone()
+    }
+
+    /// The usage moved (a target was taken): every share weighed so far is stale.
+    fn moved(&mut self) {
+        self.seen_cqs.fill(None);
+        self.seen_cohorts.fill(None);
     }
 
     fn has_workload(&self, cq: usize) -> bool {
@@ -347,7 +387,7 @@ impl TargetOrder {
             if self.pruned_cqs.contains(&cq) {
                 continue;
             }
-            let d = drs(snap, Node::Cq(cq));
+            let d = self.share(snap, Node::Cq(cq));
             if (!d.borrowing && cq != self.preemptor_cq) || !self.has_workload(cq) {
                 self.pruned_cqs.push(cq);
                 continue;
@@ -374,7 +414,7 @@ impl TargetOrder {
             if self.pruned_cohorts.contains(&child) {
                 continue;
             }
-            let d = drs(snap, Node::Cohort(child));
+            let d = self.share(snap, Node::Cohort(child));
             if !d.borrowing && !self.ancestors.contains(&child) {
                 self.pruned_cohorts.push(child);
             } else if compare(&d, &best_cohort_drs) != Ordering::Less {
@@ -413,20 +453,30 @@ fn almost_lca(w: &World, cq: usize, lca: usize) -> Node {
     below
 }
 
-/// `ComputeShares`: the preemptor's side (with its workload) and the target's side, each the
+/// The nodes `ComputeShares` weighs: the preemptor's side and the target's side, each the
 /// node just below their lowest common Cohort.
-fn shares(snap: &Snapshot<'_>, ordering: &TargetOrder, target: usize) -> (Drs, Drs) {
-    let w = snap.world;
+fn sides(w: &World, ordering: &TargetOrder, target: usize) -> Option<(Node, Node)> {
     let lca = std::iter::successors(w.cqs[target].cohort, |&k| w.cohorts[k].parent)
-        .find(|k| ordering.ancestors.contains(k));
-    let Some(lca) = lca else {
-        // Not in one tree: no share to weigh (never the case for a candidate).
-        return (Drs::negative(), Drs::negative());
-    };
-    (
-        drs(snap, almost_lca(w, ordering.preemptor_cq, lca)),
-        drs(snap, almost_lca(w, target, lca)),
-    )
+        .find(|k| ordering.ancestors.contains(k))?;
+    Some((
+        almost_lca(w, ordering.preemptor_cq, lca),
+        almost_lca(w, target, lca),
+    ))
+}
+
+/// `ComputeShares` with the usage as it is: (preemptor's side, target's side). Not in one
+/// tree (never the case for a candidate): no share to weigh.
+fn shares(snap: &Snapshot<'_>, ordering: &mut TargetOrder, target: usize) -> (Drs, Drs) {
+    match sides(snap.world, ordering, target) {
+        Some((p, t)) => (ordering.share(snap, p), ordering.share(snap, t)),
+        None => (Drs::negative(), Drs::negative()),
+    }
+}
+
+/// The target side's share with a candidate's usage taken out for the question (not kept).
+fn target_share_without(snap: &Snapshot<'_>, ordering: &TargetOrder, target: usize) -> Drs {
+    sides(snap.world, ordering, target)
+        .map_or_else(Drs::negative, |(_, t)| share_of(snap, t, false))
 }
 
 fn passes(
@@ -545,6 +595,7 @@ fn first_strategy(
                 continue;
             };
             take(snap, &mut chosen, wl, Reason::InClusterQueue);
+            ordering.moved();
             if fits_now(snap, cq, requests) {
                 return (true, chosen, retry);
             }
@@ -555,12 +606,13 @@ fn first_strategy(
                 continue;
             };
             take(snap, &mut chosen, wl, Reason::InCohortReclamation);
+            ordering.moved();
             if fits_now(snap, cq, requests) {
                 return (true, chosen, retry);
             }
             continue;
         }
-        let (preemptor_new, target_old) = shares(snap, &ordering, target);
+        let (preemptor_new, target_old) = shares(snap, &mut ordering, target);
         if preemptor_new.share().is_infinite() && !target_old.share().is_infinite() {
             // `fsStrategyUnsatisfiable`: no workload of this queue can pass.
             while let Some(wl) = ordering.pop(target) {
@@ -574,10 +626,11 @@ fn first_strategy(
                 .map(|r| r.usage.clone())
                 .unwrap_or_default();
             snap.usage.to_mut().remove_all(w, target, &usage);
-            let (_, target_new) = shares(snap, &ordering, target);
+            let target_new = target_share_without(snap, &ordering, target);
             snap.usage.to_mut().add_all(w, target, &usage);
             if passes(strategy, &preemptor_new, &target_old, &target_new) {
                 take(snap, &mut chosen, wl, Reason::InCohortFairSharing);
+                ordering.moved();
                 if fits_now(snap, cq, requests) {
                     return (true, chosen, retry);
                 }
@@ -601,13 +654,14 @@ fn second_strategy(
 ) -> bool {
     let mut ordering = TargetOrder::new(snap.world, cq, retry);
     while let Some(target) = ordering.next(snap) {
-        let (preemptor_new, target_old) = shares(snap, &ordering, target);
+        let (preemptor_new, target_old) = shares(snap, &mut ordering, target);
         let Some(wl) = ordering.pop(target) else {
             ordering.pruned_cqs.push(target);
             continue;
         };
         if compare(&preemptor_new, &target_old) == Ordering::Less {
             take(snap, chosen, wl, Reason::InCohortFairSharing);
+            ordering.moved();
             if fits_now(snap, cq, requests) {
                 return true;
             }

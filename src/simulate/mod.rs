@@ -128,7 +128,10 @@ impl<'w> Sim<'w> {
             if !cycle::run(self, now) {
                 return true;
             }
-            let mut h = std::hash::DefaultHasher::new();
+            // foldhash, not SipHash: a fingerprint per cycle over every admitted workload, and
+            // nothing here comes from outside to collide on purpose.
+            let mut h =
+                std::hash::BuildHasher::build_hasher(&foldhash::fast::FixedState::default());
             self.state.fingerprint(&mut h);
             self.queues.fingerprint(&mut h);
             if !seen.insert(std::hash::Hasher::finish(&h)) {
