@@ -179,12 +179,12 @@ enum Order {
     /// Kueue's classical iterator: the entries as sorted, one after the other.
     Classic(std::ops::Range<usize>),
     /// Kueue's fair-sharing iterator: the entries not taken yet, each entry with what it
-    /// would use, and the tournament's shares while usage has not moved.
+    /// would use, and the tournament while usage has not moved.
     Fair {
         left: Vec<usize>,
         heads: Vec<fair_sharing::Head>,
         borrowing: Vec<u32>,
-        shares: Option<fair_sharing::Shares>,
+        tournament: Option<fair_sharing::Tournament>,
     },
 }
 
@@ -203,14 +203,14 @@ impl Order {
                 })
                 .collect(),
             borrowing: entries.iter().map(|e| e.assignment.borrowing).collect(),
-            shares: None,
+            tournament: None,
         }
     }
 
-    /// The snapshot's usage moved: the shares are stale.
+    /// The snapshot's usage moved: the tournament's shares are stale.
     fn moved(&mut self) {
-        if let Self::Fair { shares, .. } = self {
-            *shares = None;
+        if let Self::Fair { tournament, .. } = self {
+            *tournament = None;
         }
     }
 
@@ -221,12 +221,12 @@ impl Order {
                 left,
                 heads,
                 borrowing,
-                shares,
+                tournament,
             } => {
                 if left.len() <= 1 {
                     return left.pop();
                 }
-                let pick = fair_sharing::next(snap, heads, left, borrowing, shares)?;
+                let pick = fair_sharing::next(snap, heads, left, borrowing, tournament)?;
                 let at = left.iter().position(|&i| i == pick)?;
                 Some(left.remove(at))
             }

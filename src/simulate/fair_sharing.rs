@@ -36,7 +36,7 @@ use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World};
 use crate::profile::{PreemptionStrategy, ReclaimWithinCohort, WithinClusterQueue};
 use std::cmp::Ordering;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 /// A node's dominant resource share (Kueue's `DRS`).
 #[derive(Clone, Debug)]
@@ -184,51 +184,115 @@ pub(super) struct Head {
 }
 
 /// The shares the tournament weighs: per head, per Cohort on its path, the share of that
-/// Cohort's child on the path once the head were admitted. Valid while the snapshot's usage
-/// does not move, so a cycle computes them again only after an admission, a preemption or a
-/// reservation (most entries of a busy cycle change nothing). A path is a few Cohorts long:
-/// a list per head, searched in place.
-pub(super) type Shares = Vec<Vec<(usize, Drs)>>;
+/// Cohort's child on the path once the head were admitted. A path is a few Cohorts long: a
+/// list per head, searched in place.
+type Shares = Vec<Vec<(usize, Drs)>>;
+
+/// The tournament of a cycle while the snapshot's usage does not move: the shares, and the
+/// winner of every Cohort's subtree among the entries left. A cycle builds it again only after
+/// an admission, a preemption or a reservation (most entries of a busy cycle change nothing);
+/// in between, taking an entry replays only the Cohorts on its path, as a tournament tree
+/// does, since no other subtree lost or changed an entry.
+pub(super) struct Tournament {
+    shares: Shares,
+    /// Per Cohort, the entry that wins its subtree (`None`: no entry left there).
+    best: Vec<Option<usize>>,
+    /// Per ClusterQueue, its entry if not taken yet (a cycle has one head per queue).
+    head_of_cq: Vec<Option<usize>>,
+    /// The roots with entries, and the entries of queues without a Cohort.
+    roots: Vec<usize>,
+    loose: Vec<usize>,
+}
 
 /// Which of `left` (indices into `heads`: the cycle's entries not processed yet) Kueue takes
 /// next: the winner of the tournament of each tree, and between trees (and queues without a
 /// cohort, which Kueue takes in no particular order) the classic order: no borrowing first,
 /// then higher priority, older, by name (`borrowing` gives each head's borrowing level).
-/// `cache` holds the shares of the heads of `left`, or `None` when usage has moved since.
+/// `cache` holds the tournament of the entries of `left`, or `None` when usage has moved
+/// since; it is updated for the entry returned, which the caller takes out of `left`.
 pub(super) fn next(
     snap: &mut Snapshot<'_>,
     heads: &[Head],
     left: &[usize],
     borrowing: &[u32],
-    cache: &mut Option<Shares>,
+    cache: &mut Option<Tournament>,
 ) -> Option<usize> {
     let w = snap.world;
-    let shares = cache.get_or_insert_with(|| shares_of(snap, heads, left));
-    // A cycle has one head per ClusterQueue: the tournament finds a queue's entry by index.
-    let mut head_of_cq: Vec<Option<usize>> = vec![None; w.cqs.len()];
-    let mut roots: Vec<usize> = Vec::new();
-    let mut winners: Vec<usize> = Vec::new();
+    let t = cache.get_or_insert_with(|| tournament(snap, heads, left));
+    let pick = t
+        .roots
+        .iter()
+        .filter_map(|&r| t.best[r])
+        .chain(t.loose.iter().copied())
+        .min_by(|&a, &b| {
+            let (wa, wb) = (&w.workloads[heads[a].wl], &w.workloads[heads[b].wl]);
+            borrowing[a]
+                .cmp(&borrowing[b])
+                .then(wb.priority.cmp(&wa.priority))
+                .then(wa.submit_at.cmp(&wb.submit_at))
+                .then(heads[a].wl.cmp(&heads[b].wl))
+        })?;
+    let cq = w.workloads[heads[pick].wl].cq;
+    t.head_of_cq[cq] = None;
+    t.loose.retain(|&i| i != pick);
+    let mut at = w.cqs[cq].cohort;
+    while let Some(k) = at {
+        t.best[k] = winner(w, heads, t, k);
+        at = w.cohorts[k].parent;
+    }
+    Some(pick)
+}
+
+/// The tournament of the entries of `left` on the snapshot's usage.
+fn tournament(snap: &mut Snapshot<'_>, heads: &[Head], left: &[usize]) -> Tournament {
+    let w = snap.world;
+    let mut t = Tournament {
+        shares: shares_of(snap, heads, left),
+        best: vec![None; w.cohorts.len()],
+        head_of_cq: vec![None; w.cqs.len()],
+        roots: Vec::new(),
+        loose: Vec::new(),
+    };
     for &i in left {
         let cq = w.workloads[heads[i].wl].cq;
-        head_of_cq[cq] = Some(i);
+        t.head_of_cq[cq] = Some(i);
         match w.tree.cq_root[cq] {
-            Some(r) => roots.push(r),
-            None => winners.push(i),
+            Some(r) => t.roots.push(r),
+            None => t.loose.push(i),
         }
     }
-    roots.sort_unstable();
-    roots.dedup();
-    for r in roots {
-        winners.extend(run(w, heads, &head_of_cq, r, shares));
+    t.roots.sort_unstable();
+    t.roots.dedup();
+    for r in t.roots.clone() {
+        play(w, heads, &mut t, r);
     }
-    winners.into_iter().min_by(|&a, &b| {
-        let (wa, wb) = (&w.workloads[heads[a].wl], &w.workloads[heads[b].wl]);
-        borrowing[a]
-            .cmp(&borrowing[b])
-            .then(wb.priority.cmp(&wa.priority))
-            .then(wa.submit_at.cmp(&wb.submit_at))
-            .then(heads[a].wl.cmp(&heads[b].wl))
-    })
+    t
+}
+
+/// Every Cohort's winner in the subtree of `k`, children first.
+fn play(w: &World, heads: &[Head], t: &mut Tournament, k: usize) {
+    for &child in &w.cohorts[k].child_cohorts {
+        play(w, heads, t, child);
+    }
+    t.best[k] = winner(w, heads, t, k);
+}
+
+/// `runTournament` at Cohort `k` from its children's standing winners: child Cohorts first,
+/// then its queues' entries, the first that nothing after it beats.
+fn winner(w: &World, heads: &[Head], t: &Tournament, k: usize) -> Option<usize> {
+    let children = w.cohorts[k].child_cohorts.iter().filter_map(|&c| t.best[c]);
+    let queues = w.cohorts[k]
+        .child_cqs
+        .iter()
+        .filter_map(|&cq| t.head_of_cq[cq]);
+    let mut best: Option<usize> = None;
+    for c in children.chain(queues) {
+        best = match best {
+            Some(b) if !less(w, heads, c, b, k, &t.shares) => Some(b),
+            _ => Some(c),
+        };
+    }
+    best
 }
 
 /// `computeDRS` of Kueue's tournament: per head of a tree, the share each node on its path
@@ -253,31 +317,6 @@ fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shar
         snap.usage.to_mut().remove_all(w, cq, &heads[i].usage);
     }
     shares
-}
-
-fn run(
-    w: &World,
-    heads: &[Head],
-    head_of_cq: &[Option<usize>],
-    k: usize,
-    shares: &Shares,
-) -> Option<usize> {
-    let mut best: Option<usize> = None;
-    let children = w.cohorts[k]
-        .child_cohorts
-        .iter()
-        .filter_map(|&child| run(w, heads, head_of_cq, child, shares));
-    let queues = w.cohorts[k]
-        .child_cqs
-        .iter()
-        .filter_map(|&cq| head_of_cq[cq]);
-    for c in children.chain(queues) {
-        best = match best {
-            Some(b) if !less(w, heads, c, b, k, shares) => Some(b),
-            _ => Some(c),
-        };
-    }
-    best
 }
 
 /// `entryComparer.less` at Cohort `k`, with the workload's name as the last tie-break where
@@ -311,9 +350,12 @@ fn less(w: &World, heads: &[Head], a: usize, b: usize, k: usize, shares: &Shares
 struct TargetOrder {
     preemptor_cq: usize,
     ancestors: Vec<usize>,
-    queued: HashMap<usize, VecDeque<usize>, foldhash::fast::FixedState>,
-    pruned_cqs: Vec<usize>,
-    pruned_cohorts: Vec<usize>,
+    /// Per ClusterQueue, its candidates not yet weighed. Flags and lists indexed by queue and
+    /// by Cohort rather than searched: the walk asks them for every child of every Cohort on
+    /// its way, once per target.
+    queued: Vec<VecDeque<usize>>,
+    pruned_cqs: Vec<bool>,
+    pruned_cohorts: Vec<bool>,
     /// The shares of the queues and Cohorts the walk has weighed, while the usage stays as
     /// it is: the walk weighs every child of a Cohort for each target it picks, and most
     /// picks take nothing (`moved` forgets them when a target is taken). Indexed by queue
@@ -324,17 +366,16 @@ struct TargetOrder {
 
 impl TargetOrder {
     fn new(w: &World, cq: usize, candidates: &[usize]) -> Self {
-        let mut queued: HashMap<usize, VecDeque<usize>, foldhash::fast::FixedState> =
-            HashMap::default();
+        let mut queued: Vec<VecDeque<usize>> = vec![VecDeque::new(); w.cqs.len()];
         for &c in candidates {
-            queued.entry(w.workloads[c].cq).or_default().push_back(c);
+            queued[w.workloads[c].cq].push_back(c);
         }
         Self {
             preemptor_cq: cq,
             ancestors: std::iter::successors(w.cqs[cq].cohort, |&k| w.cohorts[k].parent).collect(),
             queued,
-            pruned_cqs: Vec::new(),
-            pruned_cohorts: Vec::new(),
+            pruned_cqs: vec![false; w.cqs.len()],
+            pruned_cohorts: vec![false; w.cohorts.len()],
             seen_cqs: vec![None; w.cqs.len()],
             seen_cohorts: vec![None; w.cohorts.len()],
         }
@@ -357,20 +398,20 @@ impl TargetOrder {
     }
 
     fn has_workload(&self, cq: usize) -> bool {
-        self.queued.get(&cq).is_some_and(|q| !q.is_empty())
+        !self.queued[cq].is_empty()
     }
 
     fn pop(&mut self, cq: usize) -> Option<usize> {
-        self.queued.get_mut(&cq)?.pop_front()
+        self.queued[cq].pop_front()
     }
 
     /// The next target queue (`Iter`), or none when the walk is over.
     fn next(&mut self, snap: &Snapshot<'_>) -> Option<usize> {
         let Some(&root) = self.ancestors.last() else {
             let cq = self.preemptor_cq;
-            return (!self.pruned_cqs.contains(&cq) && self.has_workload(cq)).then_some(cq);
+            return (!self.pruned_cqs[cq] && self.has_workload(cq)).then_some(cq);
         };
-        while !self.pruned_cohorts.contains(&root) {
+        while !self.pruned_cohorts[root] {
             if let Some(t) = self.next_target(snap, root) {
                 return Some(t);
             }
@@ -384,12 +425,12 @@ impl TargetOrder {
         let mut best_cq: Option<usize> = None;
         let mut best_cq_drs = Drs::negative();
         for &cq in &w.cohorts[k].child_cqs {
-            if self.pruned_cqs.contains(&cq) {
+            if self.pruned_cqs[cq] {
                 continue;
             }
             let d = self.share(snap, Node::Cq(cq));
             if (!d.borrowing && cq != self.preemptor_cq) || !self.has_workload(cq) {
-                self.pruned_cqs.push(cq);
+                self.pruned_cqs[cq] = true;
                 continue;
             }
             match compare(&d, &best_cq_drs) {
@@ -411,12 +452,12 @@ impl TargetOrder {
         let mut best_cohort: Option<usize> = None;
         let mut best_cohort_drs = Drs::negative();
         for &child in &w.cohorts[k].child_cohorts {
-            if self.pruned_cohorts.contains(&child) {
+            if self.pruned_cohorts[child] {
                 continue;
             }
             let d = self.share(snap, Node::Cohort(child));
             if !d.borrowing && !self.ancestors.contains(&child) {
-                self.pruned_cohorts.push(child);
+                self.pruned_cohorts[child] = true;
             } else if compare(&d, &best_cohort_drs) != Ordering::Less {
                 best_cohort = Some(child);
                 best_cohort_drs = d;
@@ -424,7 +465,7 @@ impl TargetOrder {
         }
         match (best_cohort, best_cq) {
             (None, None) => {
-                self.pruned_cohorts.push(k);
+                self.pruned_cohorts[k] = true;
                 None
             }
             (Some(c), _) if compare(&best_cohort_drs, &best_cq_drs) != Ordering::Less => {
@@ -435,7 +476,7 @@ impl TargetOrder {
     }
 
     fn head(&self, cq: usize) -> Option<usize> {
-        self.queued.get(&cq)?.front().copied()
+        self.queued[cq].front().copied()
     }
 }
 
@@ -493,6 +534,65 @@ fn passes(
             compare(preemptor_new, target_old) == Ordering::Less
         }
     }
+}
+
+/// Whether the fair-sharing preemptor surely finds no targets for a preemption that asks at
+/// least `val` of `fr` (`preemptor::targets` asks first; a `false` says nothing; debug
+/// builds check every `true` against the full search). Three things must hold. No admitted workload of its own queue is one its
+/// `withinClusterQueue` lets it preempt (those go without condition, whatever they use, and
+/// taking one lowers its queue's share). Its queue would borrow on `fr` with the request, so
+/// it is not within nominal quota (where other queues' workloads go without condition). And
+/// at every Cohort on its way up, its side (the child on its path, with the request counted)
+/// weighs more (`compare`) than every borrowing sibling as it is: a target's side is such a
+/// sibling, its share only falls as workloads are taken out of it, so neither strategy lets
+/// any workload of another queue go (LessThanOrEqualToFinalShare needs the preemptor's side
+/// no heavier than the target's after the removal, LessThanInitialShare lighter than before);
+/// nothing is taken, so the shares never move. Asking more of `fr`, or of other resources
+/// too, only makes the preemptor's side heavier, so the answer holds for any such request.
+pub(super) fn surely_none(snap: &mut Snapshot<'_>, preemptor: usize, fr: Fr, val: i128) -> bool {
+    let w = snap.world;
+    let cq = w.workloads[preemptor].cq;
+    let spec = &w.cqs[cq];
+    if spec.within_cq != WithinClusterQueue::Never {
+        let policy = within_policy(spec.within_cq);
+        if snap
+            .admitted_in(cq)
+            .any(|c| satisfies(w, policy, preemptor, c))
+        {
+            return false;
+        }
+    }
+    if spec.cohort.is_none() || spec.reclaim == ReclaimWithinCohort::Never {
+        return true;
+    }
+    if !snap.usage.borrowing_with(w, cq, fr, val) {
+        return false;
+    }
+    let one: FrMap<i128> = std::iter::once((fr, val)).collect();
+    snap.usage.to_mut().add_all(w, cq, &one);
+    let mut none = true;
+    let mut side = Node::Cq(cq);
+    let mut at = spec.cohort;
+    'up: while let Some(k) = at {
+        let mine = share_of(snap, side, false);
+        let cohort = &w.cohorts[k];
+        let siblings = cohort
+            .child_cqs
+            .iter()
+            .map(|&c| Node::Cq(c))
+            .chain(cohort.child_cohorts.iter().map(|&c| Node::Cohort(c)));
+        for s in siblings.filter(|&s| s != side) {
+            let d = share_of(snap, s, false);
+            if d.borrowing && compare(&mine, &d) != Ordering::Greater {
+                none = false;
+                break 'up;
+            }
+        }
+        side = Node::Cohort(k);
+        at = cohort.parent;
+    }
+    snap.usage.to_mut().remove_all(w, cq, &one);
+    none
 }
 
 /// The fair-sharing preemptor's targets for `preemptor` (see the module comment), or none.
@@ -613,8 +713,23 @@ fn first_strategy(
             continue;
         }
         let (preemptor_new, target_old) = shares(snap, &mut ordering, target);
-        if preemptor_new.share().is_infinite() && !target_old.share().is_infinite() {
-            // `fsStrategyUnsatisfiable`: no workload of this queue can pass.
+        // `fsStrategyUnsatisfiable`: no workload of this queue can pass. Nor can one when
+        // the strategy fails on the target's share as it is: a share only falls as usage is
+        // taken out (the largest of usage beyond quota), so under LessThanOrEqualToFinalShare
+        // a preemptor's side that weighs more than the target's side now weighs more than it
+        // after any one removal, and LessThanInitialShare weighs the target's side as it is.
+        // One comparison then decides for the whole queue, as Kueue's loop would one by one.
+        let unsatisfiable =
+            preemptor_new.share().is_infinite() && !target_old.share().is_infinite();
+        let fails_now = match strategy {
+            PreemptionStrategy::LessThanOrEqualToFinalShare => {
+                compare(&preemptor_new, &target_old) == Ordering::Greater
+            }
+            PreemptionStrategy::LessThanInitialShare => {
+                compare(&preemptor_new, &target_old) != Ordering::Less
+            }
+        };
+        if unsatisfiable || fails_now {
             while let Some(wl) = ordering.pop(target) {
                 retry.push(wl);
             }
@@ -656,7 +771,7 @@ fn second_strategy(
     while let Some(target) = ordering.next(snap) {
         let (preemptor_new, target_old) = shares(snap, &mut ordering, target);
         let Some(wl) = ordering.pop(target) else {
-            ordering.pruned_cqs.push(target);
+            ordering.pruned_cqs[target] = true;
             continue;
         };
         if compare(&preemptor_new, &target_old) == Ordering::Less {
@@ -666,7 +781,7 @@ fn second_strategy(
                 return true;
             }
         }
-        ordering.pruned_cqs.push(target);
+        ordering.pruned_cqs[target] = true;
     }
     false
 }

@@ -301,8 +301,18 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
 ///
 /// This is the common case of a long backlog: every release in a cohort sends all its parked
 /// workloads back, and most are turned away again. A `false` says nothing; `assign` decides.
+///
+/// Not under fair sharing: Kueue iterates the entries that get no fit too
+/// (kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/scheduler.go` `nominate` keeps them in
+/// `entries`), and there each entry shapes the tournament (`fair_sharing_iterator.go`
+/// `computeDRS`: a Cohort competes with the share its winning head would give it), so parking
+/// one before the iteration could change who of the others goes first. The fair-sharing
+/// preemptor has its own shortcut (`fair_sharing::surely_none`).
 pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Demand]) -> bool {
     let world = snap.world;
+    if world.fair_sharing.is_some() {
+        return false;
+    }
     let usage = &snap.usage;
     let cq = world.workloads[wl].cq;
     let queue = &world.cqs[cq];

@@ -17,6 +17,22 @@ pub(super) fn targets(
 ) -> Vec<Target> {
     match &snap.world.fair_sharing {
         Some(strategies) => {
+            // Most searches of a backlog find nothing; when one flavor/resource already
+            // shows it, skip the search (`fair_sharing::surely_none` says why that is exact).
+            let hopeless = frs.iter().any(|fr| {
+                requests
+                    .get(fr)
+                    .is_some_and(|&v| super::fair_sharing::surely_none(snap, preemptor, *fr, v))
+            });
+            if hopeless {
+                debug_assert!(
+                    super::fair_sharing::targets(snap, preemptor, frs, requests, strategies)
+                        .is_empty(),
+                    "fair_sharing::surely_none was wrong for `{}`",
+                    snap.world.workloads[preemptor].name
+                );
+                return Vec::new();
+            }
             super::fair_sharing::targets(snap, preemptor, frs, requests, strategies)
         }
         None => preemption::classical(snap, preemptor, frs, requests),
