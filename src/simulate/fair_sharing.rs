@@ -131,31 +131,34 @@ fn share_of(snap: &Snapshot<'_>, node: Node, list: bool) -> Drs {
     // handful of resources, so a short list on the stack.
     let mut over = [(usize::MAX, 0_i128); 8];
     let mut spill: Vec<(usize, i128)> = Vec::new();
-    let mut n = 0;
+    let mut filled = 0;
     for &fr in keys(w, node) {
-        let b = snap.usage.node(node, fr) - super::quota::subtree(w, node, fr);
-        if b > 0 {
-            d.borrowing = true;
-            if list {
-                d.borrowed.push(fr);
-            }
-            if let Some((_, sum)) = over[..n].iter_mut().find(|(r, _)| *r == fr.resource) {
-                *sum += b;
-            } else if let Some((_, sum)) = spill.iter_mut().find(|(r, _)| *r == fr.resource) {
-                *sum += b;
-            } else if n < over.len() {
-                over[n] = (fr.resource, b);
-                n += 1;
-            } else {
-                spill.push((fr.resource, b));
-            }
+        let beyond = snap.usage.node(node, fr) - super::quota::subtree(w, node, fr);
+        if beyond <= 0 {
+            continue;
+        }
+        d.borrowing = true;
+        if list {
+            d.borrowed.push(fr);
+        }
+        if let Some((_, sum)) = over[..filled]
+            .iter_mut()
+            .chain(spill.iter_mut())
+            .find(|(r, _)| *r == fr.resource)
+        {
+            *sum += beyond;
+        } else if filled < over.len() {
+            over[filled] = (fr.resource, beyond);
+            filled += 1;
+        } else {
+            spill.push((fr.resource, beyond));
         }
     }
-    for &(resource, b) in over[..n].iter().chain(&spill) {
+    for &(resource, beyond) in over[..filled].iter().chain(&spill) {
         let lendable = w.tree.lendable(p, resource);
         if lendable > 0 {
             #[allow(clippy::cast_precision_loss)] // Kueue divides float64s too
-            let ratio = b as f64 * 1000.0 / lendable as f64;
+            let ratio = beyond as f64 * 1000.0 / lendable as f64;
             if ratio > d.ratio {
                 d.ratio = ratio;
             }
