@@ -37,32 +37,39 @@ const SERVER_METADATA: &[&str] = &[
 
 /// Every object of the snapshot against its CRD: the findings, located in the snapshot.
 pub(crate) fn validate_state(state: &LiveState) -> Vec<Diagnostic> {
-    let mut out = Vec::new();
-    for o in &state.objects {
-        let mut value = o.value.clone();
-        if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
-            for k in SERVER_METADATA {
-                meta.remove(*k);
-            }
-        }
-        let file = &state.files[o.file];
-        let doc = &file.docs[o.doc];
-        if let Verdict::Checked(violations) = validate::object(&value) {
-            let place = Place {
-                source: &file.source,
-                document: &doc.value,
-                spans: &doc.spans,
-                base: &o.base,
-            };
-            let name = validate::object_name(&value);
-            out.extend(
-                violations
-                    .iter()
-                    .map(|v| validate::diagnostic(Origin::Manifest, &name, v, Some(place))),
-            );
+    // 10,000 Workloads are a tenth of `explain`'s time on one core: the objects are
+    // checked on all of them, their findings kept in snapshot order.
+    let wide = crate::base::par::wide(state.objects.len());
+    crate::base::par::map(wide, &state.objects, |o| validate_object(state, o))
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// One object against its CRD, without the metadata the API server sets.
+fn validate_object(state: &LiveState, o: &LiveObject) -> Vec<Diagnostic> {
+    let mut value = o.value.clone();
+    if let Some(meta) = value.get_mut("metadata").and_then(Value::as_object_mut) {
+        for k in SERVER_METADATA {
+            meta.remove(*k);
         }
     }
-    out
+    let Verdict::Checked(violations) = validate::object(&value) else {
+        return Vec::new();
+    };
+    let file = &state.files[o.file];
+    let doc = &file.docs[o.doc];
+    let place = Place {
+        source: &file.source,
+        document: &doc.value,
+        spans: &doc.spans,
+        base: &o.base,
+    };
+    let name = validate::object_name(&value);
+    violations
+        .iter()
+        .map(|v| validate::diagnostic(Origin::Manifest, &name, v, Some(place)))
+        .collect()
 }
 
 /// Seconds since 1970 of an RFC 3339 UTC time (`2026-01-02T03:04:05Z`, as the API server

@@ -18,9 +18,18 @@ use crate::base::source::{Pos, Source};
 use serde_json::Value;
 use serde_saphyr::granit_parser::{Event, Parser, ScalarStyle, Span};
 
-/// serde-saphyr's budget for a profile (`parse::parse_tree`): past it, its path reports.
-const MAX_DEPTH: usize = 48;
-const MAX_NODES: usize = 600_000;
+/// serde-saphyr's budget on a read's depth and node count: past it, its path reports.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Bounds {
+    pub(super) depth: usize,
+    pub(super) nodes: usize,
+}
+
+/// The budget of a profile (`parse::parse_tree`).
+const PROFILE: Bounds = Bounds {
+    depth: 48,
+    nodes: 600_000,
+};
 
 enum Frame {
     Seq {
@@ -43,36 +52,59 @@ const PIECES_FROM: usize = 256 * 1024;
 
 /// Where a piece of the text starts: its byte offset, and the lines before it.
 #[derive(Debug, Clone, Copy, Default)]
-struct Base {
-    byte: usize,
-    line: u32,
+pub(super) struct Base {
+    pub(super) byte: usize,
+    pub(super) line: u32,
 }
 
 /// A piece read on its own: its tree, node count and deepest nesting.
-struct Read {
-    tree: Tree,
-    nodes: usize,
+pub(super) struct Read {
+    pub(super) tree: Tree,
+    pub(super) nodes: usize,
     depth: usize,
 }
 
 /// The tree of `source`, or `None` when serde-saphyr must read it.
 pub(super) fn tree(source: &Source) -> Option<Tree> {
-    // The parser's markers count lines and characters as `Source` does, but for a `\r` (a
-    // line break of its own to the parser) and a byte-order mark (not a column to it): such a
-    // text is placed through `Source` instead, and read in one piece.
-    let markers = !source.text.contains('\r') && !source.text.starts_with('\u{feff}');
-    if markers
-        && source.text.len() >= PIECES_FROM
-        && let Some(tree) = pieces(source, source.text.len() / 8)
-    {
-        return Some(tree);
-    }
-    read(source, 0..source.text.len(), Base::default(), markers).map(|r| r.tree)
+    let markers = markers(source);
+    document(
+        source,
+        0..source.text.len(),
+        Base::default(),
+        markers,
+        PROFILE,
+    )
+    .map(|r| r.tree)
 }
 
-/// The document read in pieces of about `size` bytes, each on its own and on all cores, then
-/// joined in order: the same tree as one read of the whole (`pieces_read_as_the_whole`),
-/// else `None`.
+/// Whether the parser's markers place nodes: they count lines and characters as `Source`
+/// does, but for a `\r` (a line break of its own to the parser) and a byte-order mark (not a
+/// column to it). Otherwise nodes are placed through `Source`, and a document is read in one
+/// piece.
+pub(super) fn markers(source: &Source) -> bool {
+    !source.text.contains('\r') && !source.text.starts_with('\u{feff}')
+}
+
+/// The document in `source.text[range]` (starting at `base`): in pieces when it is large.
+pub(super) fn document(
+    source: &Source,
+    range: std::ops::Range<usize>,
+    base: Base,
+    markers: bool,
+    bounds: Bounds,
+) -> Option<Read> {
+    if markers
+        && range.len() >= PIECES_FROM
+        && let Some(read) = pieces(source, range.clone(), base, range.len() / 8, bounds)
+    {
+        return Some(read);
+    }
+    read(source, range, base, markers, bounds)
+}
+
+/// The document in `source.text[range]` (starting at `whole`) read in pieces of about `size`
+/// bytes, each on its own and on all cores, then joined in order: the same tree as one read
+/// of the whole (`pieces_read_as_the_whole`), else `None`.
 ///
 /// A piece starts at a line that begins a block mapping's key (a letter, digit, `_` or quote
 /// first) or a block sequence's item (`- `), indented no deeper than the line before it, so
@@ -85,14 +117,20 @@ pub(super) fn tree(source: &Source) -> Option<Tree> {
 /// every collection on the last path, so nothing takes the piece. Then, and if a piece does
 /// not read, or a mapping gets a key twice, or the bounds on depth and nodes are passed, the
 /// whole text is read in one piece.
-fn pieces(source: &Source, size: usize) -> Option<Tree> {
+fn pieces(
+    source: &Source,
+    range: std::ops::Range<usize>,
+    whole: Base,
+    size: usize,
+    bounds: Bounds,
+) -> Option<Read> {
     let text = &source.text;
-    let mut starts = vec![Base::default()];
-    let (mut offset, mut last_cut, mut above) = (0, 0, None);
+    let mut starts = vec![whole];
+    let (mut offset, mut last_cut, mut above) = (range.start, range.start, None);
     // The indentation of the current piece's first line: a line less indented ends the piece,
     // which would not read on its own with it.
     let mut piece_indent = 0;
-    for (line, l) in text.split_inclusive('\n').enumerate() {
+    for (line, l) in text[range.clone()].split_inclusive('\n').enumerate() {
         let rest = l.trim_start_matches(' ');
         let indent = l.len() - rest.len();
         let first = rest.as_bytes().first().copied().unwrap_or(b'\n');
@@ -104,7 +142,7 @@ fn pieces(source: &Source, size: usize) -> Option<Tree> {
             if node && due && above.is_some_and(|a| indent <= a) {
                 starts.push(Base {
                     byte: offset,
-                    line: u32::try_from(line).ok()?,
+                    line: whole.line + u32::try_from(line).ok()?,
                 });
                 (last_cut, piece_indent) = (offset, indent);
             }
@@ -115,22 +153,23 @@ fn pieces(source: &Source, size: usize) -> Option<Tree> {
     if starts.len() < 2 {
         return None;
     }
-    let ends = starts.iter().skip(1).map(|b| b.byte).chain([text.len()]);
+    let ends = starts.iter().skip(1).map(|b| b.byte).chain([range.end]);
     let ranges: Vec<(Base, usize)> = starts.iter().copied().zip(ends).collect();
     let read = crate::base::par::map(true, &ranges, |(base, end)| {
-        read(source, base.byte..*end, *base, true)
+        read(source, base.byte..*end, *base, true, bounds)
     });
     let mut read = read.into_iter();
     let first = read.next()??;
-    let (mut root, mut nodes) = (first.tree, first.nodes);
+    let (mut root, mut nodes, mut deepest) = (first.tree, first.nodes, first.depth);
     for piece in read {
         let piece = piece?;
         // The piece's own root collection is one already counted.
         nodes += piece.nodes - 1;
         let (target, depth) = open_collection(&mut root, &piece.tree, text)?;
-        if nodes > MAX_NODES || depth + piece.depth - 1 > MAX_DEPTH {
+        if nodes > bounds.nodes || depth + piece.depth - 1 > bounds.depth {
             return None;
         }
+        deepest = deepest.max(depth + piece.depth - 1);
         match (&mut target.kind, piece.tree.kind) {
             (TreeKind::Seq(items), TreeKind::Seq(more)) => items.extend(more),
             (TreeKind::Map(entries), TreeKind::Map(more)) => {
@@ -144,7 +183,11 @@ fn pieces(source: &Source, size: usize) -> Option<Tree> {
             _ => return None,
         }
     }
-    Some(root)
+    Some(Read {
+        tree: root,
+        nodes,
+        depth: deepest,
+    })
 }
 
 /// The innermost block collection on `tree`'s last path of `piece`'s kind whose children
@@ -186,7 +229,13 @@ fn open_collection<'t>(
 }
 
 /// Read `source.text[range]`, placed at `base`.
-fn read(source: &Source, range: std::ops::Range<usize>, base: Base, markers: bool) -> Option<Read> {
+fn read(
+    source: &Source,
+    range: std::ops::Range<usize>,
+    base: Base,
+    markers: bool,
+    bounds: Bounds,
+) -> Option<Read> {
     let mut stack: Vec<Frame> = Vec::new();
     let mut root = None;
     let mut nodes = 0usize;
@@ -234,7 +283,7 @@ fn read(source: &Source, range: std::ops::Range<usize>, base: Base, markers: boo
                 Some((key, pos, TreeKind::Scalar(value)))
             }
             Event::SequenceStart(_, anchor, ref tag) | Event::MappingStart(_, anchor, ref tag) => {
-                if anchor != 0 || tag.is_some() || stack.len() >= MAX_DEPTH {
+                if anchor != 0 || tag.is_some() || stack.len() >= bounds.depth {
                     return None;
                 }
                 nodes += 1;
@@ -286,7 +335,7 @@ fn read(source: &Source, range: std::ops::Range<usize>, base: Base, markers: boo
             },
             _ => return None,
         };
-        if nodes > MAX_NODES {
+        if nodes > bounds.nodes {
             return None;
         }
         if let Some((key, pos, kind)) = done {
@@ -403,7 +452,13 @@ fn plain(t: &str) -> Option<Value> {
             .any(|b| b.is_ascii_alphabetic() && !b"eExXoObBaAcCdDfF".contains(b));
         let dots = t.matches('.').count();
         let numeral = bytes.iter().all(|b| b.is_ascii_digit() || *b == b'.');
-        if (letters && !t.contains(':') && !t.contains('_')) || (numeral && dots >= 2) {
+        // Nor a sign but first or in an exponent: `2026-01-05`, a uid
+        // (`00000000-0000-4000-8000-000000000012`) are strings.
+        let inner_sign = bytes
+            .windows(2)
+            .any(|w| matches!(w[1], b'-' | b'+') && !matches!(w[0], b'e' | b'E'));
+        if (letters && !t.contains(':') && !t.contains('_')) || (numeral && dots >= 2) || inner_sign
+        {
             return Some(Value::String(t.to_owned()));
         }
     }
@@ -538,6 +593,14 @@ mod tests {
             "12:00:00",
             "0.0.0.0",
             "1.2.3-rc1",
+            "00000000-0000-4000-8000-000000000012",
+            "1e-3-4",
+            "1-e3",
+            "1+2",
+            "0-1",
+            "1_000-2",
+            "0x1-2",
+            "12:30-1",
         ];
         let mut fast = 0;
         for s in spellings {
@@ -568,7 +631,11 @@ mod tests {
     /// quoted, flow, block and plain scalars and flow collections, or give a key twice.
     #[test]
     fn pieces_read_as_the_whole() {
-        let whole = |s: &Source| read(s, 0..s.text.len(), Base::default(), true).map(|r| r.tree);
+        let whole =
+            |s: &Source| read(s, 0..s.text.len(), Base::default(), true, PROFILE).map(|r| r.tree);
+        let pieces = |s: &Source, size| {
+            pieces(s, 0..s.text.len(), Base::default(), size, PROFILE).map(|r| r.tree)
+        };
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let mut files = Vec::new();
         for dir in ["profiles", "tests/fixtures", "golden"] {

@@ -2,9 +2,10 @@
 //!
 //! The profile is parsed into a tree whose nodes carry their positions, then flattened into a
 //! `serde_json::Value` (what the schema check reads) and a map from JSON pointer to position
-//! (how every later diagnostic finds its line). The tree of a plain document is built straight
-//! from the YAML parser's events (`events`); anything else, and every error, goes through
-//! serde-saphyr's `Spanned` nodes (`parse`). Hostile input is bounded here: size, depth, node
+//! (how every later diagnostic finds its line). The tree of a plain document, or of each
+//! document of a plain stream (`stream`), is built straight from the YAML parser's events
+//! (`events`); anything else, and every error, goes through serde-saphyr's `Spanned` nodes
+//! (`parse`). Hostile input is bounded here: size, depth, node
 //! count, alias expansion, duplicate keys, tags.
 
 use crate::base::diagnostic::Diagnostic;
@@ -15,6 +16,7 @@ mod decode;
 mod events;
 mod parse;
 mod spans;
+mod stream;
 pub(crate) mod strict;
 mod tree;
 

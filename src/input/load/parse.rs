@@ -95,6 +95,33 @@ fn parse_stream_bounded(
     max_documents: usize,
     max_nodes: usize,
 ) -> Result<Vec<Document>, Vec<Diagnostic>> {
+    let bounds = super::events::Bounds {
+        depth: 64,
+        nodes: max_nodes,
+    };
+    let trees = match super::stream::trees(source, bounds, max_documents) {
+        Some(trees) => trees,
+        None => saphyr_stream(source, bounds, max_documents)?,
+    };
+    Ok(trees
+        .into_iter()
+        .map(|tree| {
+            let loaded = flatten(tree);
+            Document {
+                value: loaded.value,
+                spans: loaded.spans,
+            }
+        })
+        .collect())
+}
+
+/// The trees of a stream's documents through serde-saphyr: every stream, and the one that
+/// explains what is wrong.
+pub(super) fn saphyr_stream(
+    source: &Source,
+    bounds: super::events::Bounds,
+    max_documents: usize,
+) -> Result<Vec<Tree>, Vec<Diagnostic>> {
     let tag_errors = find_tags_and_documents(source, false);
     if !tag_errors.is_empty() {
         return Err(tag_errors);
@@ -102,8 +129,8 @@ fn parse_stream_bounded(
     let options = serde_saphyr::options! {
         budget: serde_saphyr::budget! {
             max_documents: max_documents,
-            max_depth: 64,
-            max_nodes: max_nodes,
+            max_depth: bounds.depth,
+            max_nodes: bounds.nodes,
             max_aliases: 1_000,
             max_anchors: 1_000,
         },
@@ -121,13 +148,7 @@ fn parse_stream_bounded(
         })?;
     Ok(trees
         .into_iter()
-        .map(|node| {
-            let loaded = flatten(to_tree(source, node, None));
-            Document {
-                value: loaded.value,
-                spans: loaded.spans,
-            }
-        })
+        .map(|node| to_tree(source, node, None))
         .collect())
 }
 
