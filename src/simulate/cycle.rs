@@ -74,6 +74,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             requeue: None,
         });
     }
+    snap.end_nomination();
     entries.sort_by(|a, b| {
         let (wa, wb) = (&world.workloads[a.wl], &world.workloads[b.wl]);
         a.assignment

@@ -40,7 +40,7 @@ use std::collections::VecDeque;
 
 /// A node's dominant resource share (Kueue's `DRS`).
 #[derive(Clone, Debug)]
-pub(super) struct Drs {
+pub(crate) struct Drs {
     weight: f64,
     /// Per mille of what the parent lends, before the weight.
     ratio: f64,
@@ -369,7 +369,9 @@ struct TargetOrder {
 
 impl TargetOrder {
     fn new(w: &World, cq: usize, candidates: &[usize]) -> Self {
-        let mut queued: Vec<VecDeque<usize>> = vec![VecDeque::new(); w.cqs.len()];
+        let mut queued: Vec<VecDeque<usize>> = std::iter::repeat_with(VecDeque::new)
+            .take(w.cqs.len())
+            .collect();
         for &c in candidates {
             queued[w.workloads[c].cq].push_back(c);
         }
@@ -571,31 +573,60 @@ pub(super) fn surely_none(snap: &mut Snapshot<'_>, preemptor: usize, fr: Fr, val
     if !snap.usage.borrowing_with(w, cq, fr, val) {
         return false;
     }
+    // The preemptor's sides, with the request counted.
     let one: FrMap<i128> = std::iter::once((fr, val)).collect();
     snap.usage.to_mut().add_all(w, cq, &one);
-    let mut none = true;
+    let mut sides: Vec<(usize, Node, Drs)> = Vec::new();
     let mut side = Node::Cq(cq);
     let mut at = spec.cohort;
-    'up: while let Some(k) = at {
-        let mine = share_of(snap, side, false);
-        let cohort = &w.cohorts[k];
+    while let Some(k) = at {
+        sides.push((k, side, share_of(snap, side, false)));
+        side = Node::Cohort(k);
+        at = w.cohorts[k].parent;
+    }
+    snap.usage.to_mut().remove_all(w, cq, &one);
+    // The siblings, as they are: the request does not touch them.
+    for (k, side, mine) in &sides {
+        let cohort = &w.cohorts[*k];
         let siblings = cohort
             .child_cqs
             .iter()
             .map(|&c| Node::Cq(c))
             .chain(cohort.child_cohorts.iter().map(|&c| Node::Cohort(c)));
-        for s in siblings.filter(|&s| s != side) {
-            let d = share_of(snap, s, false);
-            if d.borrowing && compare(&mine, &d) != Ordering::Greater {
-                none = false;
-                break 'up;
+        for s in siblings.filter(|s| s != side) {
+            let beats = |d: &Drs| d.borrowing && compare(mine, d) != Ordering::Greater;
+            if state_share(snap, s, beats) {
+                return false;
             }
         }
-        side = Node::Cohort(k);
-        at = cohort.parent;
     }
-    snap.usage.to_mut().remove_all(w, cq, &one);
-    none
+    true
+}
+
+/// `test` of a node's share with the state's usage: weighed once per nomination and kept
+/// (`Snapshot::shares`), or weighed now once nomination is over.
+fn state_share(snap: &Snapshot<'_>, node: Node, test: impl Fn(&Drs) -> bool) -> bool {
+    let w = snap.world;
+    let slot = match node {
+        Node::Cq(c) => c,
+        Node::Cohort(k) => w.cqs.len() + k,
+    };
+    let mut kept = snap.shares.borrow_mut();
+    let Some(table) = kept.as_mut() else {
+        return test(&share_of(snap, node, false));
+    };
+    if table.is_empty() {
+        table.resize(w.cqs.len() + w.cohorts.len(), None);
+    }
+    let kept = table[slot].get_or_insert_with(|| share_of(snap, node, false));
+    debug_assert!(
+        {
+            let now = share_of(snap, node, false);
+            now.ratio.to_bits() == kept.ratio.to_bits() && now.borrowing == kept.borrowing
+        },
+        "a share kept for nomination no longer holds: the usage moved"
+    );
+    test(kept)
 }
 
 /// The fair-sharing preemptor's targets for `preemptor` (see the module comment), or none.

@@ -81,6 +81,7 @@ impl State {
             by_cq: &self.by_cq,
             removed: Vec::new(),
             oracle: &self.oracle,
+            shares: RefCell::new(Some(Vec::new())),
         }
     }
 }
@@ -97,9 +98,19 @@ pub(super) struct Snapshot<'a> {
     /// The state's oracle answers: valid for this snapshot as long as its usage is the
     /// state's (nomination); nothing asks the oracle after usage moves in the cycle.
     pub(crate) oracle: &'a RefCell<OracleMemo>,
+    /// The fair shares of every queue and Cohort (queues first) with the state's usage,
+    /// weighed once each when first asked during nomination, when every search leaves the
+    /// usage as it found it (`fair_sharing::surely_none`); `None` once nomination is over
+    /// and the cycle's admissions move the usage.
+    pub(crate) shares: RefCell<Option<Vec<Option<super::fair_sharing::Drs>>>>,
 }
 
 impl Snapshot<'_> {
+    /// Nomination is over: the usage moves from here on, the state's shares no longer hold.
+    pub(super) fn end_nomination(&mut self) {
+        *self.shares.get_mut() = None;
+    }
+
     /// The admitted workloads of a ClusterQueue (those not removed in simulation).
     pub(super) fn admitted_in(&self, cq: usize) -> impl Iterator<Item = usize> + '_ {
         self.by_cq[cq]
