@@ -18,7 +18,7 @@ use crate::simulate::events::Event;
 use crate::simulate::scenario::{Scenario, ScenarioWorkload};
 use crate::simulate::world::{self, RawPodSet, World};
 use serde_json::{Map, Value, json};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::time::{Duration, UNIX_EPOCH};
 
 /// 2026-01-01T00:00:00Z: the scenario's second 0.
@@ -259,12 +259,7 @@ pub(crate) fn snapshot(
         .map(|o| o.value.clone())
         .collect();
     let standing = standings(world, events);
-    let index: HashMap<&str, usize> = world
-        .workloads
-        .iter()
-        .enumerate()
-        .map(|(i, w)| (w.name.as_str(), i))
-        .collect();
+    let index = world.by_name();
     let mut submitted: Vec<(&ScenarioWorkload, usize)> = scenario
         .workloads
         .iter()

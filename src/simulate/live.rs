@@ -142,12 +142,7 @@ pub(crate) fn build(
     world.workloads.sort_by(|a, b| a.name.cmp(&b.name));
     world.resources = resources.names;
     world.index();
-    let index: HashMap<&str, usize> = world
-        .workloads
-        .iter()
-        .enumerate()
-        .map(|(i, w)| (w.name.as_str(), i))
-        .collect();
+    let index = world.by_name();
     let map = live
         .iter()
         .map(|w| index.get(w.key().as_str()).copied())

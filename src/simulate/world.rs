@@ -109,6 +109,15 @@ impl CqSpec {
 }
 
 impl World {
+    /// Each workload's index by its name.
+    pub(crate) fn by_name(&self) -> HashMap<&str, usize> {
+        self.workloads
+            .iter()
+            .enumerate()
+            .map(|(i, w)| (w.name.as_str(), i))
+            .collect()
+    }
+
     /// Fill each ClusterQueue's quota table and the Cohort tree's tables; call once the
     /// world's resources are final.
     pub(crate) fn index(&mut self) {

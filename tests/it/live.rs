@@ -360,6 +360,14 @@ fn a_stopped_cluster_queue_blocks_its_workloads_first() {
     assert!(!drift.contains("RK812"), "{drift}");
 }
 
+/// A scenario's whole run, as JSON lines.
+fn whole_run(profile: &str, scenario: &std::path::Path) -> String {
+    let scn = scenario.to_string_lossy();
+    let out = raykueue(&["simulate", "-p", profile, "-s", &scn, "--output", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{scn}: {}", stderr(&out));
+    stdout(&out)
+}
+
 /// The first `Admitted` time after `after` of each workload, from `simulate --output json`.
 fn admissions_after(jsonl: &str, after: u64) -> std::collections::BTreeMap<String, u64> {
     let mut first = std::collections::BTreeMap::new();
@@ -486,19 +494,7 @@ fn a_snapshot_at_t_forecasts_what_the_whole_run_does_after_t() {
     ));
     // Seconds something happens, at most three per case spread over the run: every such
     // second (some 300) would take minutes of debug binaries.
-    let mut wholes = Vec::new();
-    for (profile, scenario) in &cases {
-        let whole = raykueue(&[
-            "simulate",
-            "-p",
-            profile,
-            "-s",
-            &scenario.to_string_lossy(),
-            "--output",
-            "json",
-        ]);
-        wholes.push(stdout(&whole));
-    }
+    let wholes: Vec<String> = cases.iter().map(|(p, scn)| whole_run(p, scn)).collect();
     let mut cuts: Vec<(&str, &std::path::Path, &str, u64)> = Vec::new();
     for ((profile, scenario), whole) in cases.iter().zip(&wholes) {
         let mut times: Vec<u64> = whole
@@ -612,16 +608,7 @@ fn explain_names_the_borrowing_limit_when_the_cohort_has_room() {
 fn a_forecast_preempts_the_most_recently_admitted_first() {
     let profile = "tests/fixtures/state/victims/profile.yaml";
     let scenario = repo().join("tests/fixtures/state/victims/scenario.yaml");
-    let whole = raykueue(&[
-        "simulate",
-        "-p",
-        profile,
-        "-s",
-        &scenario.to_string_lossy(),
-        "--output",
-        "json",
-    ]);
-    let whole = stdout(&whole);
+    let whole = whole_run(profile, &scenario);
     for t in [0, 100, 150, 200, 250] {
         if let Err(e) = snapshot_forecasts_the_run(profile, &scenario, &whole, t) {
             panic!("{e}");
