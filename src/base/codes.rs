@@ -1210,6 +1210,13 @@ pub(crate) const LIVE_UNKNOWN_QUEUE: Code = code(
     "`spec.queueName: scratch` with no LocalQueue `scratch` in the profile",
 );
 
+pub(crate) const SCENARIO_LIVE_NAME_CLASH: Code = code(
+    "RK822",
+    Error,
+    "a scenario submitted on top of a live snapshot names a Workload the snapshot already holds",
+    "`name: job-1` in the scenario and Workload `ray/job-1` in `--state`",
+);
+
 pub const ALL: &[Code] = &[
     USAGE,
     YAML_SYNTAX,
@@ -1388,6 +1395,7 @@ pub const ALL: &[Code] = &[
     DRIFT_CHANGED,
     EXPLAIN_UNKNOWN_WORKLOAD,
     LIVE_UNKNOWN_QUEUE,
+    SCENARIO_LIVE_NAME_CLASH,
     INTERNAL,
     GENERATED_SCHEMA,
     GENERATED_RULE,

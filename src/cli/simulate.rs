@@ -104,7 +104,14 @@ impl SimulateCommand {
         let scn = match &self.scenario {
             None => None,
             Some(path) => match self.scenario_for(profile, path) {
-                Ok(s) => Some(s),
+                Ok((loaded, s)) => {
+                    let clashes = crate::live::name_clashes(profile, &live, &loaded, &s);
+                    if !clashes.is_empty() {
+                        print_diagnostics(&clashes, self.error_format);
+                        return exit::INVALID;
+                    }
+                    Some(s)
+                }
                 Err(code) => return code,
             },
         };
@@ -146,7 +153,7 @@ impl SimulateCommand {
         &self,
         profile: &crate::profile::Profile,
         path: &str,
-    ) -> Result<scenario::Scenario, u8> {
+    ) -> Result<(crate::input::load::Loaded, scenario::Scenario), u8> {
         let (loaded, scn) = match scenario::read(path) {
             Ok(s) => s,
             Err(scenario::ReadError::Io(msg)) => return Err(print_error(&msg, self.error_format)),
@@ -157,7 +164,7 @@ impl SimulateCommand {
         };
         let problems = scenario::against_profile(profile, &loaded, &scn);
         if problems.is_empty() {
-            Ok(scn)
+            Ok((loaded, scn))
         } else {
             print_diagnostics(&problems, self.error_format);
             Err(exit::INVALID)
@@ -221,7 +228,7 @@ impl SimulateCommand {
             return exit::ERROR;
         };
         let scn = match self.scenario_for(&profile, path) {
-            Ok(s) => s,
+            Ok((_, s)) => s,
             Err(code) => return code,
         };
         let world = world::build(&profile, &scn);

@@ -435,6 +435,44 @@ pub(crate) fn forecast(
     )
 }
 
+/// RK822 for each submission of a scenario added to a snapshot whose name is a Workload the
+/// snapshot holds in the profile's namespace (where the scenario's Workloads go): the two
+/// would be one Workload to Kueue, and to the forecast.
+pub(crate) fn name_clashes(
+    profile: &Profile,
+    state: &LiveState,
+    loaded: &Loaded,
+    scenario: &Scenario,
+) -> Vec<Diagnostic> {
+    let live: std::collections::BTreeSet<&str> = state
+        .of_kind("Workload")
+        .filter(|o| o.namespace.as_deref() == Some(profile.namespace.as_str()))
+        .map(|o| o.name.as_str())
+        .collect();
+    scenario
+        .workloads
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| live.contains(w.name.as_str()))
+        .map(|(i, w)| {
+            let pointer = format!("/workloads/{i}/name");
+            loaded
+                .at_value(
+                    Diagnostic::new(
+                        &codes::SCENARIO_LIVE_NAME_CLASH,
+                        format!(
+                            "submission `{}` has the name of Workload `{}/{}` in the snapshot",
+                            w.name, profile.namespace, w.name
+                        ),
+                    ),
+                    &pointer,
+                )
+                .path(crate::base::pointer::field_path(&pointer))
+                .hint("rename the submission: the scenario adds Workloads to those the snapshot holds")
+        })
+        .collect()
+}
+
 /// RK821 for each Workload whose LocalQueue the profile does not define.
 fn unknown_queues(
     state: &LiveState,

@@ -616,3 +616,59 @@ fn a_forecast_preempts_the_most_recently_admitted_first() {
     }
     assert_eq!(admissions_after(&whole, 150)["later"], 1000);
 }
+
+/// RK822: a scenario added to a snapshot may not reuse the name of a Workload the snapshot
+/// holds in the profile's namespace; the error points at the submission's name, exit 1, and
+/// nothing is printed on stdout.
+#[test]
+fn a_scenario_on_a_snapshot_may_not_reuse_a_live_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("more.yaml");
+    std::fs::write(
+        &scenario,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Scenario\nname: more\nworkloads:\n  - {name: fresh, queue: team-a, submitAt: 5, runFor: 60, podSets: [{name: main, count: 1, requests: {cpu: \"1\"}}]}\n  - {name: a-next, queue: team-a, submitAt: 5, runFor: 60, podSets: [{name: main, count: 1, requests: {cpu: \"1\"}}]}\n",
+    )
+    .unwrap();
+    let scn = scenario.to_str().unwrap();
+    let out = raykueue(&["simulate", "--profile", "team", "--state", BUSY, "-s", scn]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty(), "{}", stdout(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("RK822") && err.contains("more.yaml:6:"),
+        "{err}"
+    );
+    // Renamed, the same scenario runs and lists both submissions.
+    std::fs::write(
+        &scenario,
+        std::fs::read_to_string(&scenario)
+            .unwrap()
+            .replace("a-next", "b-new"),
+    )
+    .unwrap();
+    let out = raykueue(&[
+        "simulate",
+        "--profile",
+        "team",
+        "--state",
+        BUSY,
+        "-s",
+        scn,
+        "--output",
+        "json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let submitted: Vec<&str> = doc["forecast"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["submittedIn"] == 5)
+        .filter_map(|e| e["workload"].as_str())
+        .collect();
+    assert_eq!(submitted.len(), 2, "{doc}");
+    assert!(
+        submitted.contains(&"ray/fresh") && submitted.contains(&"ray/b-new"),
+        "{doc}"
+    );
+}
