@@ -67,6 +67,12 @@ impl SimulateCommand {
                 self.error_format,
             );
         };
+        if self.snapshot_at.is_some() {
+            return print_error(
+                "--snapshot-at writes one cluster's snapshot: give a member's profile, not the fleet",
+                self.error_format,
+            );
+        }
         let (loaded, scn) = match scenario::read(path) {
             Ok(s) => s,
             Err(scenario::ReadError::Io(msg)) => return print_error(&msg, self.error_format),

@@ -206,7 +206,10 @@ impl RunTimes {
         names
             .into_iter()
             .flatten()
-            .find_map(|n| Some((*self.per_queue.get(&n)?, format!("--run-time {n}="))))
+            .find_map(|n| {
+                let t = *self.per_queue.get(&n)?;
+                Some((t, format!("--run-time {n}={t}")))
+            })
             .unwrap_or((self.default, "--run-time".to_owned()))
     }
 }

@@ -672,3 +672,25 @@ fn a_scenario_on_a_snapshot_may_not_reuse_a_live_name() {
         "{doc}"
     );
 }
+
+/// `--snapshot-at` writes one cluster: a fleet is refused as a usage error, with nothing on
+/// stdout.
+#[test]
+fn a_fleet_has_no_single_snapshot() {
+    let out = raykueue(&[
+        "simulate",
+        "-p",
+        "profiles/examples/fleet.yaml",
+        "-s",
+        "profiles/examples/fleet-scenario.yaml",
+        "--snapshot-at",
+        "10",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stdout(&out).is_empty());
+    assert!(
+        stderr(&out).contains("--snapshot-at writes one cluster's snapshot"),
+        "{}",
+        stderr(&out)
+    );
+}
