@@ -228,24 +228,10 @@ pub(crate) fn workloads<'s>(
         .of_kind("WorkloadPriorityClass")
         .map(|o| (o.name.as_str(), o.value["value"].as_i64().unwrap_or(0)))
         .collect();
-    let deadlines: BTreeMap<(&str, &str), u64> = state
-        .of_kind("RayJob")
-        .filter_map(|o| {
-            Some((
-                (o.namespace.as_deref().unwrap_or(""), o.name.as_str()),
-                o.value["spec"]["activeDeadlineSeconds"].as_u64()?,
-            ))
-        })
-        .collect();
-    let cq_of: BTreeMap<(&str, &str), &str> = state
-        .of_kind("LocalQueue")
-        .filter_map(|o| {
-            Some((
-                (o.namespace.as_deref().unwrap_or(""), o.name.as_str()),
-                o.value["spec"]["clusterQueue"].as_str()?,
-            ))
-        })
-        .collect();
+    let deadlines = by_name(state, "RayJob", |spec| {
+        spec["activeDeadlineSeconds"].as_u64()
+    });
+    let cq_of = by_name(state, "LocalQueue", |spec| spec["clusterQueue"].as_str());
     let run_of = |o: &LiveObject| -> (u64, String) {
         let v = &o.value;
         let ns = o.namespace.as_deref().unwrap_or("");
@@ -393,6 +379,22 @@ pub(crate) fn workloads<'s>(
         })
         .collect();
     (list, Clock { first, now })
+}
+
+/// A field of the `spec` of each object of a namespaced kind that has it, by
+/// (namespace, name).
+fn by_name<'s, T>(
+    state: &'s LiveState,
+    kind: &'s str,
+    field: impl Fn(&'s Value) -> Option<T>,
+) -> BTreeMap<(&'s str, &'s str), T> {
+    state
+        .of_kind(kind)
+        .filter_map(|o| {
+            let key = (o.namespace.as_deref().unwrap_or(""), o.name.as_str());
+            Some((key, field(&o.value["spec"])?))
+        })
+        .collect()
 }
 
 /// The snapshot's clock: its earliest creation time (epoch seconds), the workloads' second 0,

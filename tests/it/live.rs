@@ -214,7 +214,7 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
     insta::with_settings!({snapshot_path => "../../golden/live"}, {
         insta::assert_snapshot!("forecast-team-busy", stdout(&out));
     });
-    let eta = |args: &[&str]| -> serde_json::Value {
+    let doc_of = |args: &[&str]| -> serde_json::Value {
         let mut all = vec![
             "simulate",
             "--profile",
@@ -226,8 +226,10 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
         all.extend_from_slice(args);
         let out = raykueue(&all);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        v["forecast"]
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let eta = |args: &[&str]| -> serde_json::Value {
+        doc_of(args)["forecast"]
             .as_array()
             .unwrap()
             .iter()
@@ -309,16 +311,7 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
     std::fs::write(&p, &owned).unwrap();
     let v = eta(&[p.to_str().unwrap()]);
     assert_eq!(v["ray/a-next"], 360, "{v}");
-    let out = raykueue(&[
-        "simulate",
-        "--profile",
-        "team",
-        "--output",
-        "json",
-        "--state",
-        p.to_str().unwrap(),
-    ]);
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let doc = doc_of(&[p.to_str().unwrap()]);
     let a_next = doc["forecast"]
         .as_array()
         .unwrap()
