@@ -124,6 +124,14 @@ impl SimulateCommand {
         let mut run_times = crate::live::RunTimes::flat(3600);
         for (queue, seconds) in &self.run_time {
             match queue {
+                Some(q) if !names_a_queue(profile, q) => {
+                    return print_error(
+                        &format!(
+                            "--run-time {q}={seconds}: the profile has no LocalQueue or ClusterQueue `{q}`"
+                        ),
+                        self.error_format,
+                    );
+                }
                 Some(q) => {
                     run_times.per_queue.insert(q.clone(), *seconds);
                 }
@@ -139,7 +147,7 @@ impl SimulateCommand {
             .map(|(q, t)| format!(", {t}s in {q}"))
             .collect();
         let assumption = format!(
-            "a Workload runs for its spec.maximumExecutionTimeSeconds, else its RayJob's spec.activeDeadlineSeconds, else {}s (--run-time){}; admitted ones have run since their QuotaReserved time; times count from the snapshot's latest timestamp, {}",
+            "a Workload runs for its spec.maximumExecutionTimeSeconds, else its RayJob's spec.activeDeadlineSeconds, else {}s (--run-time){}; admitted ones have run since their Admitted time (holding quota but not admitted: all the run ahead); times count from the snapshot's latest timestamp, {}",
             run_times.default,
             per_queue.concat(),
             clock.at()
@@ -252,6 +260,19 @@ impl SimulateCommand {
         };
         write_stdout(&text)
     }
+}
+
+/// Whether `name` is a LocalQueue (`name` or `namespace/name`) or a ClusterQueue of the
+/// profile: a `--run-time` for anything else would silently apply to nothing.
+fn names_a_queue(profile: &crate::profile::Profile, name: &str) -> bool {
+    let Some(q) = profile.queues.as_ref() else {
+        return false;
+    };
+    q.cluster_queues.iter().any(|c| c.name.as_str() == name)
+        || q.local_queues.iter().any(|l| {
+            let ns = l.namespace.as_ref().unwrap_or(&profile.namespace);
+            l.name.as_str() == name || format!("{ns}/{}", l.name) == name
+        })
 }
 
 /// `--run-time`: `SECONDS` or `QUEUE=SECONDS`.

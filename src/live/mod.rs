@@ -177,6 +177,9 @@ fn snapshot_time(state: &LiveState, first: i64) -> u64 {
     u64::try_from(latest - first).unwrap_or(0)
 }
 
+/// Where a run time comes from when the Workload bounds it itself.
+const MAX_EXEC: &str = "spec.maximumExecutionTimeSeconds";
+
 /// How long a Workload runs once admitted, where the snapshot does not say: Kueue knows no
 /// run time, so the forecast needs one (`simulate --state --run-time`).
 #[derive(Clone, Debug)]
@@ -236,7 +239,7 @@ pub(crate) fn workloads<'s>(
         let v = &o.value;
         let ns = o.namespace.as_deref().unwrap_or("");
         if let Some(t) = v["spec"]["maximumExecutionTimeSeconds"].as_u64() {
-            return (t, "spec.maximumExecutionTimeSeconds".to_owned());
+            return (t, MAX_EXEC.to_owned());
         }
         let owner = v["metadata"]["ownerReferences"]
             .as_array()
@@ -349,25 +352,29 @@ pub(crate) fn workloads<'s>(
             };
             let mut w = w;
             if reserved {
-                let since = condition_time(v, "QuotaReserved")
-                    .map_or(0, |t| u64::try_from(t - first).unwrap_or(0));
-                // Kueue counts the time a re-admitted Workload ran before against its
-                // maximum (kubernetes-sigs/kueue@v0.19.2 `pkg/controller/core/
-                // workload_controller.go` `reconcileMaxExecutionTime`).
-                let past = if w.run_source == "spec.maximumExecutionTimeSeconds" {
-                    v["status"]["accumulatedPastExecutionTimeSeconds"]
-                        .as_u64()
-                        .unwrap_or(0)
+                let clock = |kind: &str| {
+                    condition_time(v, kind).map_or(0, |t| u64::try_from(t - first).unwrap_or(0))
+                };
+                // Preemption orders by the time quota was reserved; the run starts once the
+                // Workload is admitted (its admission checks passed): Kueue's maximum
+                // execution time counts from `Admitted`, with the time a re-admitted Workload
+                // ran before (kubernetes-sigs/kueue@v0.19.2 `pkg/controller/core/
+                // workload_controller.go` `reconcileMaxExecutionTime`). Not admitted yet: it
+                // has all its run ahead.
+                w.reserved_at = clock("QuotaReserved");
+                let ran = if condition(v, "Admitted") {
+                    let past = if w.run_source == MAX_EXEC {
+                        v["status"]["accumulatedPastExecutionTimeSeconds"]
+                            .as_u64()
+                            .unwrap_or(0)
+                    } else {
+                        0
+                    };
+                    past + now.saturating_sub(clock("Admitted"))
                 } else {
                     0
                 };
-                w.remaining = Some(
-                    w.run_for
-                        .saturating_sub(past)
-                        .saturating_sub(now.saturating_sub(since))
-                        .max(1),
-                );
-                w.reserved_at = since;
+                w.remaining = Some(w.run_for.saturating_sub(ran).max(1));
             }
             let facts = LiveFacts {
                 finished: condition(v, "Finished"),

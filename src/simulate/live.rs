@@ -748,6 +748,7 @@ pub(crate) fn forecast(
     let mut start = super::Start {
         held: Vec::new(),
         at: now,
+        absent: Vec::new(),
     };
     let mut pending = Vec::new();
     let mut source: HashMap<usize, &str> = HashMap::new();
@@ -767,7 +768,7 @@ pub(crate) fn forecast(
                 });
             }
             None if w.active => pending.push((wl, None)),
-            None => {}
+            None => start.absent.push(wl),
         }
     }
     // The scenario's submissions: every workload of the world no live one stands for.

@@ -91,10 +91,14 @@ pub(crate) struct Start {
     /// (which their creation time still decides): a live cluster's pending Workloads wait
     /// now, they are not replayed from when they were created.
     pub(crate) at: u64,
+    /// Workloads in no queue (a deactivated live Workload, `spec.active: false`): never
+    /// submitted.
+    pub(crate) absent: Vec<usize>,
 }
 
-/// A run that starts from a cluster's state (`live::forecast`): the held workloads are never
-/// submitted; the others are submitted at their `submit_at`, or at `start.at` if that is later.
+/// A run that starts from a cluster's state (`live::forecast`): the held and absent workloads
+/// are never submitted; the others are submitted at their `submit_at`, or at `start.at` if
+/// that is later.
 pub(crate) fn run_from(world: &World, start: &Start, until: Option<u64>) -> Outcome {
     run_recording(world, until, false, start)
 }
@@ -160,7 +164,9 @@ fn run_recording(world: &World, until: Option<u64>, record_usage: bool, start: &
         sim.ends.push(Reverse((h.ends, h.workload)));
     }
     let submit_at = |w: usize| world.workloads[w].submit_at.max(start.at);
-    let mut submissions: Vec<usize> = (0..world.workloads.len()).filter(|&w| !held[w]).collect();
+    let mut submissions: Vec<usize> = (0..world.workloads.len())
+        .filter(|&w| !held[w] && !start.absent.contains(&w))
+        .collect();
     submissions.sort_by_key(|&w| (submit_at(w), w));
     let mut next = 0;
     // A workload that held quota at the start counts as submitted: preempted, it waits.

@@ -300,6 +300,23 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
         "{}",
         stderr(&bad)
     );
+    // A queue the profile does not have would apply to nothing: refused, not ignored.
+    let typo = raykueue(&[
+        "simulate",
+        "--profile",
+        "team",
+        "--state",
+        BUSY,
+        "--run-time",
+        "team-z=60",
+    ]);
+    assert_eq!(typo.status.code(), Some(2), "{}", stderr(&typo));
+    assert!(
+        stderr(&typo).contains("no LocalQueue or ClusterQueue `team-z`"),
+        "{}",
+        stderr(&typo)
+    );
+    assert!(stdout(&typo).is_empty());
     // The RayJob that owns a Workload bounds its run time (KubeRay fails it at
     // `activeDeadlineSeconds`) when the snapshot holds the RayJob too.
     let owned = text.replacen(
@@ -433,9 +450,11 @@ fn snapshot_forecasts_the_run(
         return Err(format!("{scn} cut at {t}s: the snapshot's time is {now}s"));
     }
     let mut seen = 0;
+    let mut listed = std::collections::BTreeSet::new();
     for eta in doc["forecast"].as_array().into_iter().flatten() {
         let name = eta["workload"].as_str().unwrap_or("");
         let short = name.split_once('/').map_or(name, |(_, n)| n);
+        listed.insert(short.to_owned());
         let got = eta["admittedIn"].as_u64().map(|d| now + d);
         let want = expected.get(short).copied();
         seen += usize::from(want.is_some());
@@ -445,7 +464,41 @@ fn snapshot_forecasts_the_run(
             ));
         }
     }
+    // And the other way: every workload the whole run admits after `t` is listed, unless it
+    // was running at `t` (then it is admitted again after a preemption, which the forecast,
+    // listing waiting workloads only, does not list).
+    let running = running_at(whole, t);
+    if let Some(missing) = expected
+        .keys()
+        .find(|w| !listed.contains(*w) && !running.contains(*w))
+    {
+        return Err(format!(
+            "{scn} cut at {t}s: the whole run admits {missing} after {t}s; the forecast does not list it"
+        ));
+    }
     Ok(seen)
+}
+
+/// The workloads holding quota after second `t` of a whole run's JSON lines.
+fn running_at(jsonl: &str, t: u64) -> std::collections::BTreeSet<String> {
+    let mut running = std::collections::BTreeSet::new();
+    for line in jsonl.lines().filter(|l| !l.trim().is_empty()) {
+        let v: serde_json::Value = serde_json::from_str(line).expect("a JSON line");
+        if v["time"].as_u64().unwrap_or(0) > t {
+            break;
+        }
+        let name = v["workload"].as_str().unwrap_or("").to_owned();
+        match v["event"].as_str() {
+            Some("Admitted") => {
+                running.insert(name);
+            }
+            Some("Preempted" | "Finished") => {
+                running.remove(&name);
+            }
+            _ => {}
+        }
+    }
+    running
 }
 
 /// Seconds since 2026-01-01T00:00:00Z, the second 0 of a scenario's snapshot.
@@ -523,7 +576,7 @@ fn a_snapshot_at_t_forecasts_what_the_whole_run_does_after_t() {
             .collect();
         halves
             .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
+            .flat_map(|h| h.join().expect("a thread of cuts panicked"))
             .collect()
     });
     let compared: usize = results.iter().filter_map(|r| r.as_ref().ok()).sum();
@@ -685,5 +738,43 @@ fn a_fleet_has_no_single_snapshot() {
         stderr(&out).contains("--snapshot-at writes one cluster's snapshot"),
         "{}",
         stderr(&out)
+    );
+}
+
+/// A deactivated Workload (`spec.active: false`) is in no queue: the forecast never submits
+/// it, even when it is older than the pending ones and would take the quota they wait for.
+#[test]
+fn a_deactivated_workload_takes_no_quota_in_the_forecast() {
+    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let at = text.find("    name: b-paused\n").unwrap();
+    let (head, paused) = text.split_at(at);
+    // Older than b-cpu (09:09) and asking all but 2 of the CPUs team-b could get.
+    let paused = paused
+        .replacen(
+            "creationTimestamp: '2026-01-05T09:10:00Z'",
+            "creationTimestamp: '2026-01-05T09:08:00Z'",
+            1,
+        )
+        .replacen("cpu: '2'", "cpu: '54'", 1);
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("state.yaml");
+    std::fs::write(&p, format!("{head}{paused}")).unwrap();
+    let out = raykueue(&[
+        "simulate",
+        "--profile",
+        "team",
+        "--output",
+        "json",
+        "--state",
+        p.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let list = doc["forecast"].as_array().unwrap();
+    let b_cpu = list.iter().find(|e| e["workload"] == "ray/b-cpu").unwrap();
+    assert_eq!(b_cpu["admittedIn"], 0, "{doc}");
+    assert!(
+        list.iter().all(|e| e["workload"] != "ray/b-paused"),
+        "{doc}"
     );
 }
