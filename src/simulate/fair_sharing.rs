@@ -32,68 +32,12 @@ use super::preemption::{
     self, Reason, Target, candidates_ordering, reclaim_policy, satisfies, within_policy,
 };
 use super::quota::{Node, parent};
+pub(super) use super::share::{Drs, compare};
 use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World};
 use crate::profile::{PreemptionStrategy, ReclaimWithinCohort, WithinClusterQueue};
 use std::cmp::Ordering;
 use std::collections::VecDeque;
-
-/// A node's dominant resource share (Kueue's `DRS`).
-#[derive(Clone, Debug)]
-pub(crate) struct Drs {
-    weight: f64,
-    /// Per mille of what the parent lends, before the weight.
-    ratio: f64,
-    /// Over its quota on some flavor/resource.
-    borrowing: bool,
-    /// The flavor/resources it is over its quota on.
-    borrowed: Vec<Fr>,
-}
-
-impl Drs {
-    /// Kueue's `NegativeDRS`: below every share, where a search for the highest starts.
-    fn negative() -> Self {
-        Self {
-            weight: 1.0,
-            ratio: -1.0,
-            borrowing: false,
-            borrowed: Vec::new(),
-        }
-    }
-
-    /// Kueue's `PreciseWeightedShare`.
-    pub(super) fn share(&self) -> f64 {
-        if self.ratio == 0.0 {
-            0.0
-        } else if self.weight == 0.0 {
-            f64::INFINITY
-        } else {
-            self.ratio / self.weight
-        }
-    }
-
-    fn zero_weight_borrows(&self) -> bool {
-        self.weight == 0.0 && self.ratio != 0.0
-    }
-
-    /// Whether the node is over its quota on a flavor/resource `requested` asks for
-    /// (`IsBorrowingOn`).
-    fn borrowing_on(&self, requested: &FrMap<i128>) -> bool {
-        self.borrowed
-            .iter()
-            .any(|fr| requested.get(fr).is_some_and(|&v| v > 0))
-    }
-}
-
-/// Kueue's `CompareDRS`: lower first; weight-0 borrowers last, among themselves by ratio.
-pub(super) fn compare(a: &Drs, b: &Drs) -> Ordering {
-    match (a.zero_weight_borrows(), b.zero_weight_borrows()) {
-        (true, true) => a.ratio.total_cmp(&b.ratio),
-        (true, false) => Ordering::Greater,
-        (false, true) => Ordering::Less,
-        (false, false) => a.share().total_cmp(&b.share()),
-    }
-}
 
 fn weight(w: &World, n: Node) -> f64 {
     match n {

@@ -24,6 +24,7 @@ mod preemptor;
 mod queues;
 mod quota;
 pub mod scenario;
+mod share;
 mod snapshot;
 pub(crate) mod standard;
 mod tree;

@@ -102,7 +102,7 @@ pub(super) struct Snapshot<'a> {
     /// weighed once each when first asked during nomination, when every search leaves the
     /// usage as it found it (`fair_sharing::surely_none`); `None` once nomination is over
     /// and the cycle's admissions move the usage.
-    pub(crate) shares: RefCell<Option<Vec<Option<super::fair_sharing::Drs>>>>,
+    pub(crate) shares: RefCell<Option<Vec<Option<super::share::Drs>>>>,
 }
 
 impl Snapshot<'_> {

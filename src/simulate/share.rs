@@ -1,0 +1,64 @@
+//! A node's dominant resource share under fair sharing, and how two compare
+//! (kubernetes-sigs/kueue@v0.19.2 `pkg/cache/scheduler/fair_sharing.go` `DRS`, `CompareDRS`):
+//! data the fair-sharing code computes and the snapshot keeps for a nomination, in a leaf
+//! module so that neither needs the other.
+
+use super::world::{Fr, FrMap};
+use std::cmp::Ordering;
+
+/// A node's dominant resource share (Kueue's `DRS`).
+#[derive(Clone, Debug)]
+pub(crate) struct Drs {
+    pub(super) weight: f64,
+    /// Per mille of what the parent lends, before the weight.
+    pub(super) ratio: f64,
+    /// Over its quota on some flavor/resource.
+    pub(super) borrowing: bool,
+    /// The flavor/resources it is over its quota on.
+    pub(super) borrowed: Vec<Fr>,
+}
+
+impl Drs {
+    /// Kueue's `NegativeDRS`: below every share, where a search for the highest starts.
+    pub(super) fn negative() -> Self {
+        Self {
+            weight: 1.0,
+            ratio: -1.0,
+            borrowing: false,
+            borrowed: Vec::new(),
+        }
+    }
+
+    /// Kueue's `PreciseWeightedShare`.
+    pub(super) fn share(&self) -> f64 {
+        if self.ratio == 0.0 {
+            0.0
+        } else if self.weight == 0.0 {
+            f64::INFINITY
+        } else {
+            self.ratio / self.weight
+        }
+    }
+
+    pub(super) fn zero_weight_borrows(&self) -> bool {
+        self.weight == 0.0 && self.ratio != 0.0
+    }
+
+    /// Whether the node is over its quota on a flavor/resource `requested` asks for
+    /// (`IsBorrowingOn`).
+    pub(super) fn borrowing_on(&self, requested: &FrMap<i128>) -> bool {
+        self.borrowed
+            .iter()
+            .any(|fr| requested.get(fr).is_some_and(|&v| v > 0))
+    }
+}
+
+/// Kueue's `CompareDRS`: lower first; weight-0 borrowers last, among themselves by ratio.
+pub(super) fn compare(a: &Drs, b: &Drs) -> Ordering {
+    match (a.zero_weight_borrows(), b.zero_weight_borrows()) {
+        (true, true) => a.ratio.total_cmp(&b.ratio),
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.share().total_cmp(&b.share()),
+    }
+}
