@@ -270,8 +270,7 @@ fn names_a_queue(profile: &crate::profile::Profile, name: &str) -> bool {
     };
     q.cluster_queues.iter().any(|c| c.name.as_str() == name)
         || q.local_queues.iter().any(|l| {
-            let ns = l.namespace.as_ref().unwrap_or(&profile.namespace);
-            l.name.as_str() == name || format!("{ns}/{}", l.name) == name
+            l.name.as_str() == name || format!("{}/{}", l.namespace_in(profile), l.name) == name
         })
 }
 

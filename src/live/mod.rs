@@ -72,9 +72,15 @@ fn validate_object(state: &LiveState, o: &LiveObject) -> Vec<Diagnostic> {
         .collect()
 }
 
+/// An RFC 3339 UTC time of `secs` seconds since 1970, as the API server writes times.
+fn rfc3339(secs: u64) -> String {
+    humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs))
+        .to_string()
+}
+
 /// Seconds since 1970 of an RFC 3339 UTC time (`2026-01-02T03:04:05Z`, as the API server
 /// writes `creationTimestamp`); `None` when it is not one.
-pub(crate) fn epoch_seconds(text: &str) -> Option<i64> {
+fn epoch_seconds(text: &str) -> Option<i64> {
     let t = humantime::parse_rfc3339(text).ok()?;
     let secs = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
     i64::try_from(secs).ok()
@@ -415,11 +421,7 @@ pub(crate) struct Clock {
 impl Clock {
     /// The snapshot's time, RFC 3339.
     pub(crate) fn at(self) -> String {
-        let secs = u64::try_from(self.first).unwrap_or(0) + self.now;
-        humantime::format_rfc3339_seconds(
-            std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs),
-        )
-        .to_string()
+        rfc3339(u64::try_from(self.first).unwrap_or(0) + self.now)
     }
 }
 

@@ -19,14 +19,13 @@ use crate::simulate::scenario::{Scenario, ScenarioWorkload};
 use crate::simulate::world::{self, RawPodSet, World};
 use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
-use std::time::{Duration, UNIX_EPOCH};
 
 /// 2026-01-01T00:00:00Z: the scenario's second 0.
 const EPOCH: u64 = 1_767_225_600;
 
 /// An RFC 3339 time, `t` seconds into the scenario.
 fn time(t: u64) -> String {
-    humantime::format_rfc3339_seconds(UNIX_EPOCH + Duration::from_secs(EPOCH + t)).to_string()
+    super::rfc3339(EPOCH + t)
 }
 
 /// Where one workload stands at the snapshot's second.

@@ -32,7 +32,7 @@ use super::preemption::{
     self, Reason, Target, candidates_ordering, reclaim_policy, satisfies, within_policy,
 };
 use super::quota::{Node, parent};
-pub(super) use super::share::{Drs, compare};
+use super::share::{Drs, compare};
 use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World};
 use crate::profile::{PreemptionStrategy, ReclaimWithinCohort, WithinClusterQueue};
