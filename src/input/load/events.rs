@@ -127,6 +127,9 @@ fn pieces(
     let text = &source.text;
     let mut starts = vec![whole];
     let (mut offset, mut last_cut, mut above) = (range.start, range.start, None);
+    // Whether the line above is a sequence item: a `- ` line in the column of a key line
+    // above is that key's value (an indentless list, as kubectl writes lists), not a cut.
+    let mut above_item = false;
     // The indentation of the current piece's first line: a line less indented ends the piece,
     // which would not read on its own with it.
     let mut piece_indent = 0;
@@ -135,11 +138,12 @@ fn pieces(
         let indent = l.len() - rest.len();
         let first = rest.as_bytes().first().copied().unwrap_or(b'\n');
         if !matches!(first, b'\n' | b'#') {
-            let node = rest.starts_with("- ")
-                || first.is_ascii_alphanumeric()
-                || matches!(first, b'_' | b'"' | b'\'');
+            let item = rest.starts_with("- ");
+            let node =
+                item || first.is_ascii_alphanumeric() || matches!(first, b'_' | b'"' | b'\'');
             let due = offset - last_cut >= size || indent < piece_indent;
-            if node && due && above.is_some_and(|a| indent <= a) {
+            let value_of_key = item && !above_item && above == Some(indent);
+            if node && due && !value_of_key && above.is_some_and(|a| indent <= a) {
                 starts.push(Base {
                     byte: offset,
                     line: whole.line + u32::try_from(line).ok()?,
@@ -147,6 +151,7 @@ fn pieces(
                 (last_cut, piece_indent) = (offset, indent);
             }
             above = Some(indent);
+            above_item = item;
         }
         offset += l.len();
     }
@@ -156,15 +161,20 @@ fn pieces(
     let ends = starts.iter().skip(1).map(|b| b.byte).chain([range.end]);
     let ranges: Vec<(Base, usize)> = starts.iter().copied().zip(ends).collect();
     let read = crate::base::par::map(true, &ranges, |(base, end)| {
-        read(source, base.byte..*end, *base, true, bounds)
+        read(&source.own_handle(), base.byte..*end, *base, true, bounds)
     });
     let mut read = read.into_iter();
     let first = read.next()??;
     let (mut root, mut nodes, mut deepest) = (first.tree, first.nodes, first.depth);
-    for piece in read {
+    for (piece, (start, _)) in read.zip(ranges.iter().skip(1)) {
         let piece = piece?;
         // The piece's own root collection is one already counted.
         nodes += piece.nodes - 1;
+        // A block scalar (`|`, `>`) read to the end of its piece ends there, line break
+        // included; read whole, its span reaches the next line's first token.
+        if last_scalar_end(&root) >= start.byte {
+            return None;
+        }
         let (target, depth) = open_collection(&mut root, &piece.tree, text)?;
         if nodes > bounds.nodes || depth + piece.depth - 1 > bounds.depth {
             return None;
@@ -203,7 +213,7 @@ fn open_collection<'t>(
             (&t.kind, &piece.kind),
             (TreeKind::Seq(_), TreeKind::Seq(_)) | (TreeKind::Map(_), TreeKind::Map(_))
         );
-        same_kind && !flow && t.pos.column == piece.pos.column
+        same_kind && !flow && items_column(t, text) == Some(piece.pos.column)
     };
     // The deepest match: the path is walked down first, then chosen from the bottom.
     let mut path = Vec::new();
@@ -226,6 +236,43 @@ fn open_collection<'t>(
         };
     }
     Some((node, depth))
+}
+
+/// Where the last node read (the end of `tree`'s last path) ends, when it is a scalar: a
+/// plain or quoted scalar ends before its line break, a block scalar after it.
+fn last_scalar_end(tree: &Tree) -> usize {
+    let mut node = tree;
+    loop {
+        node = match &node.kind {
+            TreeKind::Seq(items) => match items.last() {
+                Some(n) => n,
+                None => return 0,
+            },
+            TreeKind::Map(entries) => match entries.last() {
+                Some((_, n)) => n,
+                None => return 0,
+            },
+            TreeKind::Scalar(_) => return node.pos.start + node.pos.len,
+        };
+    }
+}
+
+/// The column a block collection's children start in: a mapping's position, or a
+/// sequence's `-`. The parser places an indentless sequence (`key:` then `- item` in the
+/// key's column, as kubectl writes every list) at its first item's content, a sequence on
+/// its own (a piece's root) at the `-`: the `-` is found before the content, past blanks.
+fn items_column(t: &Tree, text: &str) -> Option<u32> {
+    if !matches!(t.kind, TreeKind::Seq(_)) {
+        return Some(t.pos.column);
+    }
+    let bytes = text.as_bytes();
+    if bytes.get(t.pos.start) == Some(&b'-') {
+        return Some(t.pos.column);
+    }
+    let before = &bytes[..t.pos.start];
+    let blanks = before.iter().rev().take_while(|b| **b == b' ').count();
+    let dash = t.pos.start.checked_sub(blanks + 1)?;
+    (bytes[dash] == b'-').then(|| t.pos.column - u32::try_from(blanks + 1).unwrap_or(u32::MAX))
 }
 
 /// Read `source.text[range]`, placed at `base`.
@@ -691,6 +738,13 @@ mod tests {
         }
         assert!(joined > 100, "read in pieces: {joined}");
         assert!(declined >= 10, "declined: {declined}");
+        // kubectl writes every list indentless (`items:` then `- ` in its column): such a
+        // list is read in pieces at every line, and as the whole.
+        let kubectl = "apiVersion: v1\nkind: List\nitems:\n- kind: A\n  spec:\n    sets:\n    - name: a\n      containers:\n      - name: c\n    - name: b\n- kind: B\n  spec:\n    sets:\n    - name: c\n- kind: C\n";
+        let source = Source::new("kubectl", kubectl);
+        let tree = pieces(&source, 1).expect("an indentless list is read in pieces");
+        assert_eq!(Some(&tree), whole(&source).as_ref());
+        assert_eq!(Ok(&tree), saphyr_tree(&source).as_ref().map_err(|_| ()));
         // A profile that large is read in pieces, the tree `parse_tree` returns.
         let teams = Source::new("teams", crate::synthetic::teams_profile(300));
         assert!(teams.text.len() >= PIECES_FROM);

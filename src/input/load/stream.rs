@@ -63,6 +63,13 @@ pub(super) fn trees(source: &Source, bounds: Bounds, max_documents: usize) -> Op
         .collect();
     let wide = crate::base::par::wide(ranges.len()) || text.len() >= 1024 * 1024;
     let read = crate::base::par::map(wide, &ranges, |(base, end)| {
+        let own;
+        let source = if wide {
+            own = source.own_handle();
+            &own
+        } else {
+            source
+        };
         events::document(source, base.byte..*end, *base, markers, bounds)
     });
     let mut nodes = 0;
