@@ -159,7 +159,10 @@ impl SimulateCommand {
             }
             Output::Human => crate::simulate::live::render_forecast(&list, &assumption),
         };
-        write_stdout(&text)
+        let code = write_stdout(&text);
+        // The process ends here: see `explain`.
+        std::mem::forget((live, list, text));
+        code
     }
 
     /// The scenario at `path`, read and checked against the profile.

@@ -145,7 +145,7 @@ fn check_object(
         Verdict::Checked(violations) => {
             let place = Place {
                 source,
-                document: &doc.value,
+                object: value,
                 spans: &doc.spans,
                 base,
             };

@@ -13,7 +13,7 @@
 use crate::base::codes;
 use crate::base::diagnostic::Diagnostic;
 use crate::base::source::Source;
-use crate::input::load::{self, Document};
+use crate::input::load::{self, Document, SpanMap};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -57,11 +57,20 @@ impl LiveObject {
     }
 }
 
-/// One file of the snapshot, parsed.
+/// One file of the snapshot: its text, and where each node of each document stands (the
+/// objects themselves are in `LiveState::objects`).
 #[derive(Debug)]
 pub(crate) struct StateFile {
     pub(crate) source: Source,
-    pub(crate) docs: Vec<Document>,
+    pub(crate) spans: Vec<SpanMap>,
+}
+
+/// Where the objects being kept stand: the file, its document and that document's spans.
+struct Located<'a> {
+    source: &'a Source,
+    spans: &'a SpanMap,
+    file: usize,
+    doc: usize,
 }
 
 /// The snapshot: its files, the objects kept, and how many of each other kind were ignored.
@@ -76,12 +85,12 @@ impl LiveState {
     /// A diagnostic placed at `pointer` inside object `o` (its value, else its key).
     pub(crate) fn at(&self, o: &LiveObject, d: Diagnostic, pointer: &str) -> Diagnostic {
         let file = &self.files[o.file];
-        let doc = &file.docs[o.doc];
+        let spans = &file.spans[o.doc];
         let full = format!("{}{pointer}", o.base);
-        let pos = if doc.spans.has(&full) {
-            doc.spans.value_pos(&full)
+        let pos = if spans.has(&full) {
+            spans.value_pos(&full)
         } else {
-            doc.spans.value_pos(&o.base)
+            spans.value_pos(&o.base)
         };
         d.at(&file.source, pos)
     }
@@ -134,37 +143,53 @@ pub(crate) fn parse(files: &[(String, Vec<u8>)]) -> Result<LiveState, Vec<Diagno
         let source = load::decode_state(name, bytes).map_err(|d| vec![d])?;
         let docs = load::parse_state_stream(&source)?;
         let file = state.files.len();
-        for (d, doc) in docs.iter().enumerate() {
-            let Value::Object(root) = &doc.value else {
+        let mut spans = Vec::with_capacity(docs.len());
+        for (d, doc) in docs.into_iter().enumerate() {
+            let Document { value, spans: at } = doc;
+            // The objects are moved out of their document, not copied: a snapshot of 10,000
+            // Workloads is 600,000 nodes. Diagnostics find their place through the spans.
+            let Value::Object(mut root) = value else {
                 errors.push(
                     Diagnostic::new(
                         &codes::MANIFEST_NOT_OBJECT,
                         "a YAML document of the live state is not a Kubernetes object (a mapping)",
                     )
-                    .at(&source, doc.spans.value_pos(""))
+                    .at(&source, at.value_pos(""))
                     .hint("give the output of `kubectl get ... -o yaml`"),
                 );
+                spans.push(at);
                 continue;
             };
             let is_list = root.get("kind").and_then(Value::as_str) == Some("List")
                 && root.get("apiVersion").and_then(Value::as_str) == Some("v1");
-            if let (true, Some(Value::Array(items))) = (is_list, root.get("items")) {
-                for (i, item) in items.iter().enumerate() {
-                    let base = format!("/items/{i}");
-                    keep(&mut state, &source, doc, (file, d, base), item, &mut errors);
+            let place = Located {
+                source: &source,
+                spans: &at,
+                file,
+                doc: d,
+            };
+            match root.get_mut("items").map(Value::take) {
+                Some(Value::Array(items)) if is_list => {
+                    for (i, item) in items.into_iter().enumerate() {
+                        keep(&mut state, &place, format!("/items/{i}"), item, &mut errors);
+                    }
                 }
-            } else {
-                keep(
-                    &mut state,
-                    &source,
-                    doc,
-                    (file, d, String::new()),
-                    &doc.value,
-                    &mut errors,
-                );
+                items => {
+                    if let Some(items) = items {
+                        root.insert("items".to_owned(), items);
+                    }
+                    keep(
+                        &mut state,
+                        &place,
+                        String::new(),
+                        Value::Object(root),
+                        &mut errors,
+                    );
+                }
             }
+            spans.push(at);
         }
-        state.files.push(StateFile { source, docs });
+        state.files.push(StateFile { source, spans });
     }
     let mut seen = BTreeSet::new();
     for o in &state.objects {
@@ -205,10 +230,9 @@ pub(crate) fn parse(files: &[(String, Vec<u8>)]) -> Result<LiveState, Vec<Diagno
 /// another version, count it as ignored otherwise.
 fn keep(
     state: &mut LiveState,
-    source: &Source,
-    doc: &Document,
-    (file, d, base): (usize, usize, String),
-    value: &Value,
+    at: &Located,
+    base: String,
+    value: Value,
     errors: &mut Vec<Diagnostic>,
 ) {
     let api = value
@@ -243,7 +267,7 @@ fn keep(
                     value["metadata"]["name"].as_str().unwrap_or("<unnamed>")
                 ),
             )
-            .at(source, doc.spans.value_pos(&format!("{base}/apiVersion")))
+            .at(at.source, at.spans.value_pos(&format!("{base}/apiVersion")))
             .path(format!("{kind}: apiVersion"))
             .hint(format!(
                 "take the snapshot from a Kueue v0.19 cluster, asking for the served version: `kubectl get {}.v1beta2.kueue.x-k8s.io -A -o yaml`",
@@ -257,9 +281,9 @@ fn keep(
         kind,
         namespace: meta["namespace"].as_str().map(str::to_owned),
         name: meta["name"].as_str().unwrap_or("").to_owned(),
-        value: value.clone(),
-        file,
-        doc: d,
+        value,
+        file: at.file,
+        doc: at.doc,
         base,
     });
 }

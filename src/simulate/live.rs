@@ -326,8 +326,7 @@ pub(crate) fn explain(
             .with_nanos(n)
             .canonical()
     };
-    let mut out = Vec::new();
-    for &wl in pending {
+    let one = |state: &State, wl: usize| {
         let spec = &world.workloads[wl];
         let cq = &world.cqs[spec.cq];
         let queue = &queue_of[spec.cq];
@@ -386,7 +385,7 @@ pub(crate) fn explain(
             quota_blockers(
                 profile,
                 world,
-                (&state, wl),
+                (state, wl),
                 &asks,
                 &amount,
                 (&mut blockers, &mut unblock),
@@ -425,7 +424,7 @@ pub(crate) fn explain(
                 "nothing in the queues: it fits what is free now; Kueue admits it in its next cycle (the snapshot may predate that)".into(),
             );
         }
-        out.push(Explanation {
+        Explanation {
             workload: spec.name.clone(),
             local_queue: String::new(),
             cluster_queue: cq.name.clone(),
@@ -440,9 +439,25 @@ pub(crate) fn explain(
             never_admissible,
             blockers,
             unblock,
-        });
+        }
+    };
+    // Each pending Workload is explained on its own against the same state: on all cores
+    // (10,000 of them were a fifth of `explain`'s time on one), each task with its own copy
+    // of the state (its preemption memo is not shared between threads).
+    if !crate::base::par::wide(pending.len()) {
+        return pending.iter().map(|&wl| one(&state, wl)).collect();
     }
-    out
+    let size = pending.len().div_ceil(4 * rayon::current_num_threads());
+    let tasks: Vec<(State, &[usize])> = pending
+        .chunks(size)
+        .map(|chunk| (state.clone(), chunk))
+        .collect();
+    crate::base::par::map(true, tasks, |(state, chunk)| {
+        chunk.iter().map(|&wl| one(&state, wl)).collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// The quota that is short now: per request, the flavor closest to fitting, and whether the

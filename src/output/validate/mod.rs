@@ -102,6 +102,13 @@ const UNCHECKED_KINDS: &[(&str, &str)] = &[];
 
 /// Validate one object (a parsed YAML/JSON document).
 pub fn object(value: &Value) -> Verdict {
+    object_skipping(value, &[])
+}
+
+/// Validate one object read back from a cluster, leaving the `metadata` fields the API
+/// server sets (`skip`) unchecked: the object is checked as it was written, without copying
+/// it to take them out.
+pub(crate) fn object_skipping(value: &Value, skip: &'static [&'static str]) -> Verdict {
     let table = match schema::table() {
         Ok(t) => t,
         Err(e) => {
@@ -114,6 +121,7 @@ pub fn object(value: &Value) -> Verdict {
         }
     };
     let mut w = walk::Walker::new(table);
+    w.skip_metadata = skip;
     let Value::Object(root) = value else {
         w.report(
             Check::Schema,
@@ -214,12 +222,13 @@ pub enum Origin {
     Manifest,
 }
 
-/// Where an object stands in a parsed document: its source, the document (value and
-/// positions), and the object's JSON pointer in it (`""`, or `/items/3` in a `List`).
+/// Where an object stands in a parsed document: its source, the object's value, the
+/// document's positions, and the object's JSON pointer in the document (`""`, or `/items/3`
+/// in a `List`).
 #[derive(Debug, Clone, Copy)]
 pub struct Place<'a> {
     pub source: &'a Source,
-    pub document: &'a Value,
+    pub object: &'a Value,
     pub(crate) spans: &'a SpanMap,
     pub base: &'a str,
 }
@@ -267,8 +276,8 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
         // A scalar is shown where it is; a field that is missing, unknown, or a whole
         // mapping or list is shown at its key (`spec:`), not at its first entry.
         let scalar = p
-            .document
-            .pointer(&pointer)
+            .object
+            .pointer(&v.pointer)
             .is_some_and(|x| !x.is_object() && !x.is_array());
         let at_key = matches!(v.check, Check::UnknownField | Check::BadKey);
         let pos = if scalar && !at_key {
@@ -354,7 +363,7 @@ pub fn place(bundle: &Bundle, failed: Vec<(usize, Verdict)>) -> Vec<Diagnostic> 
                 v,
                 located.as_ref().map(|(source, doc)| Place {
                     source,
-                    document: &doc.value,
+                    object: &doc.value,
                     spans: &doc.spans,
                     base: "",
                 }),

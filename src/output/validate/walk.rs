@@ -21,6 +21,8 @@ pub(crate) struct Walker<'t> {
     /// Type errors so far. CEL rules need well-typed input (the API server skips them too
     /// when a type is wrong); unknown fields and bad values do not stop them.
     type_errors: usize,
+    /// `metadata` fields left unchecked (what the API server sets, in an object read back).
+    pub skip_metadata: &'static [&'static str],
 }
 
 impl<'t> Walker<'t> {
@@ -29,6 +31,7 @@ impl<'t> Walker<'t> {
             table,
             out: Vec::new(),
             type_errors: 0,
+            skip_metadata: &[],
         }
     }
 
@@ -353,6 +356,12 @@ impl<'t> Walker<'t> {
         // One buffer for every child's pointer: cut back to `ptr` and extended per key.
         let mut child_ptr = String::with_capacity(ptr.len() + 32);
         for (key, v) in map {
+            if !self.skip_metadata.is_empty()
+                && ptr == "/metadata"
+                && self.skip_metadata.contains(&key.as_str())
+            {
+                continue;
+            }
             child_ptr.clear();
             child_ptr.push_str(ptr);
             push_segment(&mut child_ptr, key);
