@@ -7,6 +7,7 @@
 //! never passed silently.
 
 use super::schema::{NodeId, Rule, Table};
+use cel::common::ast::{EntryExpr, Expr};
 use cel::common::types::{
     CelBool, CelDouble, CelInt, CelList, CelMap, CelMapKey, CelNull, CelString, CelUInt,
 };
@@ -29,8 +30,123 @@ pub(super) enum Outcome {
     Transition,
 }
 
-/// A compiled rule: its expression, macros expanded, or why it does not parse.
-type Compiled = Result<Arc<IdedExpr>, String>;
+/// A compiled rule: its expression, macros expanded, and what it reads of `self`; or why it
+/// does not parse.
+type Compiled = Result<Arc<(IdedExpr, Reads)>, String>;
+
+/// What a rule reads of a value: all of it, or some of its fields (by name) and what of
+/// each. A Workload's rule at its root reads `status.conditions`, `status.admission` and the
+/// size of `spec.podSets`: turning the whole object (pod templates and all) into CEL values
+/// for it, and again for the rules at `spec` and at each pod set, was most of the CRD check of
+/// a snapshot.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Reads {
+    All,
+    Fields(HashMap<String, Reads>),
+}
+
+impl Reads {
+    /// What a rule reads of `self`. A field chain from `self` (`self.a.b`) reads the
+    /// fields on its way and, at its end, the whole value, unless the chain is a presence
+    /// test (`has(self.a.b)`: `b` is there or not). Every other use of `self` (compared,
+    /// sized, iterated, indexed, handed to a function) reads all of it. A value a rule never
+    /// names cannot change what it returns.
+    fn of(expr: &IdedExpr) -> Reads {
+        let mut reads = Reads::Fields(HashMap::new());
+        visit(expr, &mut reads);
+        reads
+    }
+
+    /// Add `path` from the root: its end read whole (`all`), or only for presence.
+    fn add(&mut self, path: &[&str], all: bool) {
+        let Reads::Fields(fields) = self else { return };
+        match path.split_first() {
+            None if all => *self = Reads::All,
+            None => {}
+            Some((first, rest)) => fields
+                .entry((*first).to_owned())
+                .or_insert_with(|| Reads::Fields(HashMap::new()))
+                .add(rest, all),
+        }
+    }
+}
+
+/// The fields of a chain of selects from `self` (`self.a.b` → `[a, b]`, and whether the last
+/// is a presence test), or `None` when it starts elsewhere.
+fn self_chain(mut e: &IdedExpr) -> Option<(Vec<&str>, bool)> {
+    let mut path = Vec::new();
+    let mut test = false;
+    loop {
+        match &e.expr {
+            Expr::Ident(name) if name == "self" => {
+                path.reverse();
+                return Some((path, test));
+            }
+            Expr::Select(s) => {
+                // Only the outermost select may be a presence test.
+                if path.is_empty() {
+                    test = s.test;
+                } else if s.test {
+                    return None;
+                }
+                path.push(s.field.as_str());
+                e = &s.operand;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn visit(e: &IdedExpr, reads: &mut Reads) {
+    if let Some((path, test)) = self_chain(e) {
+        reads.add(&path, !test);
+        return;
+    }
+    match &e.expr {
+        Expr::Select(s) => visit(&s.operand, reads),
+        Expr::Call(c) => {
+            if let Some(t) = &c.target {
+                visit(t, reads);
+            }
+            c.args.iter().for_each(|a| visit(a, reads));
+        }
+        Expr::Comprehension(c) => {
+            for part in [
+                &c.iter_range,
+                &c.accu_init,
+                &c.loop_cond,
+                &c.loop_step,
+                &c.result,
+            ] {
+                visit(part, reads);
+            }
+        }
+        Expr::List(l) => l.elements.iter().for_each(|x| visit(x, reads)),
+        Expr::Map(m) => {
+            for entry in &m.entries {
+                if let EntryExpr::MapEntry(me) = &entry.expr {
+                    visit(&me.key, reads);
+                    visit(&me.value, reads);
+                }
+            }
+        }
+        Expr::Struct(st) => {
+            for entry in &st.entries {
+                match &entry.expr {
+                    EntryExpr::StructField(f) => visit(&f.value, reads),
+                    EntryExpr::MapEntry(me) => {
+                        visit(&me.key, reads);
+                        visit(&me.value, reads);
+                    }
+                }
+            }
+        }
+        // `self` alone, or an identifier shadowing nothing of it: a comprehension's
+        // variable, `oldSelf`.
+        Expr::Ident(name) if name == "self" => *reads = Reads::All,
+        Expr::Ident(_) | Expr::Literal(_) | Expr::Unspecified => {}
+    }
+}
 
 /// Rules compile once per process, shared by every thread (tests compile many bundles at
 /// once); the same rule text appears in several CRDs. Compiling them ahead on a second thread
@@ -60,7 +176,10 @@ fn compile(rule: &str) -> Compiled {
     // Compiled outside the lock: two threads may compile one rule at once (a waste, never a
     // different result), and neither waits for the other.
     let compiled = parse(rule)
-        .map(Arc::new)
+        .map(|e| {
+            let reads = Reads::of(&e);
+            Arc::new((e, reads))
+        })
         .map_err(|e| format!("does not parse: {e}"));
     programs()
         .lock()
@@ -95,7 +214,19 @@ pub(super) fn evaluate(table: &Table, rule: &Rule, node: NodeId, value: &Value) 
         Ok(p) => p,
         Err(e) => return Outcome::NotEvaluated(e),
     };
-    let result = run(&program, to_val(table, Some(node), value));
+    let (expr, reads) = &*program;
+    let result = run(expr, to_val(table, Some(node), value, reads));
+    // Debug builds (every test run) hold the rule to what it returns on the whole value.
+    #[cfg(debug_assertions)]
+    {
+        let whole = run(expr, to_val(table, Some(node), value, &Reads::All));
+        assert_eq!(
+            format!("{result:?}"),
+            format!("{whole:?}"),
+            "rule `{}` reads {reads:?} of {value}",
+            rule.rule
+        );
+    }
     match result {
         Ok(Cel::Bool(true)) => Outcome::Pass,
         Ok(Cel::Bool(false)) => Outcome::Fail(message(table, rule, node, value)),
@@ -160,7 +291,7 @@ fn is_data_error(e: &ExecutionError) -> bool {
 fn message(table: &Table, rule: &Rule, node: NodeId, value: &Value) -> String {
     if let Some(expr) = &rule.message_expression
         && let Ok(p) = compile(expr)
-        && let Ok(Cel::String(s)) = run(&p, to_val(table, Some(node), value))
+        && let Ok(Cel::String(s)) = run(&p.0, to_val(table, Some(node), value, &Reads::All))
     {
         return s.to_string();
     }
@@ -172,7 +303,13 @@ fn message(table: &Table, rule: &Rule, node: NodeId, value: &Value) -> String {
 /// JSON → CEL, filling in schema defaults for absent fields (the API server defaults before
 /// it validates, and the CRDs' rules are written for defaulted objects). The CEL values
 /// borrow every string from the JSON and the schema table: nothing is copied but the shape.
-fn to_val<'a>(table: &'a Table, node: Option<NodeId>, value: &'a Value) -> Box<dyn Val + 'a> {
+/// Only what `reads` names of a mapping is turned into CEL values (`Reads`).
+fn to_val<'a>(
+    table: &'a Table,
+    node: Option<NodeId>,
+    value: &'a Value,
+    reads: &Reads,
+) -> Box<dyn Val + 'a> {
     let schema = node.map(|n| table.node(n));
     match value {
         Value::Null => Box::new(CelNull),
@@ -185,26 +322,33 @@ fn to_val<'a>(table: &'a Table, node: Option<NodeId>, value: &'a Value) -> Box<d
         Value::String(s) => Box::new(CelString::from(s.as_str())),
         Value::Array(items) => {
             let item = schema.and_then(|s| s.items);
+            // A select cannot reach into a list: a list is read whole.
             Box::new(CelList::from(
                 items
                     .iter()
-                    .map(|v| to_val(table, item, v))
+                    .map(|v| to_val(table, item, v, &Reads::All))
                     .collect::<Vec<_>>(),
             ))
         }
         Value::Object(map) => {
             let props = schema.and_then(|s| s.properties.as_ref());
+            let wanted = |k: &str| match reads {
+                Reads::All => Some(&Reads::All),
+                Reads::Fields(f) => f.get(k),
+            };
             let mut out: HashMap<CelMapKey<'a>, Box<dyn Val + 'a>> =
                 HashMap::with_capacity(map.len());
             for (k, v) in map {
+                let Some(r) = wanted(k) else { continue };
                 let child = schema.and_then(|s| props.and_then(|p| p.get(k).copied()).or(s.values));
-                out.insert(key(k), to_val(table, child, v));
+                out.insert(key(k), to_val(table, child, v, r));
             }
             for (name, child) in props.into_iter().flatten() {
                 if !map.contains_key(name)
+                    && let Some(r) = wanted(name)
                     && let Some(d) = &table.node(*child).default
                 {
-                    out.insert(key(name), to_val(table, Some(*child), d));
+                    out.insert(key(name), to_val(table, Some(*child), d, r));
                 }
             }
             Box::new(CelMap::from(out))
@@ -239,6 +383,48 @@ mod tests {
             n.ty.is_none() && n.properties.is_none() && !n.int_or_string
         });
         evaluate(t, &rule(text), any.unwrap(), value)
+    }
+
+    fn reads(text: &str) -> Reads {
+        Reads::of(&parse(text).unwrap())
+    }
+
+    fn fields(list: &[(&str, Reads)]) -> Reads {
+        Reads::Fields(
+            list.iter()
+                .map(|(k, r)| ((*k).to_owned(), r.clone()))
+                .collect(),
+        )
+    }
+
+    /// A rule reads the fields it names, their ends whole, presence tests only for presence,
+    /// and `self` whole wherever it is used other than through a field.
+    #[test]
+    fn a_rule_reads_what_it_names() {
+        let none = || fields(&[]);
+        assert_eq!(
+            reads(
+                "has(self.status) && self.status.conditions.exists(c, c.type == 'A') ? size(self.spec.podSets) == 1 : true"
+            ),
+            fields(&[
+                ("status", fields(&[("conditions", Reads::All)])),
+                ("spec", fields(&[("podSets", Reads::All)])),
+            ])
+        );
+        assert_eq!(
+            reads("has(self.a.b) && self.c == 1"),
+            fields(&[("a", fields(&[("b", none())])), ("c", Reads::All)])
+        );
+        for whole in [
+            "size(self) > 0",
+            "self.all(k, k != 'x')",
+            "self == {}",
+            "'a' in self",
+        ] {
+            assert_eq!(reads(whole), Reads::All, "{whole}");
+        }
+        assert_eq!(reads("self.m.size() == 1"), fields(&[("m", Reads::All)]));
+        assert_eq!(reads("self.l[0].x == 1"), fields(&[("l", Reads::All)]));
     }
 
     #[test]
@@ -294,7 +480,7 @@ mod tests {
         for id in t.ids() {
             for r in &t.node(id).rules {
                 let expr = compile(&r.rule).unwrap_or_else(|e| panic!("{}: {e}", r.rule));
-                let reads_old = expr.references().has_variable("oldSelf");
+                let reads_old = expr.0.references().has_variable("oldSelf");
                 assert_eq!(is_transition(&r.rule), reads_old, "{}", r.rule);
                 transitions += usize::from(reads_old);
                 seen += 1;
