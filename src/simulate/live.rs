@@ -238,6 +238,11 @@ pub(crate) struct Blocker {
     pub(crate) message: String,
 }
 
+/// How many of the Workloads ahead an explanation names (`position` counts them all): every
+/// one would make the explanations of a queue of n pending Workloads n²/2 names long (a queue
+/// of 10,000: 50 million).
+pub(crate) const AHEAD_LISTED: usize = 10;
+
 /// Why one pending Workload waits.
 #[derive(Clone, Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -249,6 +254,7 @@ pub(crate) struct Explanation {
     /// 1 for the head of its ClusterQueue, in Kueue's order (priority, then creation time);
     /// 0 when it holds quota and waits for its admission checks.
     pub(crate) position: usize,
+    /// The first `AHEAD_LISTED` Workloads ahead of it, in Kueue's order.
     pub(crate) ahead: Vec<String>,
     pub(crate) asks: Vec<Ask>,
     /// Whether its requests fit what is free now (on the flavors Kueue would assign).
@@ -432,6 +438,7 @@ pub(crate) fn explain(
             position: ahead.len() + 1,
             ahead: ahead
                 .iter()
+                .take(AHEAD_LISTED)
                 .map(|&o| world.workloads[o].name.clone())
                 .collect(),
             asks,

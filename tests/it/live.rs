@@ -778,3 +778,50 @@ fn a_deactivated_workload_takes_no_quota_in_the_forecast() {
         "{doc}"
     );
 }
+
+/// A deep queue: `position` counts every Workload ahead, `ahead` names the first 10 in
+/// Kueue's order (priority, then creation time). Naming
+/// every one would grow the output with the square of the queue.
+#[test]
+fn explain_names_the_first_ten_workloads_ahead_and_counts_them_all() {
+    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let start = text
+        .find("- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: Workload\n  metadata:\n    name: a-later\n")
+        .expect("a-later in the fixture");
+    let len = text[start + 2..]
+        .find("\n- ")
+        .map_or(text.len() - start, |n| n + 3);
+    let later = &text[start..start + len];
+    let mut state = text.clone();
+    for i in 0..15 {
+        state.push_str(
+            &later
+                .replace("name: a-later", &format!("name: a-later-{i:02}"))
+                .replace(
+                    "'2026-01-05T09:06:00Z'",
+                    &format!("'2026-01-05T09:07:{i:02}Z'"),
+                )
+                .replace("000000000004", &format!("0000000001{i:02}")),
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.yaml");
+    std::fs::write(&path, state).unwrap();
+    let p = path.to_str().unwrap();
+    let out = explain(&[p, "ray/a-later-14", "--output", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let e = &v[0];
+    // The fixture's a-next, a-later and a-huge, then the 14 copies before it.
+    assert_eq!(e["position"], 18, "{e}");
+    let mut want: Vec<String> = ["ray/a-next", "ray/a-later", "ray/a-huge"]
+        .map(str::to_owned)
+        .into();
+    want.extend((0..7).map(|i| format!("ray/a-later-{i:02}")));
+    assert_eq!(e["ahead"], serde_json::json!(want));
+    let human = stdout(&explain(&[p, "ray/a-later-14"]));
+    assert!(
+        human.contains("position: 18 in ClusterQueue team-a-cq"),
+        "{human}"
+    );
+}
