@@ -138,13 +138,17 @@ pub(crate) fn resolve_profile(arg: &str, format: ErrorFormat) -> Result<Resolved
     }
 }
 
-/// Write to stdout; a closed pipe (`| head`) is not an error worth a panic.
-/// `items` as `serde_json::to_string_pretty` writes the list, byte for byte, each item
-/// written on its own and on all cores when there are many (10,000 explanations are 33 MB of
-/// JSON): an item of a pretty list is the item written alone with every line indented once.
-pub(crate) fn pretty_json_list<T: serde::Serialize + Sync>(items: &[T]) -> String {
+/// `items` as `serde_json::to_string_pretty` writes the list, byte for byte, then a line
+/// break: each item written on its own and on all cores when there are many (10,000
+/// explanations are 33 MB of JSON), and the items written out one after the other, never
+/// joined into one string. An item of a pretty list is the item written alone with every line
+/// indented once.
+pub(crate) fn write_json_list<T: serde::Serialize + Sync>(
+    out: &mut impl Write,
+    items: &[T],
+) -> std::io::Result<()> {
     if items.is_empty() {
-        return "[]".to_owned();
+        return out.write_all(b"[]\n");
     }
     let wide = crate::base::par::wide(items.len());
     let parts = crate::base::par::map(wide, items, |item| {
@@ -156,16 +160,30 @@ pub(crate) fn pretty_json_list<T: serde::Serialize + Sync>(items: &[T]) -> Strin
         }
         out
     });
-    let mut out = String::with_capacity(parts.iter().map(|p| p.len() + 2).sum::<usize>() + 4);
-    out.push_str("[\n");
-    out.push_str(&parts.join(",\n"));
-    out.push_str("\n]");
-    out
+    out.write_all(b"[\n")?;
+    for (i, part) in parts.iter().enumerate() {
+        if i > 0 {
+            out.write_all(b",\n")?;
+        }
+        out.write_all(part.as_bytes())?;
+    }
+    out.write_all(b"\n]\n")
 }
 
+/// `write_json_list` to stdout.
+pub(crate) fn write_stdout_json_list<T: serde::Serialize + Sync>(items: &[T]) -> u8 {
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    stdout_result(write_json_list(&mut out, items).and_then(|()| out.flush()))
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error worth a panic.
 pub(crate) fn write_stdout(text: &str) -> u8 {
     let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+    stdout_result(out.write_all(text.as_bytes()).and_then(|()| out.flush()))
+}
+
+fn stdout_result(written: std::io::Result<()>) -> u8 {
+    match written {
         Ok(()) => exit::OK,
         Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => exit::OK,
         Err(e) => print_error(&format!("cannot write to stdout: {e}"), ErrorFormat::Human),
@@ -186,9 +204,11 @@ mod tests {
         };
         for n in [0, 1, 3, 450] {
             let items: Vec<Value> = (0..n).map(item).collect();
+            let mut out = Vec::new();
+            super::write_json_list(&mut out, &items).unwrap();
             assert_eq!(
-                super::pretty_json_list(&items),
-                serde_json::to_string_pretty(&items).unwrap(),
+                String::from_utf8(out).unwrap(),
+                serde_json::to_string_pretty(&items).unwrap() + "\n",
                 "{n} items"
             );
         }
