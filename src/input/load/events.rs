@@ -258,19 +258,26 @@ fn last_scalar_end(tree: &Tree) -> usize {
 }
 
 /// The column a block collection's children start in: a mapping's position, or a
-/// sequence's `-`. The parser places an indentless sequence (`key:` then `- item` in the
-/// key's column, as kubectl writes every list) at its first item's content, a sequence on
-/// its own (a piece's root) at the `-`: the `-` is found before the content, past blanks.
+/// sequence's `-`. The parser places a sequence on its own (a piece's root) at its `-`, and an
+/// indentless one (`key:` then `- item` in the key's column, as kubectl writes every list) at
+/// its first item's content, where the `-` is found before it, past blanks. `None` when that
+/// first item is itself a sequence (`- - x`): the `-` there is the inner sequence's.
 fn items_column(t: &Tree, text: &str) -> Option<u32> {
-    if !matches!(t.kind, TreeKind::Seq(_)) {
+    let TreeKind::Seq(items) = &t.kind else {
         return Some(t.pos.column);
-    }
+    };
     let bytes = text.as_bytes();
-    if bytes.get(t.pos.start) == Some(&b'-') {
-        return Some(t.pos.column);
+    let Some(first) = items.first().filter(|i| i.pos.start == t.pos.start) else {
+        return (bytes.get(t.pos.start) == Some(&b'-')).then_some(t.pos.column);
+    };
+    if matches!(first.kind, TreeKind::Seq(_)) {
+        return None;
     }
-    let before = &bytes[..t.pos.start];
-    let blanks = before.iter().rev().take_while(|b| **b == b' ').count();
+    let blanks = bytes[..t.pos.start]
+        .iter()
+        .rev()
+        .take_while(|b| **b == b' ')
+        .count();
     let dash = t.pos.start.checked_sub(blanks + 1)?;
     (bytes[dash] == b'-').then(|| t.pos.column - u32::try_from(blanks + 1).unwrap_or(u32::MAX))
 }
@@ -719,12 +726,21 @@ mod tests {
             "a:\n  b:\n    - 1\n    - 2\n  c:\n  - 3\n  - 4\nd: 5\n",
             "a: 1\nb\n",
             "a: 1\nb: 2\n...\n",
+            // An indentless list whose first item is a list: placed at the inner `-`.
+            "a:\n- - x\n- k:\n  - - q\n  - z\n",
+            "a:\n- -5\n- k:\n  - q\n  - z\n",
         ];
         docs.extend(tricky.iter().map(|d| (format!("{d:?}"), (*d).to_owned())));
         let (mut joined, mut declined) = (0, 0);
         for (name, text) in docs {
             let source = Source::new(name.clone(), text);
-            for size in [1, 4096] {
+            // The short tricky documents at every piece size; the files at two.
+            let sizes: Vec<usize> = if source.text.len() < 200 {
+                (1..=source.text.len().max(1)).collect()
+            } else {
+                vec![1, 4096]
+            };
+            for size in sizes {
                 match pieces(&source, size) {
                     Some(tree) => {
                         joined += 1;
