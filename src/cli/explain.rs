@@ -1,8 +1,9 @@
 //! `raykueue explain --profile P --state state.yaml [WORKLOAD…]`: why each pending Workload of
 //! a live cluster's snapshot waits, in Kueue's terms (human, or one JSON document).
 
-use super::{ErrorFormat, exit, print_diagnostics, print_error, resolve_profile, write_stdout};
-use crate::compile;
+use super::{
+    ErrorFormat, exit, print_diagnostics, print_error, resolve_profile, typed_profile, write_stdout,
+};
 use crate::input::state;
 use clap::{Args, ValueEnum};
 
@@ -40,16 +41,7 @@ impl ExplainCommand {
             large(&self.state),
             || {
                 let resolved = resolve_profile(&self.profile, self.error_format)?;
-                let (typed, diags) = compile::check_profile(&resolved);
-                let errors: Vec<_> = diags
-                    .into_iter()
-                    .filter(crate::base::diagnostic::Diagnostic::is_error)
-                    .collect();
-                let Some((_, profile)) = typed.filter(|_| errors.is_empty()) else {
-                    print_diagnostics(&errors, self.error_format);
-                    return Err(exit::INVALID);
-                };
-                Ok(profile)
+                typed_profile(&resolved, self.error_format)
             },
             || load_state(&self.state),
         );

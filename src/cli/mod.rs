@@ -138,6 +138,22 @@ pub(crate) fn resolve_profile(arg: &str, format: ErrorFormat) -> Result<Resolved
     }
 }
 
+/// The resolved profile, typed; or `Err(exit::INVALID)` once its errors are printed. Its
+/// warnings are `check`'s business: the commands that run on a profile (`explain`,
+/// `simulate`) need only that it has no errors.
+pub(crate) fn typed_profile(
+    resolved: &Resolved,
+    format: ErrorFormat,
+) -> Result<crate::profile::Profile, u8> {
+    let (typed, diags) = crate::compile::check_profile(resolved);
+    let errors: Vec<_> = diags.into_iter().filter(Diagnostic::is_error).collect();
+    let Some((_, profile)) = typed.filter(|_| errors.is_empty()) else {
+        print_diagnostics(&errors, format);
+        return Err(exit::INVALID);
+    };
+    Ok(profile)
+}
+
 /// `items` as `serde_json::to_string_pretty` writes the list, byte for byte, then a line
 /// break: each item written on its own and on all cores when there are many (10,000
 /// explanations are 33 MB of JSON), and the items written out one after the other, never

@@ -228,15 +228,9 @@ impl SimulateCommand {
         if crate::fleet::is_fleet(&resolved) {
             return self.run_fleet(&resolved);
         }
-        // Warnings of the profile are `check`'s business; errors make the simulation moot.
-        let (typed, diags) = compile::check_profile(&resolved);
-        let errors: Vec<_> = diags
-            .into_iter()
-            .filter(crate::base::diagnostic::Diagnostic::is_error)
-            .collect();
-        let Some((_, profile)) = typed.filter(|_| errors.is_empty()) else {
-            print_diagnostics(&errors, self.error_format);
-            return exit::INVALID;
+        let profile = match super::typed_profile(&resolved, self.error_format) {
+            Ok(p) => p,
+            Err(code) => return code,
         };
         if let Some(state) = &self.state {
             return self.run_state(&profile, state);
