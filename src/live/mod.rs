@@ -55,7 +55,7 @@ fn validate_object(state: &LiveState, o: &LiveObject) -> Vec<Diagnostic> {
     let file = &state.files[o.file];
     let place = Place {
         source: &file.source,
-        object: &o.value,
+        object: value,
         spans: &file.spans[o.doc],
         base: &o.base,
     };
@@ -337,7 +337,7 @@ pub(crate) fn workloads<'s>(
             })
             .collect();
         let (run_for, run_source) = run_of(o);
-        let w = LiveWorkload {
+        let mut w = LiveWorkload {
             namespace: o.namespace.clone().unwrap_or_default(),
             name: o.name.clone(),
             queue: spec["queueName"].as_str().unwrap_or("").to_owned(),
@@ -351,7 +351,6 @@ pub(crate) fn workloads<'s>(
             remaining: None,
             reserved_at: 0,
         };
-        let mut w = w;
         if reserved {
             let clock = |kind: &str| {
                 condition_time(v, kind).map_or(0, |t| u64::try_from(t - first).unwrap_or(0))

@@ -13,6 +13,16 @@ fn explain(args: &[&str]) -> std::process::Output {
     raykueue(&all)
 }
 
+/// A snapshot written to a file of its own (an edited fixture): the folder, kept alive by the
+/// caller, and the file's path.
+fn state_file(text: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("state.yaml");
+    std::fs::write(&path, text).unwrap();
+    let path = path.to_str().unwrap().to_owned();
+    (dir, path)
+}
+
 #[test]
 fn explain_says_why_each_pending_workload_waits() {
     let out = explain(&[BUSY]);
@@ -146,10 +156,8 @@ fn workloads_are_checked_against_the_workload_crd() {
     // A condition without its required `reason` (metav1.Condition), as no API server returns.
     let broken = text.replacen("      reason: QuotaReserved\n", "", 1);
     assert_ne!(broken, text);
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("state.yaml");
-    std::fs::write(&p, broken).unwrap();
-    let out = explain(&[p.to_str().unwrap()]);
+    let (_dir, p) = state_file(&broken);
+    let out = explain(&[&p]);
     assert_eq!(out.status.code(), Some(1));
     let err = stderr(&out);
     assert!(
@@ -345,10 +353,8 @@ fn a_stopped_cluster_queue_blocks_its_workloads_first() {
     // The first ClusterQueue of the snapshot is team-a-cq (kubectl's name order).
     let held = text.replacen("    stopPolicy: None\n", "    stopPolicy: Hold\n", 1);
     assert_ne!(held, text);
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("state.yaml");
-    std::fs::write(&p, held).unwrap();
-    let out = explain(&[p.to_str().unwrap(), "a-next", "--output", "json"]);
+    let (_dir, p) = state_file(&held);
+    let out = explain(&[&p, "a-next", "--output", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v[0]["blockers"][0]["kind"], "StoppedQueue", "{v}");
@@ -360,13 +366,7 @@ fn a_stopped_cluster_queue_blocks_its_workloads_first() {
         "{v}"
     );
     // Drift does not report it: the profile does not write stopPolicy.
-    let drift = stderr(&raykueue(&[
-        "check",
-        "--profile",
-        "team",
-        "--state",
-        p.to_str().unwrap(),
-    ]));
+    let drift = stderr(&raykueue(&["check", "--profile", "team", "--state", &p]));
     assert!(!drift.contains("RK812"), "{drift}");
 }
 
@@ -607,10 +607,8 @@ fn explain_names_the_borrowing_limit_when_the_cohort_has_room() {
         "10",
     ]);
     assert_eq!(snap.status.code(), Some(0), "{}", stderr(&snap));
-    let dir = tempfile::tempdir().unwrap();
-    let state = dir.path().join("state.yaml");
-    std::fs::write(&state, stdout(&snap)).unwrap();
-    let state = state.to_str().unwrap();
+    let (dir, state) = state_file(&stdout(&snap));
+    let state = state.as_str();
     let out = raykueue(&["explain", "-p", profile, "--state", state]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     insta::with_settings!({snapshot_path => "../../golden/live"}, {
@@ -756,9 +754,7 @@ fn a_deactivated_workload_takes_no_quota_in_the_forecast() {
             1,
         )
         .replacen("cpu: '2'", "cpu: '54'", 1);
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("state.yaml");
-    std::fs::write(&p, format!("{head}{paused}")).unwrap();
+    let (_dir, p) = state_file(&format!("{head}{paused}"));
     let out = raykueue(&[
         "simulate",
         "--profile",
@@ -766,7 +762,7 @@ fn a_deactivated_workload_takes_no_quota_in_the_forecast() {
         "--output",
         "json",
         "--state",
-        p.to_str().unwrap(),
+        &p,
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -804,10 +800,8 @@ fn explain_names_the_first_ten_workloads_ahead_and_counts_them_all() {
                 .replace("000000000004", &format!("0000000001{i:02}")),
         );
     }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("state.yaml");
-    std::fs::write(&path, state).unwrap();
-    let p = path.to_str().unwrap();
+    let (_dir, p) = state_file(&state);
+    let p = p.as_str();
     let out = explain(&[p, "ray/a-later-14", "--output", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
