@@ -13,6 +13,11 @@ fn explain(args: &[&str]) -> std::process::Output {
     raykueue(&all)
 }
 
+/// The `team-busy` fixture's text, to edit.
+fn busy() -> String {
+    std::fs::read_to_string(repo().join(BUSY)).unwrap()
+}
+
 /// A snapshot written to a file of its own (an edited fixture): the folder, kept alive by the
 /// caller, and the file's path.
 fn state_file(text: &str) -> (tempfile::TempDir, String) {
@@ -98,7 +103,7 @@ fn explain_named_workloads_only_and_unknown_names_fail() {
 
 #[test]
 fn a_list_a_stream_and_a_folder_read_alike() {
-    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let text = busy();
     let list: serde_json::Value = serde_saphyr::from_str(&text).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let items = list["items"].as_array().unwrap();
@@ -152,7 +157,7 @@ fn another_kueue_version_is_refused_with_its_place() {
 
 #[test]
 fn workloads_are_checked_against_the_workload_crd() {
-    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let text = busy();
     // A condition without its required `reason` (metav1.Condition), as no API server returns.
     let broken = text.replacen("      reason: QuotaReserved\n", "", 1);
     assert_ne!(broken, text);
@@ -260,7 +265,7 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
     // The run-time assumption moves the forecast.
     assert_eq!(eta(&[BUSY, "--run-time", "1200"])["ray/a-next"], 60);
     // A Workload's own maximumExecutionTimeSeconds wins over the default.
-    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let text = busy();
     let bounded = text.replacen(
         "  spec:\n    queueName: team-a\n",
         "  spec:\n    maximumExecutionTimeSeconds: 1500\n    queueName: team-a\n",
@@ -349,7 +354,7 @@ fn simulate_state_forecasts_when_each_pending_workload_starts() {
 
 #[test]
 fn a_stopped_cluster_queue_blocks_its_workloads_first() {
-    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let text = busy();
     // The first ClusterQueue of the snapshot is team-a-cq (kubectl's name order).
     let held = text.replacen("    stopPolicy: None\n", "    stopPolicy: Hold\n", 1);
     assert_ne!(held, text);
@@ -743,7 +748,7 @@ fn a_fleet_has_no_single_snapshot() {
 /// it, even when it is older than the pending ones and would take the quota they wait for.
 #[test]
 fn a_deactivated_workload_takes_no_quota_in_the_forecast() {
-    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let text = busy();
     let at = text.find("    name: b-paused\n").unwrap();
     let (head, paused) = text.split_at(at);
     // Older than b-cpu (09:09) and asking all but 2 of the CPUs team-b could get.
@@ -780,7 +785,7 @@ fn a_deactivated_workload_takes_no_quota_in_the_forecast() {
 /// every one would grow the output with the square of the queue.
 #[test]
 fn explain_names_the_first_ten_workloads_ahead_and_counts_them_all() {
-    let text = std::fs::read_to_string(repo().join(BUSY)).unwrap();
+    let text = busy();
     let start = text
         .find("- apiVersion: kueue.x-k8s.io/v1beta2\n  kind: Workload\n  metadata:\n    name: a-later\n")
         .expect("a-later in the fixture");
