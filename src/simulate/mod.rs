@@ -165,8 +165,12 @@ fn run_recording(world: &World, until: Option<u64>, record_usage: bool, start: &
         sim.ends.push(Reverse((h.ends, h.workload)));
     }
     let submit_at = |w: usize| world.workloads[w].submit_at.max(start.at);
+    let mut unsubmitted = held.clone();
+    for &w in &start.absent {
+        unsubmitted[w] = true;
+    }
     let mut submissions: Vec<usize> = (0..world.workloads.len())
-        .filter(|&w| !held[w] && !start.absent.contains(&w))
+        .filter(|&w| !unsubmitted[w])
         .collect();
     submissions.sort_by_key(|&w| (submit_at(w), w));
     let mut next = 0;
