@@ -32,7 +32,7 @@ use super::preemption::{
     self, Reason, Target, candidates_ordering, reclaim_policy, satisfies, within_policy,
 };
 use super::quota::{Node, parent};
-use super::share::{Drs, compare};
+use super::share::{Drs, Kept, compare};
 use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World};
 use crate::profile::{PreemptionStrategy, ReclaimWithinCohort, WithinClusterQueue};
@@ -486,19 +486,35 @@ fn passes(
 }
 
 /// Whether the fair-sharing preemptor surely finds no targets for a preemption that asks at
-/// least `val` of `fr` (`preemptor::targets` asks first; a `false` says nothing; debug
-/// builds check every `true` against the full search). Three things must hold. No admitted workload of its own queue is one its
-/// `withinClusterQueue` lets it preempt (those go without condition, whatever they use, and
-/// taking one lowers its queue's share). Its queue would borrow on `fr` with the request, so
-/// it is not within nominal quota (where other queues' workloads go without condition). And
-/// at every Cohort on its way up, its side (the child on its path, with the request counted)
-/// weighs more (`compare`) than every borrowing sibling as it is: a target's side is such a
-/// sibling, its share only falls as workloads are taken out of it, so neither strategy lets
-/// any workload of another queue go (LessThanOrEqualToFinalShare needs the preemptor's side
-/// no heavier than the target's after the removal, LessThanInitialShare lighter than before);
-/// nothing is taken, so the shares never move. Asking more of `fr`, or of other resources
-/// too, only makes the preemptor's side heavier, so the answer holds for any such request.
-pub(super) fn surely_none(snap: &mut Snapshot<'_>, preemptor: usize, fr: Fr, val: i128) -> bool {
+/// least `val` of `fr`, among flavor/resources `frs` that need preemption (`preemptor::targets`
+/// asks first; a `false` says nothing; debug builds check every `true` against the full
+/// search). Nothing is taken when all of these hold, so the shares never move and each target
+/// queue is weighed on the shares as they are:
+///
+/// - No admitted workload of its own queue is one its `withinClusterQueue` lets it preempt
+///   (those go without condition, whatever they use, and taking one lowers its queue's share).
+/// - Its queue would borrow on `fr` with the request, so it is not within nominal quota
+///   (where other queues' workloads go without condition).
+/// - At every Cohort on its way up, against each borrowing sibling of its side (the child on
+///   its path, with the request counted): its side weighs more (`compare`) than the sibling
+///   as it is — a sibling's share only falls as workloads are taken out of it, so neither
+///   strategy lets one of its workloads go (LessThanOrEqualToFinalShare needs the preemptor's
+///   side no heavier than the target's after the removal, LessThanInitialShare lighter than
+///   before); or the two weigh the same and either the first strategy is
+///   LessThanInitialShare (which needs the preemptor's side strictly lighter, as the second
+///   one does) or taking out any one candidate under the sibling leaves it lighter than the
+///   preemptor's side; or no workload under the sibling is a candidate at all.
+///
+/// Asking more of `fr`, or of other resources too, only makes the preemptor's side heavier,
+/// and the candidates are weighed over all of `frs`, so the answer holds for the whole request.
+pub(super) fn surely_none(
+    snap: &mut Snapshot<'_>,
+    preemptor: usize,
+    fr: Fr,
+    val: i128,
+    frs: &[Fr],
+    strategies: &[PreemptionStrategy],
+) -> bool {
     let w = snap.world;
     let cq = w.workloads[preemptor].cq;
     let spec = &w.cqs[cq];
@@ -529,48 +545,183 @@ pub(super) fn surely_none(snap: &mut Snapshot<'_>, preemptor: usize, fr: Fr, val
         at = w.cohorts[k].parent;
     }
     snap.usage.to_mut().remove_all(w, cq, &one);
+    // A tie lets a workload go only under LessThanOrEqualToFinalShare first, and only one
+    // whose removal leaves its side as heavy.
+    let ties_may_take = strategies.first() != Some(&PreemptionStrategy::LessThanInitialShare);
+    let policy = reclaim_policy(spec.reclaim);
     // The siblings, as they are: the request does not touch them.
     for (k, side, mine) in &sides {
-        let cohort = &w.cohorts[*k];
-        let siblings = cohort
-            .child_cqs
-            .iter()
-            .map(|&c| Node::Cq(c))
-            .chain(cohort.child_cohorts.iter().map(|&c| Node::Cohort(c)));
-        for s in siblings.filter(|s| s != side) {
-            let beats = |d: &Drs| d.borrowing && compare(mine, d) != Ordering::Greater;
-            if state_share(snap, s, beats) {
+        // The siblings that may let a workload go: those the preemptor's side does not
+        // outweigh, the heaviest borrowing ones (a short list, usually empty).
+        let heavy = heavy_siblings(snap, *k, *side, mine);
+        for (s, heavier) in heavy {
+            // A tie lets nothing go when the first strategy needs the preemptor's side
+            // strictly lighter, or when every workload under the sibling makes it lighter
+            // taken out (its share is `mine`, so it becomes lighter than the preemptor's
+            // side); whatever the candidates are, then. Asked of a queue only, and kept for
+            // the nomination: for a Cohort it would weigh every workload of its subtree, where
+            // the candidates below are usually a few of them.
+            if !heavier && (!ties_may_take || (matches!(s, Node::Cq(_)) && each_lowers(snap, s))) {
+                continue;
+            }
+            let mut candidates = Vec::new();
+            under(w, s, &mut |t| {
+                if snap.usage.over_nominal(w, t, frs) {
+                    candidates.extend(
+                        snap.admitted_in(t).filter(|&c| {
+                            satisfies(w, policy, preemptor, c) && snap.uses_any(c, frs)
+                        }),
+                    );
+                }
+            });
+            // A heavier sibling with a candidate lets it go under LessThanInitialShare (at
+            // the latest as the second strategy).
+            if heavier && !candidates.is_empty() {
                 return false;
+            }
+            for c in candidates {
+                snap.remove_usage(c);
+                let still = compare(mine, &share_of(snap, s, false)) != Ordering::Greater;
+                snap.restore(c);
+                if still {
+                    return false;
+                }
             }
         }
     }
     true
 }
 
-/// `test` of a node's share with the state's usage: weighed once per nomination and kept
-/// (`Snapshot::shares`), or weighed now once nomination is over.
-fn state_share(snap: &Snapshot<'_>, node: Node, test: impl Fn(&Drs) -> bool) -> bool {
+/// Whether taking out any one admitted workload under `node` makes its share strictly
+/// smaller, with the state's usage: kept for the nomination when asked during one.
+fn each_lowers(snap: &mut Snapshot<'_>, node: Node) -> bool {
     let w = snap.world;
-    let slot = match node {
+    let i = slot(w, node);
+    if let Some(known) = snap
+        .shares
+        .get_mut()
+        .as_ref()
+        .and_then(|k| k.each_lowers.get(i).copied().flatten())
+    {
+        return known;
+    }
+    let before = share_of(snap, node, false);
+    let mut admitted = Vec::new();
+    under(w, node, &mut |t| admitted.extend(snap.admitted_in(t)));
+    let lowers = admitted.into_iter().all(|c| {
+        snap.remove_usage(c);
+        let after = share_of(snap, node, false);
+        snap.restore(c);
+        compare(&before, &after) == Ordering::Greater
+    });
+    if let Some(kept) = snap.shares.get_mut().as_mut() {
+        if kept.each_lowers.is_empty() {
+            kept.each_lowers.resize(w.cqs.len() + w.cohorts.len(), None);
+        }
+        kept.each_lowers[i] = Some(lowers);
+    }
+    lowers
+}
+
+/// Every ClusterQueue in the subtree of `node`.
+fn under(w: &World, node: Node, each: &mut dyn FnMut(usize)) {
+    match node {
+        Node::Cq(c) => each(c),
+        Node::Cohort(k) => {
+            for &c in &w.cohorts[k].child_cqs {
+                each(c);
+            }
+            for &child in &w.cohorts[k].child_cohorts {
+                under(w, Node::Cohort(child), each);
+            }
+        }
+    }
+}
+
+fn slot(w: &World, node: Node) -> usize {
+    match node {
         Node::Cq(c) => c,
         Node::Cohort(k) => w.cqs.len() + k,
-    };
-    let mut kept = snap.shares.borrow_mut();
-    let Some(table) = kept.as_mut() else {
-        return test(&share_of(snap, node, false));
-    };
-    if table.is_empty() {
-        table.resize(w.cqs.len() + w.cohorts.len(), None);
     }
-    let kept = table[slot].get_or_insert_with(|| share_of(snap, node, false));
-    debug_assert!(
-        {
-            let now = share_of(snap, node, false);
-            now.ratio.to_bits() == kept.ratio.to_bits() && now.borrowing == kept.borrowing
-        },
-        "a share kept for nomination no longer holds: the usage moved"
-    );
-    test(kept)
+}
+
+fn node_of(w: &World, slot: usize) -> Node {
+    if slot < w.cqs.len() {
+        Node::Cq(slot)
+    } else {
+        Node::Cohort(slot - w.cqs.len())
+    }
+}
+
+/// The borrowing children of Cohort `k` but `side` that `mine` does not outweigh with the
+/// state's usage, each with whether it is heavier (not a tie), heaviest first. During nomination
+/// the shares and the ranking are kept (`Snapshot::shares`): every head's search asks the
+/// same Cohorts, and a ranking turns the walk over all children into a look at the top few.
+fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<(Node, bool)> {
+    let w = snap.world;
+    let cohort = &w.cohorts[k];
+    let children = cohort
+        .child_cqs
+        .iter()
+        .map(|&c| Node::Cq(c))
+        .chain(cohort.child_cohorts.iter().map(|&c| Node::Cohort(c)));
+    let mut out = Vec::new();
+    let mut kept = snap.shares.borrow_mut();
+    let Some(kept) = kept.as_mut() else {
+        for s in children.filter(|&s| s != side) {
+            let d = share_of(snap, s, false);
+            match compare(mine, &d) {
+                Ordering::Greater => {}
+                o if d.borrowing => out.push((s, o == Ordering::Less)),
+                _ => {}
+            }
+        }
+        return out;
+    };
+    if kept.shares.is_empty() {
+        kept.shares.resize(w.cqs.len() + w.cohorts.len(), None);
+        kept.ranked.resize(w.cohorts.len(), None);
+    }
+    let Kept { shares, ranked, .. } = kept;
+    let ranked = ranked[k].get_or_insert_with(|| {
+        let mut borrowing: Vec<usize> = children
+            .map(|s| slot(w, s))
+            .filter(|&i| {
+                shares[i]
+                    .get_or_insert_with(|| share_of(snap, node_of(w, i), false))
+                    .borrowing
+            })
+            .collect();
+        // Heaviest first; `sort_by` is stable, so equal shares keep the children's order.
+        borrowing.sort_by(|&a, &b| compare_kept(shares, b, a));
+        borrowing
+    });
+    let own = slot(w, side);
+    for &i in ranked.iter() {
+        if i == own {
+            continue;
+        }
+        let Some(d) = &shares[i] else { continue };
+        debug_assert!(
+            {
+                let now = share_of(snap, node_of(w, i), false);
+                now.ratio.to_bits() == d.ratio.to_bits() && now.borrowing == d.borrowing
+            },
+            "a share kept for nomination no longer holds: the usage moved"
+        );
+        match compare(mine, d) {
+            Ordering::Greater => break,
+            o => out.push((node_of(w, i), o == Ordering::Less)),
+        }
+    }
+    out
+}
+
+fn compare_kept(shares: &[Option<Drs>], a: usize, b: usize) -> Ordering {
+    match (&shares[a], &shares[b]) {
+        (Some(x), Some(y)) => compare(x, y),
+        _ => Ordering::Equal,
+    }
 }
 
 /// The fair-sharing preemptor's targets for `preemptor` (see the module comment), or none.

@@ -20,9 +20,9 @@ pub(super) fn targets(
             // Most searches of a backlog find nothing; when one flavor/resource already
             // shows it, skip the search (`fair_sharing::surely_none` says why that is exact).
             let hopeless = frs.iter().any(|fr| {
-                requests
-                    .get(fr)
-                    .is_some_and(|&v| super::fair_sharing::surely_none(snap, preemptor, *fr, v))
+                requests.get(fr).is_some_and(|&v| {
+                    super::fair_sharing::surely_none(snap, preemptor, *fr, v, frs, strategies)
+                })
             });
             if hopeless {
                 debug_assert!(

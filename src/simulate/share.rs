@@ -6,6 +6,20 @@
 use super::world::{Fr, FrMap};
 use std::cmp::Ordering;
 
+/// What a nomination keeps of the shares with the state's usage (`Snapshot::shares`), each
+/// weighed or ranked when first asked. A node is a slot: a ClusterQueue's index, or the
+/// number of ClusterQueues plus a Cohort's.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Kept {
+    /// Per slot, its share.
+    pub(super) shares: Vec<Option<Drs>>,
+    /// Per Cohort, the slots of its children that borrow, heaviest first (`compare`).
+    pub(super) ranked: Vec<Option<Vec<usize>>>,
+    /// Per slot, whether taking out any one admitted workload under it makes its share
+    /// strictly smaller.
+    pub(super) each_lowers: Vec<Option<bool>>,
+}
+
 /// A node's dominant resource share (Kueue's `DRS`).
 #[derive(Clone, Debug)]
 pub(crate) struct Drs {

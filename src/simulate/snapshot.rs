@@ -81,7 +81,7 @@ impl State {
             by_cq: &self.by_cq,
             removed: Vec::new(),
             oracle: &self.oracle,
-            shares: RefCell::new(Some(Vec::new())),
+            shares: RefCell::new(Some(super::share::Kept::default())),
         }
     }
 }
@@ -98,11 +98,12 @@ pub(super) struct Snapshot<'a> {
     /// The state's oracle answers: valid for this snapshot as long as its usage is the
     /// state's (nomination); nothing asks the oracle after usage moves in the cycle.
     pub(crate) oracle: &'a RefCell<OracleMemo>,
-    /// The fair shares of every queue and Cohort (queues first) with the state's usage,
-    /// weighed once each when first asked during nomination, when every search leaves the
-    /// usage as it found it (`fair_sharing::surely_none`); `None` once nomination is over
-    /// and the cycle's admissions move the usage.
-    pub(crate) shares: RefCell<Option<Vec<Option<super::share::Drs>>>>,
+    /// The fair shares of every queue and Cohort with the state's usage, and each Cohort's
+    /// borrowing children ranked by them, worked out once each when first asked during
+    /// nomination, when every search leaves the usage as it found it
+    /// (`fair_sharing::surely_none`); `None` once nomination is over and the cycle's
+    /// admissions move the usage.
+    pub(crate) shares: RefCell<Option<super::share::Kept>>,
 }
 
 impl Snapshot<'_> {

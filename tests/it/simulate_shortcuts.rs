@@ -1,11 +1,14 @@
 //! The simulator turns away heads that surely cannot be admitted without assigning flavors
 //! (`flavors::surely_turned_away`: a request every flavor refuses outright, or one that needs
-//! preemption that surely finds no targets). In debug builds every use of that shortcut is
-//! checked against the full assignment and preemption search (`debug_assert!` in
-//! `simulate/cycle.rs`). This test gives the check many queue set-ups it would not otherwise
-//! meet: random ClusterQueues in one cohort with every preemption policy, borrowing and lending
-//! limits, flavor fungibility, one or two flavors and an optional GPU group, and random
-//! workloads with priorities and one or two pod sets, enough to queue, borrow and preempt.
+//! preemption that surely finds no targets), and with fair sharing on it skips the preemption
+//! search when it surely finds nothing (`fair_sharing::surely_none`). In debug builds every use
+//! of these shortcuts is checked against the full assignment and preemption search
+//! (`debug_assert!` in `simulate/cycle.rs` and `simulate/preemptor.rs`). These tests give the
+//! checks many queue set-ups they would not otherwise meet: random ClusterQueues in one cohort
+//! (or, with fair sharing, in a random Cohort tree with random weights and strategies) with
+//! every preemption policy, borrowing and lending limits, flavor fungibility, one or two flavors
+//! and an optional GPU group, and random workloads with priorities and one or two pod sets,
+//! enough to queue, borrow and preempt.
 
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -105,14 +108,75 @@ fn cluster_queue(r: &mut Lcg, i: usize) -> Value {
     cq
 }
 
-fn case(seed: u64) -> (String, String) {
+/// With fair sharing: a root Cohort `org` (sometimes with a pool of its own) and up to three
+/// Cohorts below it, each with a random weight (0 included: such a node that borrows weighs
+/// more than any other), one of the strategy lists Kueue accepts, and the queues spread over
+/// the tree with random weights.
+fn fair_sharing_setup(r: &mut Lcg, queues: &mut [Value]) -> String {
+    let weights = ["0", "0.5", "1", "1", "2", "3"];
+    let strategies = match r.below(3) {
+        0 => "[LessThanOrEqualToFinalShare]",
+        1 => "[LessThanInitialShare]",
+        _ => "[LessThanOrEqualToFinalShare, LessThanInitialShare]",
+    };
+    let mut cohorts = String::from("  cohorts:\n  - name: org\n");
+    if r.chance(40) {
+        let _ = writeln!(
+            cohorts,
+            "    resourceGroups: [{{coveredResources: [cpu, memory], flavors: [{{name: f1, \
+             resources: [{{name: cpu, nominalQuota: \"{}\"}}, {{name: memory, nominalQuota: {}Gi}}]}}]}}]",
+            r.below(6),
+            r.below(6)
+        );
+    }
+    let groups = r.below(4);
+    for g in 0..groups {
+        let _ = writeln!(
+            cohorts,
+            "  - {{name: g{g}, parentName: org, fairSharingWeight: \"{}\"}}",
+            r.pick(&weights)
+        );
+    }
+    for q in queues.iter_mut() {
+        let at = r.below(groups + 1);
+        q["cohortName"] = if at == groups {
+            "org".into()
+        } else {
+            format!("g{at}").into()
+        };
+        if r.chance(80) {
+            q["fairSharingWeight"] = r.pick(&weights).into();
+        }
+        // `borrowWithinCohort` plays no part under fair sharing.
+        if let Some(p) = q["preemption"].as_object_mut() {
+            p.remove("borrowWithinCohort");
+        }
+    }
+    format!(
+        "operators:\n  kueue:\n    version: 0.19.2\n    frameworks: [batch/job]\n    configuration:\n      fairSharing: \
+         {{preemptionStrategies: {strategies}}}\n{cohorts}"
+    )
+}
+
+fn case(seed: u64, fair: bool) -> (String, String) {
     let mut r = Lcg(seed);
-    let queues: Vec<Value> = (0..2 + r.below(4))
+    let mut queues: Vec<Value> = (0..2 + r.below(if fair { 7 } else { 4 }))
         .map(|i| cluster_queue(&mut r, usize::try_from(i).unwrap_or(0)))
         .collect();
+    let fair_sharing = if fair {
+        fair_sharing_setup(&mut r, &mut queues)
+    } else {
+        String::new()
+    };
+    let (operators, cohorts) = fair_sharing
+        .split_once("  cohorts:")
+        .map_or((String::new(), String::new()), |(o, c)| {
+            (o.to_owned(), format!("  cohorts:{c}"))
+        });
     let mut profile = format!(
         "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: shortcut-{seed}\nnamespace: ray\n\
-         flavors: [{{name: f1}}, {{name: f2}}, {{name: gpu}}]\nqueues:\n  mode: team\n  clusterQueues:\n"
+         {operators}flavors: [{{name: f1}}, {{name: f2}}, {{name: gpu}}]\nqueues:\n  mode: team\n\
+         {cohorts}  clusterQueues:\n"
     );
     for q in &queues {
         let _ = writeln!(profile, "  - {q}");
@@ -154,10 +218,36 @@ fn case(seed: u64) -> (String, String) {
     ignore = "what it checks is a debug assertion, compiled out of release builds"
 )]
 fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
+    let (preempted, backlog) = run_cases(false);
+    // The cases must exercise what the shortcut decides on: preemption, and workloads that
+    // waited past the last submission for quota to be released.
+    assert!(preempted > 500, "only {preempted} preemptions in 100 cases");
+    assert!(
+        backlog > 60,
+        "only {backlog} cases admitted anything after t=40"
+    );
+}
+
+#[test]
+#[cfg_attr(
+    not(debug_assertions),
+    ignore = "what it checks is a debug assertion, compiled out of release builds"
+)]
+fn the_fair_sharing_shortcut_agrees_with_the_full_search_on_random_trees() {
+    let (preempted, backlog) = run_cases(true);
+    assert!(preempted > 500, "only {preempted} preemptions in 100 cases");
+    assert!(
+        backlog > 60,
+        "only {backlog} cases admitted anything after t=40"
+    );
+}
+
+/// Run the 100 cases; (preemptions, cases that admitted anything after t=40).
+fn run_cases(fair: bool) -> (usize, usize) {
     let mut preempted = 0;
     let mut backlog = 0;
     for seed in 0..100 {
-        let (profile_text, scenario_text) = case(seed);
+        let (profile_text, scenario_text) = case(seed, fair);
         let source = raykueue::input::load::decode("random.yaml", profile_text.as_bytes())
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         let (typed, diagnostics) =
@@ -170,6 +260,7 @@ fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
                 "seed {seed}: the generator made an invalid profile: {diagnostics:?}\n{profile_text}"
             );
         };
+        assert_eq!(profile.fair_sharing().is_some(), fair, "seed {seed}");
         let source = raykueue::input::load::decode("scenario.yaml", scenario_text.as_bytes())
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         let (loaded, scenario) = raykueue::simulate::scenario::parse(&source)
@@ -187,11 +278,5 @@ fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
                     .is_ok_and(|v| v["time"].as_u64().unwrap_or(0) > 40)
         }));
     }
-    // The cases must exercise what the shortcut decides on: preemption, and workloads that
-    // waited past the last submission for quota to be released.
-    assert!(preempted > 500, "only {preempted} preemptions in 100 cases");
-    assert!(
-        backlog > 60,
-        "only {backlog} cases admitted anything after t=40"
-    );
+    (preempted, backlog)
 }
