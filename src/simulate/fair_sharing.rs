@@ -131,9 +131,10 @@ pub(super) struct Head {
 }
 
 /// The shares the tournament weighs: per head, per Cohort on its path, the share of that
-/// Cohort's child on the path once the head were admitted. A path is a few Cohorts long: a
-/// list per head, searched in place.
-type Shares = Vec<Vec<(usize, Drs)>>;
+/// Cohort's child on the path once the head were admitted, and whether that child would then
+/// borrow on what the head asks (worked out once here: the tournament compares each entry
+/// many times). A path is a few Cohorts long: a list per head, searched in place.
+type Shares = Vec<Vec<(usize, bool, Drs)>>;
 
 /// The tournament of a cycle while the snapshot's usage does not move: the shares, and the
 /// winner of every Cohort's subtree among the entries left. A cycle builds it again only after
@@ -257,7 +258,8 @@ fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shar
         let mut at = w.cqs[cq].cohort;
         while let Some(k) = at {
             let up = drs(snap, Node::Cohort(k));
-            shares[i].push((k, d));
+            let borrows = d.borrowing_on(&heads[i].usage);
+            shares[i].push((k, borrows, d));
             d = up;
             at = w.cohorts[k].parent;
         }
@@ -269,18 +271,14 @@ fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shar
 /// `entryComparer.less` at Cohort `k`, with the workload's name as the last tie-break where
 /// Kueue keeps whichever came first in map order.
 fn less(w: &World, heads: &[Head], a: usize, b: usize, k: usize, shares: &Shares) -> bool {
-    let none = Drs::negative();
+    let none = (false, Drs::negative());
     let at = |i: usize| {
         shares[i]
             .iter()
-            .find(|(c, _)| *c == k)
-            .map_or(&none, |(_, d)| d)
+            .find(|(c, ..)| *c == k)
+            .map_or((none.0, &none.1), |(_, b, d)| (*b, d))
     };
-    let (da, db) = (at(a), at(b));
-    let (ba, bb) = (
-        da.borrowing_on(&heads[a].usage),
-        db.borrowing_on(&heads[b].usage),
-    );
+    let ((ba, da), (bb, db)) = (at(a), at(b));
     if ba != bb {
         return !ba;
     }
@@ -534,8 +532,7 @@ pub(super) fn surely_none(
         return false;
     }
     // The preemptor's sides, with the request counted.
-    let one: FrMap<i128> = std::iter::once((fr, val)).collect();
-    snap.usage.to_mut().add_all(w, cq, &one);
+    snap.usage.to_mut().add(w, cq, fr, val);
     let mut sides: Vec<(usize, Node, Drs)> = Vec::new();
     let mut side = Node::Cq(cq);
     let mut at = spec.cohort;
@@ -544,7 +541,7 @@ pub(super) fn surely_none(
         side = Node::Cohort(k);
         at = w.cohorts[k].parent;
     }
-    snap.usage.to_mut().remove_all(w, cq, &one);
+    snap.usage.to_mut().remove(w, cq, fr, val);
     // A tie lets a workload go only under LessThanOrEqualToFinalShare first, and only one
     // whose removal leaves its side as heavy.
     let ties_may_take = strategies.first() != Some(&PreemptionStrategy::LessThanInitialShare);
