@@ -12,9 +12,11 @@
 //! more is asked than the cohort's 100 GPUs hold and the backlog grows: the parked
 //! (inadmissible) workloads are what the simulator spends its time on.
 //!
-//! The same runs then go again with fair sharing on (issue 26): both preemption strategies, the
-//! 100 queues under ten Cohorts `group-0`…`group-9` below a root `org`, queue weights 1, 2, 3 in
-//! turn (`fair_profile`), so every cycle orders heads by dominant resource share through a
+//! The same runs then go again with fair sharing on (issue 26), both preemption strategies:
+//! first the same profile with nothing else changed (the 100 queues in one cohort, equal
+//! weights: `flat_fair_profile_text`), then the 100 queues under ten Cohorts
+//! `group-0`…`group-9` below a root `org`, queue weights 1, 2, 3 in turn
+//! (`fair_profile_text`), so every cycle orders heads by dominant resource share through a
 //! two-level tree and preempts by share.
 //!
 //! `RAYKUEUE_SIMULATE_BENCH_DUMP=DIR` writes the profile and the scenarios there instead, to run
@@ -63,12 +65,19 @@ fn scenario_text(workloads: usize) -> String {
     s
 }
 
-/// The synthetic profile with fair sharing on and its queues in a two-level Cohort tree.
-fn fair_profile_text() -> String {
-    let mut text = raykueue::synthetic::teams_profile(QUEUES).replace(
+/// The synthetic profile with fair sharing on (both strategies), nothing else changed.
+fn flat_fair_profile_text() -> String {
+    let text = raykueue::synthetic::teams_profile(QUEUES).replace(
         "  kueue: {version: 0.19.2, frameworks: [batch/job, pod, ray.io/rayjob]}\n",
         "  kueue:\n    version: 0.19.2\n    frameworks: [batch/job, pod, ray.io/rayjob]\n    configuration:\n      fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]}\n",
     );
+    assert!(text.contains("fairSharing:"));
+    text
+}
+
+/// The synthetic profile with fair sharing on and its queues in a two-level Cohort tree.
+fn fair_profile_text() -> String {
+    let mut text = flat_fair_profile_text();
     let mut cohorts = String::from("  cohorts:\n    - name: org\n");
     for g in 0..10 {
         let _ = writeln!(cohorts, "    - {{name: group-{g}, parentName: org}}");
@@ -132,6 +141,11 @@ fn bench(c: &mut Criterion) {
         )
         .unwrap();
         std::fs::write(dir.join("profile-fair-sharing.yaml"), fair_profile_text()).unwrap();
+        std::fs::write(
+            dir.join("profile-fair-sharing-flat.yaml"),
+            flat_fair_profile_text(),
+        )
+        .unwrap();
         for n in SIZES {
             std::fs::write(dir.join(format!("scenario-{n}.yaml")), scenario_text(n)).unwrap();
         }
@@ -139,9 +153,14 @@ fn bench(c: &mut Criterion) {
         return;
     }
     let p = profile();
+    let flat = typed(&flat_fair_profile_text());
     let fair = typed(&fair_profile_text());
-    assert!(fair.fair_sharing().is_some());
-    for (label, p) in [("", &p), (" with fair sharing", &fair)] {
+    assert!(flat.fair_sharing().is_some() && fair.fair_sharing().is_some());
+    for (label, p) in [
+        ("", &p),
+        (" with fair sharing in one cohort", &flat),
+        (" with fair sharing in a two-level tree", &fair),
+    ] {
         for n in [100, 1_000] {
             let scn = scenario(p, n);
             c.bench_function(
@@ -154,7 +173,11 @@ fn bench(c: &mut Criterion) {
     }
     println!("\n| workloads | fair sharing | events | median |\n|---:|---|---:|---:|");
     let full = std::env::var_os("RAYKUEUE_SIMULATE_BENCH_10K").is_some();
-    for (label, p) in [("off", &p), ("on, two-level tree", &fair)] {
+    for (label, p) in [
+        ("off", &p),
+        ("on, one cohort", &flat),
+        ("on, two-level tree", &fair),
+    ] {
         for n in SIZES.into_iter().filter(|&n| full || n < 10_000) {
             let scn = scenario(p, n);
             let runs = if n >= 10_000 { 1 } else { 3 };
