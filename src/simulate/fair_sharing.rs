@@ -498,7 +498,8 @@ fn passes(
 ///   as it is — a sibling's share only falls as workloads are taken out of it, so neither
 ///   strategy lets one of its workloads go (LessThanOrEqualToFinalShare needs the preemptor's
 ///   side no heavier than the target's after the removal, LessThanInitialShare lighter than
-///   before); or the two weigh the same and either the first strategy is
+///   before: kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/preemption/fairsharing/strategy.go`,
+///   `CompareDRS(...) <= 0` and `< 0`); or the two weigh the same and either the first strategy is
 ///   LessThanInitialShare (which needs the preemptor's side strictly lighter, as the second
 ///   one does) or taking out any one candidate under the sibling leaves it lighter than the
 ///   preemptor's side; or no workload under the sibling is a candidate at all.
@@ -561,14 +562,11 @@ pub(super) fn surely_none(
             if !heavier && (!ties_may_take || (matches!(s, Node::Cq(_)) && each_lowers(snap, s))) {
                 continue;
             }
+            // The candidates under the sibling, as `targets` finds them.
             let mut candidates = Vec::new();
             under(w, s, &mut |t| {
                 if snap.usage.over_nominal(w, t, frs) {
-                    candidates.extend(
-                        snap.admitted_in(t).filter(|&c| {
-                            satisfies(w, policy, preemptor, c) && snap.uses_any(c, frs)
-                        }),
-                    );
+                    candidates.extend(candidates_in(snap, t, policy, preemptor, frs));
                 }
             });
             // A heavier sibling with a candidate lets it go under LessThanInitialShare (at
@@ -612,12 +610,23 @@ fn each_lowers(snap: &mut Snapshot<'_>, node: Node) -> bool {
         compare(&before, &after) == Ordering::Greater
     });
     if let Some(kept) = snap.shares.get_mut().as_mut() {
-        if kept.each_lowers.is_empty() {
-            kept.each_lowers.resize(w.cqs.len() + w.cohorts.len(), None);
-        }
-        kept.each_lowers[i] = Some(lowers);
+        kept.sized(w).each_lowers[i] = Some(lowers);
     }
     lowers
+}
+
+/// The admitted workloads of queue `cq` that `preemptor` may take under `policy` and that use
+/// some of `frs` (a queue's part of Kueue's `findCandidates`).
+fn candidates_in<'s>(
+    snap: &'s Snapshot<'_>,
+    cq: usize,
+    policy: preemption::Policy,
+    preemptor: usize,
+    frs: &'s [Fr],
+) -> impl Iterator<Item = usize> + 's {
+    let w = snap.world;
+    snap.admitted_in(cq)
+        .filter(move |&c| satisfies(w, policy, preemptor, c) && snap.uses_any(c, frs))
 }
 
 /// Every ClusterQueue in the subtree of `node`.
@@ -662,24 +671,10 @@ fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<
         .iter()
         .map(|&c| Node::Cq(c))
         .chain(cohort.child_cohorts.iter().map(|&c| Node::Cohort(c)));
-    let mut out = Vec::new();
-    let mut kept = snap.shares.borrow_mut();
-    let Some(kept) = kept.as_mut() else {
-        for s in children.filter(|&s| s != side) {
-            let d = share_of(snap, s, false);
-            match compare(mine, &d) {
-                Ordering::Greater => {}
-                o if d.borrowing => out.push((s, o == Ordering::Less)),
-                _ => {}
-            }
-        }
-        return out;
-    };
-    if kept.shares.is_empty() {
-        kept.shares.resize(w.cqs.len() + w.cohorts.len(), None);
-        kept.ranked.resize(w.cohorts.len(), None);
-    }
-    let Kept { shares, ranked, .. } = kept;
+    // Outside a nomination nothing is kept: the same ranking, for this question only.
+    let mut guard = snap.shares.borrow_mut();
+    let mut local = Kept::default();
+    let Kept { shares, ranked, .. } = guard.as_mut().unwrap_or(&mut local).sized(w);
     let ranked = ranked[k].get_or_insert_with(|| {
         let mut borrowing: Vec<usize> = children
             .map(|s| slot(w, s))
@@ -694,6 +689,7 @@ fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<
         borrowing
     });
     let own = slot(w, side);
+    let mut out = Vec::new();
     for &i in ranked.iter() {
         if i == own {
             continue;
@@ -737,23 +733,16 @@ pub(super) fn targets(
     let mut candidates: Vec<usize> = Vec::new();
     if spec.within_cq != WithinClusterQueue::Never {
         let policy = within_policy(spec.within_cq);
-        candidates.extend(
-            snap.admitted_in(cq)
-                .filter(|&c| satisfies(w, policy, preemptor, c) && snap.uses_any(c, frs)),
-        );
+        candidates.extend(candidates_in(snap, cq, policy, preemptor, frs));
     }
     if let Some(root) = w.tree.cq_root[cq]
         && spec.reclaim != ReclaimWithinCohort::Never
     {
         let policy = reclaim_policy(spec.reclaim);
         for other in (0..w.cqs.len()).filter(|&o| o != cq && w.tree.cq_root[o] == Some(root)) {
-            if !snap.usage.over_nominal(w, other, frs) {
-                continue;
+            if snap.usage.over_nominal(w, other, frs) {
+                candidates.extend(candidates_in(snap, other, policy, preemptor, frs));
             }
-            candidates.extend(
-                snap.admitted_in(other)
-                    .filter(|&c| satisfies(w, policy, preemptor, c) && snap.uses_any(c, frs)),
-            );
         }
     }
     if candidates.is_empty() {

@@ -3,7 +3,7 @@
 //! data the fair-sharing code computes and the snapshot keeps for a nomination, in a leaf
 //! module so that neither needs the other.
 
-use super::world::{Fr, FrMap};
+use super::world::{Fr, FrMap, World};
 use std::cmp::Ordering;
 
 /// What a nomination keeps of the shares with the state's usage (`Snapshot::shares`), each
@@ -18,6 +18,20 @@ pub(crate) struct Kept {
     /// Per slot, whether taking out any one admitted workload under it makes its share
     /// strictly smaller.
     pub(super) each_lowers: Vec<Option<bool>>,
+}
+
+impl Kept {
+    /// The tables sized for `world`'s queues and Cohorts, on first use: most snapshots (every
+    /// cycle takes one) never ask, or run without fair sharing.
+    pub(super) fn sized(&mut self, world: &World) -> &mut Self {
+        if self.shares.is_empty() {
+            let slots = world.cqs.len() + world.cohorts.len();
+            self.shares.resize(slots, None);
+            self.ranked.resize(world.cohorts.len(), None);
+            self.each_lowers.resize(slots, None);
+        }
+        self
+    }
 }
 
 /// A node's dominant resource share (Kueue's `DRS`).

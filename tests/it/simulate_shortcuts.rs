@@ -110,8 +110,9 @@ fn cluster_queue(r: &mut Lcg, i: usize) -> Value {
 
 /// With fair sharing: a root Cohort `org` (sometimes with a pool of its own) and up to three
 /// Cohorts below it, each with a random weight (0 included: such a node that borrows weighs
-/// more than any other), one of the strategy lists Kueue accepts, and the queues spread over
-/// the tree with random weights.
+/// more than any other), one of the strategy lists Kueue accepts
+/// (kubernetes-sigs/kueue@v0.19.2 `pkg/config/validation.go` `validStrategySets`), and the
+/// queues spread over the tree with random weights.
 fn fair_sharing_setup(r: &mut Lcg, queues: &mut [Value]) -> String {
     let weights = ["0", "0.5", "1", "1", "2", "3"];
     let strategies = match r.below(3) {
