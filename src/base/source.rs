@@ -54,7 +54,8 @@ impl Source {
     }
 
     /// Another handle to the same file (name and text shared, equal to this one) with a
-    /// reference count of its own. A reader on several threads gives each its own: a tree
+    /// reference count of its own. A reader on several threads gives each piece or document
+    /// it reads there its own: a tree
     /// node holds a handle, and 600,000 nodes counting up and down one shared count from two
     /// cores kept the count's cache line moving between them.
     pub(crate) fn own_handle(&self) -> Source {

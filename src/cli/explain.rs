@@ -36,20 +36,23 @@ pub(super) struct ExplainCommand {
 
 impl ExplainCommand {
     pub(super) fn run(self) -> u8 {
-        // The profile is compiled while a large snapshot is read: neither needs the other.
-        let (profile, live) = crate::base::par::join(
-            large(&self.state),
-            || {
-                let resolved = resolve_profile(&self.profile, self.error_format)?;
-                typed_profile(&resolved, self.error_format)
-            },
-            || load_state(&self.state),
-        );
+        // The profile is compiled while a large snapshot is read: neither needs the other. A
+        // small snapshot is read after the profile, and not at all when the profile fails.
+        let compile = || {
+            let resolved = resolve_profile(&self.profile, self.error_format)?;
+            typed_profile(&resolved, self.error_format)
+        };
+        let (profile, live) = if large(&self.state) {
+            let (p, l) = crate::base::par::join(true, compile, || load_state(&self.state));
+            (p, Some(l))
+        } else {
+            (compile(), None)
+        };
         let profile = match profile {
             Ok(p) => p,
             Err(code) => return code,
         };
-        let live = match live {
+        let live = match live.unwrap_or_else(|| load_state(&self.state)) {
             Ok(s) => s,
             Err(e) => return report_state(e, self.error_format),
         };
@@ -78,19 +81,10 @@ pub(super) fn read_state(path: &str, format: ErrorFormat) -> Result<state::LiveS
     load_state(path).map_err(|e| report_state(e, format))
 }
 
-/// Why a snapshot is not read: I/O, or its findings (errors only).
-pub(super) enum StateError {
-    Io(String),
-    Invalid(Vec<crate::base::diagnostic::Diagnostic>),
-}
-
-/// A live snapshot read and checked against the CRDs; nothing printed.
-pub(super) fn load_state(path: &str) -> Result<state::LiveState, StateError> {
-    let live = match state::read(path) {
-        Ok(s) => s,
-        Err(state::ReadError::Io(m)) => return Err(StateError::Io(m)),
-        Err(state::ReadError::Invalid(d)) => return Err(StateError::Invalid(d)),
-    };
+/// A live snapshot read and checked against the CRDs (its findings, errors only, are the
+/// `Invalid` of a snapshot that does not pass); nothing printed.
+pub(super) fn load_state(path: &str) -> Result<state::LiveState, state::ReadError> {
+    let live = state::read(path)?;
     let invalid: Vec<_> = crate::live::validate_state(&live)
         .into_iter()
         .filter(crate::base::diagnostic::Diagnostic::is_error)
@@ -98,15 +92,15 @@ pub(super) fn load_state(path: &str) -> Result<state::LiveState, StateError> {
     if invalid.is_empty() {
         Ok(live)
     } else {
-        Err(StateError::Invalid(invalid))
+        Err(state::ReadError::Invalid(invalid))
     }
 }
 
 /// Print why a snapshot was not read; the exit code.
-pub(super) fn report_state(e: StateError, format: ErrorFormat) -> u8 {
+pub(super) fn report_state(e: state::ReadError, format: ErrorFormat) -> u8 {
     match e {
-        StateError::Io(m) => print_error(&m, format),
-        StateError::Invalid(d) => {
+        state::ReadError::Io(m) => print_error(&m, format),
+        state::ReadError::Invalid(d) => {
             print_diagnostics(&d, format);
             exit::INVALID
         }

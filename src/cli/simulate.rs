@@ -161,7 +161,7 @@ impl SimulateCommand {
         };
         let code = write_stdout(&text);
         // The process ends here: see `explain`.
-        std::mem::forget((live, list, text));
+        std::mem::forget((live, list));
         code
     }
 

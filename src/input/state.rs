@@ -168,16 +168,18 @@ pub(crate) fn parse(files: &[(String, Vec<u8>)]) -> Result<LiveState, Vec<Diagno
                 file,
                 doc: d,
             };
-            match root.get_mut("items").map(Value::take) {
-                Some(Value::Array(items)) if is_list => {
+            // A List's items are moved out, not copied; anything else is kept whole.
+            let items = match root.get_mut("items") {
+                Some(Value::Array(items)) if is_list => Some(std::mem::take(items)),
+                _ => None,
+            };
+            match items {
+                Some(items) => {
                     for (i, item) in items.into_iter().enumerate() {
                         keep(&mut state, &place, format!("/items/{i}"), item, &mut errors);
                     }
                 }
-                items => {
-                    if let Some(items) = items {
-                        root.insert("items".to_owned(), items);
-                    }
+                None => {
                     keep(
                         &mut state,
                         &place,

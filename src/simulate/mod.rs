@@ -175,7 +175,7 @@ fn run_recording(world: &World, until: Option<u64>, record_usage: bool, start: &
     submissions.sort_by_key(|&w| (submit_at(w), w));
     let mut next = 0;
     // A workload that held quota at the start counts as submitted: preempted, it waits.
-    let mut submitted = held.clone();
+    let mut submitted = held;
     let mut usage = Vec::new();
     let spelling = if record_usage {
         spellings(world)

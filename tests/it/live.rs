@@ -798,9 +798,10 @@ fn explain_names_the_first_ten_workloads_ahead_and_counts_them_all() {
         state.push_str(
             &later
                 .replace("name: a-later", &format!("name: a-later-{i:02}"))
+                // After a-huge (09:07:00): the order is by creation time, not the name tie-break.
                 .replace(
                     "'2026-01-05T09:06:00Z'",
-                    &format!("'2026-01-05T09:07:{i:02}Z'"),
+                    &format!("'2026-01-05T09:07:{:02}Z'", i + 1),
                 )
                 .replace("000000000004", &format!("0000000001{i:02}")),
         );

@@ -108,15 +108,17 @@ pub(super) fn document(
 ///
 /// A piece starts at a line that begins a block mapping's key (a letter, digit, `_` or quote
 /// first) or a block sequence's item (`- `), indented no deeper than the line before it, so
-/// that it continues a collection already open rather than opening one; and it ends before
-/// the first such line less indented than its own first line. A piece is joined to
+/// that it continues a collection already open rather than opening one, and not a `- ` line
+/// right under its key (kubectl's indentless list: that line is the key's value); and it ends
+/// before the first such line less indented than its own first line. A piece is joined to
 /// the innermost block collection of its kind on the tree's last path whose children start in
 /// the piece's column: where the whole read puts that line. A line that is not what it
 /// looks like is inside a construct the piece before leaves open: a quoted scalar or a flow
 /// collection, which then fails to read; or a block or plain scalar, which is deeper than
 /// every collection on the last path, so nothing takes the piece. Then, and if a piece does
-/// not read, or a mapping gets a key twice, or the bounds on depth and nodes are passed, the
-/// whole text is read in one piece.
+/// not read, or a mapping gets a key twice, or a piece ends in a block scalar (whose span
+/// reaches the next token: read alone it would end elsewhere), or the bounds on depth and
+/// nodes are passed, the whole text is read in one piece.
 fn pieces(
     source: &Source,
     range: std::ops::Range<usize>,

@@ -36,11 +36,11 @@ type Compiled = Result<Arc<(IdedExpr, Reads)>, String>;
 
 /// What a rule reads of a value: all of it, or some of its fields (by name) and what of
 /// each. A Workload's rule at its root reads `status.conditions`, `status.admission` and the
-/// size of `spec.podSets`: turning the whole object (pod templates and all) into CEL values
-/// for it, and again for the rules at `spec` and at each pod set, was most of the CRD check of
-/// a snapshot.
+/// size of `spec.podSets` (sizing converts the list whole, pod templates and all: once per
+/// object now); turning the whole object into CEL values for it, and again for the rules at
+/// `spec` and at each pod set, was most of the CRD check of a snapshot.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Reads {
+enum Reads {
     All,
     Fields(HashMap<String, Reads>),
 }
@@ -442,7 +442,8 @@ mod tests {
             assert_eq!(eval(ok, &v), Outcome::Pass, "{ok}");
         }
         assert_eq!(eval("self.n > 5", &v), Outcome::Fail("no".into()));
-        // A map in the result (here in the error) is compared as a value by the debug check.
+        // A map in the result (here in the error) is compared as a value by the debug check
+        // (which only debug builds run; a release test run checks the outcome alone).
         let maps = json!({"m": {"p": 1, "q": 2, "r": 3, "s": 4}});
         assert!(matches!(
             eval("self.m + 1 == 2", &maps),
