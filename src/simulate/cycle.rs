@@ -47,17 +47,16 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     let mut snap = sim.state.snapshot(world);
     let mut changed = false;
     let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
+    // Heads surely turned away: they move no usage wherever they come in the cycle.
+    let mut idle: Vec<usize> = Vec::new();
     for wl in heads {
-        if flavors::surely_turned_away(&snap, wl, &sim.demands[wl]) {
+        if flavors::surely_turned_away(&mut snap, wl, &sim.demands[wl]) {
             debug_assert!(
                 turned_away_in_full(&mut snap, wl),
                 "the shortcut turned away `{}`, which the full assignment would not",
                 world.workloads[wl].name
             );
-            // Parked now rather than after the cycle: it takes nothing from the snapshot,
-            // each queue offers one head, and the cycle's victims come back after every
-            // requeue, so nothing sees the difference; the sort below is spared it.
-            changed |= sim.queues.requeue(world, wl, Requeue::NoFit);
+            idle.push(wl);
             continue;
         }
         let assignment = flavors::assign(&mut snap, wl, true);
@@ -74,6 +73,26 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             requeue: None,
         });
     }
+    // Under fair sharing an idle head still shapes the tournament (`fair_sharing::next`):
+    // assigned in full (it has no targets, as the shortcut says) when the order of the
+    // entries can matter. Otherwise parked now rather than after the cycle: it takes nothing
+    // from the snapshot, each queue offers one head, and the cycle's victims come back after
+    // every requeue, so nothing sees the difference; the sort below is spared it.
+    if world.fair_sharing.is_some() && order_matters(&mut snap, &entries) {
+        for wl in idle {
+            let assignment = flavors::assign(&mut snap, wl, true);
+            entries.push(Entry {
+                wl,
+                assignment,
+                targets: Vec::new(),
+                requeue: None,
+            });
+        }
+    } else {
+        for wl in idle {
+            changed |= sim.queues.requeue(world, wl, Requeue::NoFit);
+        }
+    }
     snap.end_nomination();
     entries.sort_by(|a, b| {
         let (wa, wb) = (&world.workloads[a.wl], &world.workloads[b.wl]);
@@ -85,12 +104,12 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             .then(a.wl.cmp(&b.wl))
     });
     // Classic order: as sorted. Fair sharing: a tournament for each entry taken, on the
-    // usage the entries before it left (`fair_sharing::next`).
+    // usage the entries before it left (`fair_sharing::next`), while the order can matter.
     let mut order = Order::new(world.fair_sharing.is_some(), &entries);
 
     let mut preempted: BTreeSet<usize> = BTreeSet::new();
     let mut victims: Vec<usize> = Vec::new();
-    while let Some(i) = order.next(&mut snap) {
+    while let Some(i) = order.next(&mut snap, &entries, &preempted) {
         let e = &mut entries[i];
         let cq = world.workloads[e.wl].cq;
         match e.assignment.mode {
@@ -180,9 +199,11 @@ enum Order {
     /// Kueue's classical iterator: the entries as sorted, one after the other.
     Classic(std::ops::Range<usize>),
     /// Kueue's fair-sharing iterator: the entries not taken yet, each entry with what it
-    /// would use, and the tournament while usage has not moved.
+    /// would use, and the tournament while usage has not moved. `open` while the order of the
+    /// entries left may still matter (see `Order::next`).
     Fair {
         left: Vec<usize>,
+        open: bool,
         heads: Vec<fair_sharing::Head>,
         borrowing: Vec<u32>,
         tournament: Option<fair_sharing::Tournament>,
@@ -196,6 +217,7 @@ impl Order {
         }
         Self::Fair {
             left: (0..entries.len()).collect(),
+            open: true,
             heads: entries
                 .iter()
                 .map(|e| fair_sharing::Head {
@@ -210,27 +232,92 @@ impl Order {
 
     /// The snapshot's usage moved: the tournament's shares are stale.
     fn moved(&mut self) {
-        if let Self::Fair { tournament, .. } = self {
+        if let Self::Fair {
+            tournament, open, ..
+        } = self
+        {
             *tournament = None;
+            *open = true;
         }
     }
 
-    fn next(&mut self, snap: &mut super::snapshot::Snapshot<'_>) -> Option<usize> {
+    /// The next entry to process. Under fair sharing the tournament decides only while the
+    /// order of the entries left can matter. An entry that cannot move usage now
+    /// (`may_move`) leaves the snapshot as it is wherever it comes, and usage that only grows
+    /// never lets it move later (admissions and reservations add usage; only preemptions
+    /// free some). So when none of the entries left can move usage, or one can and it
+    /// preempts nothing, every order gives the same admissions, reservations and requeues
+    /// (events come only from entries that move usage), and the entries left go in the
+    /// sorted order. Most cycles of a long backlog are such cycles: every head is turned
+    /// away, or one is admitted and the others no longer fit.
+    fn next(
+        &mut self,
+        snap: &mut super::snapshot::Snapshot<'_>,
+        entries: &[Entry],
+        preempted: &BTreeSet<usize>,
+    ) -> Option<usize> {
         match self {
             Self::Classic(range) => range.next(),
             Self::Fair {
                 left,
+                open,
                 heads,
                 borrowing,
                 tournament,
             } => {
-                if left.len() <= 1 {
-                    return left.pop();
+                if *open {
+                    *open = matters(snap, entries, left.iter().copied(), preempted);
+                }
+                if !*open || left.len() <= 1 {
+                    return (!left.is_empty()).then(|| left.remove(0));
                 }
                 let pick = fair_sharing::next(snap, heads, left, borrowing, tournament)?;
                 let at = left.iter().position(|&i| i == pick)?;
                 Some(left.remove(at))
             }
+        }
+    }
+}
+
+/// Whether the order of the nominated entries can matter (see `Order::next`).
+fn order_matters(snap: &mut super::snapshot::Snapshot<'_>, entries: &[Entry]) -> bool {
+    matters(snap, entries, 0..entries.len(), &BTreeSet::new())
+}
+
+/// Whether the order of `left` (entries not processed yet) can matter: two of them could
+/// move usage, or one could and its preemptions might make room for another.
+fn matters(
+    snap: &mut super::snapshot::Snapshot<'_>,
+    entries: &[Entry],
+    left: impl Iterator<Item = usize>,
+    preempted: &BTreeSet<usize>,
+) -> bool {
+    let mut live = left.filter(|&i| may_move(snap, &entries[i], preempted));
+    match (live.next(), live.next()) {
+        (None, _) => false,
+        (Some(i), None) => !entries[i].targets.is_empty(),
+        (Some(_), Some(_)) => true,
+    }
+}
+
+/// Whether processing `e` now could move the snapshot's usage: it would be admitted or
+/// preempt (its targets untouched by the cycle's earlier preemptions, and it still fits), or
+/// it reserves quota having found no targets.
+fn may_move(
+    snap: &mut super::snapshot::Snapshot<'_>,
+    e: &Entry,
+    preempted: &BTreeSet<usize>,
+) -> bool {
+    let world = snap.world;
+    let cq = world.workloads[e.wl].cq;
+    match e.assignment.mode {
+        Mode::NoFit => false,
+        Mode::Preempt if e.targets.is_empty() => {
+            world.cqs[cq].reclaim != ReclaimWithinCohort::Any
+        }
+        _ => {
+            !e.targets.iter().any(|t| preempted.contains(&t.workload))
+                && fits(snap, cq, &e.assignment.usage, preempted, &e.targets)
         }
     }
 }

@@ -556,8 +556,8 @@ pub(super) fn surely_none(
             // A tie lets nothing go when the first strategy needs the preemptor's side
             // strictly lighter, or when every workload under the sibling makes it lighter
             // taken out (its share is `mine`, so it becomes lighter than the preemptor's
-            // side); whatever the candidates are, then. Asked of a queue only, and kept for
-            // the nomination: for a Cohort it would weigh every workload of its subtree, where
+            // side); whatever the candidates are, then. Asked of a queue only, and kept by
+            // the state: for a Cohort it would weigh every workload of its subtree, where
             // the candidates below are usually a few of them.
             if !heavier && (!ties_may_take || (matches!(s, Node::Cq(_)) && each_lowers(snap, s))) {
                 continue;
@@ -588,15 +588,12 @@ pub(super) fn surely_none(
 }
 
 /// Whether taking out any one admitted workload under `node` makes its share strictly
-/// smaller, with the state's usage: kept for the nomination when asked during one.
+/// smaller, with the state's usage: kept by the state when asked during a nomination.
 fn each_lowers(snap: &mut Snapshot<'_>, node: Node) -> bool {
     let w = snap.world;
     let i = slot(w, node);
-    if let Some(known) = snap
-        .shares
-        .get_mut()
-        .as_ref()
-        .and_then(|k| k.each_lowers.get(i).copied().flatten())
+    if snap.nominating
+        && let Some(known) = snap.shares.borrow().each_lowers.get(i).copied().flatten()
     {
         return known;
     }
@@ -609,8 +606,8 @@ fn each_lowers(snap: &mut Snapshot<'_>, node: Node) -> bool {
         snap.restore(c);
         compare(&before, &after) == Ordering::Greater
     });
-    if let Some(kept) = snap.shares.get_mut().as_mut() {
-        kept.sized(w).each_lowers[i] = Some(lowers);
+    if snap.nominating {
+        snap.shares.borrow_mut().sized(w).each_lowers[i] = Some(lowers);
     }
     lowers
 }
@@ -661,8 +658,9 @@ fn node_of(w: &World, slot: usize) -> Node {
 
 /// The borrowing children of Cohort `k` but `side` that `mine` does not outweigh with the
 /// state's usage, each with whether it is heavier (not a tie), heaviest first. During nomination
-/// the shares and the ranking are kept (`Snapshot::shares`): every head's search asks the
-/// same Cohorts, and a ranking turns the walk over all children into a look at the top few.
+/// the shares and the ranking are kept (`Snapshot::shares`, until usage under them moves):
+/// every head's search asks the same Cohorts, cycle after cycle, and a ranking turns the walk
+/// over all children into a look at the top few.
 fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<(Node, bool)> {
     let w = snap.world;
     let cohort = &w.cohorts[k];
@@ -672,9 +670,13 @@ fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<
         .map(|&c| Node::Cq(c))
         .chain(cohort.child_cohorts.iter().map(|&c| Node::Cohort(c)));
     // Outside a nomination nothing is kept: the same ranking, for this question only.
-    let mut guard = snap.shares.borrow_mut();
+    let mut guard = snap.nominating.then(|| snap.shares.borrow_mut());
     let mut local = Kept::default();
-    let Kept { shares, ranked, .. } = guard.as_mut().unwrap_or(&mut local).sized(w);
+    let kept = match guard.as_deref_mut() {
+        Some(kept) => kept,
+        None => &mut local,
+    };
+    let Kept { shares, ranked, .. } = kept.sized(w);
     let ranked = ranked[k].get_or_insert_with(|| {
         let mut borrowing: Vec<usize> = children
             .map(|s| slot(w, s))
@@ -700,7 +702,7 @@ fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<
                 let now = share_of(snap, node_of(w, i), false);
                 now.ratio.to_bits() == d.ratio.to_bits() && now.borrowing == d.borrowing
             },
-            "a share kept for nomination no longer holds: the usage moved"
+            "a kept share no longer holds: the usage moved"
         );
         match compare(mine, d) {
             Ordering::Greater => break,

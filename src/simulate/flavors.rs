@@ -302,18 +302,15 @@ pub(super) fn demands(world: &World) -> Vec<Vec<Demand>> {
 /// This is the common case of a long backlog: every release in a cohort sends all its parked
 /// workloads back, and most are turned away again. A `false` says nothing; `assign` decides.
 ///
-/// Not under fair sharing: Kueue iterates the entries that get no fit too
-/// (kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/scheduler.go` `nominate` keeps them in
-/// `entries`), and there each entry shapes the tournament (`fair_sharing_iterator.go`
-/// `computeDRS`: a Cohort competes with the share its winning head would give it), so parking
-/// one before the iteration could change who of the others goes first. The fair-sharing
-/// preemptor has its own shortcut (`fair_sharing::surely_none`).
-pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Demand]) -> bool {
+/// Under fair sharing it asks the fair-sharing preemptor's shortcut
+/// (`fair_sharing::surely_none`), and a head it turns away is not parked at once: Kueue
+/// iterates the entries that get no fit too (kubernetes-sigs/kueue@v0.19.2
+/// `pkg/scheduler/scheduler.go` `nominate` keeps them in `entries`), and there each entry
+/// shapes the tournament (`fair_sharing_iterator.go` `computeDRS`: a Cohort competes with the
+/// share its winning head would give it), so the cycle assigns it in full when the order of
+/// its entries can matter (`cycle::run`).
+pub(super) fn surely_turned_away(snap: &mut Snapshot<'_>, wl: usize, demands: &[Demand]) -> bool {
     let world = snap.world;
-    if world.fair_sharing.is_some() {
-        return false;
-    }
-    let usage = &snap.usage;
     let cq = world.workloads[wl].cq;
     let queue = &world.cqs[cq];
     let no_reservation = queue.reclaim == ReclaimWithinCohort::Any;
@@ -321,27 +318,67 @@ pub(super) fn surely_turned_away(snap: &Snapshot<'_>, wl: usize, demands: &[Dema
     let deep = queue
         .cohort
         .is_some_and(|k| world.cohorts[k].parent.is_some());
-    let refused = |fr: Fr, val: i128, beyond: bool| {
+    let mut refused = |fr: Fr, val: i128, beyond: bool| {
         if beyond {
             return true;
         }
         let q = queue.quota(fr);
-        let used = usage.of(cq, fr);
-        if val <= usage.available_with(world, cq, fr, &q, used) {
+        let used = snap.usage.of(cq, fr);
+        if val <= snap.usage.available_with(world, cq, fr, &q, used) {
             return false;
         }
         // `fits_quota` past its fit. Its third way on, reclaiming in a subtree smaller than
         // the tree (`borrow_level`): in a one-level tree that needs `nominal >= used + val`,
         // which `nominal >= val` covers; deeper, it is asked.
-        let may_reclaim = deep && usage.borrow_level(world, cq, fr, val).1;
+        let may_reclaim = deep && snap.usage.borrow_level(world, cq, fr, val).1;
         let outright = !(q.nominal >= val || may_reclaim || while_borrowing);
-        outright || (no_reservation && preemption::surely_none(snap, wl, fr, val))
+        outright
+            || (no_reservation
+                && match &world.fair_sharing {
+                    Some(_) => hopeless(snap, wl, fr, val),
+                    None => preemption::surely_none(snap, wl, fr, val),
+                })
     };
     demands.iter().any(|d| {
         d.frs
             .iter()
             .all(|&(fr, beyond)| refused(fr, d.amount, beyond))
     })
+}
+
+/// Under fair sharing, whether preempting for at least `val` of `fr` surely finds no
+/// targets for `wl` (`fair_sharing::surely_none`), its candidates weighed over every
+/// flavor/resource of its queue: a superset of those any assignment could need freed, and
+/// more candidates only make `surely_none` say `true` less often. So the question is the
+/// oracle's (the queue, the flavor/resource, the amount, the priority), and so is how long
+/// the answer holds: kept until the admitted workloads change. Asked only during nomination,
+/// while the snapshot's usage is the state's.
+fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
+    let world = snap.world;
+    let Some(strategies) = &world.fair_sharing else {
+        return false;
+    };
+    let key = oracle_key(world, wl, fr, val);
+    if let Some(&known) = snap.oracle.borrow().hopeless.get(&key) {
+        return known;
+    }
+    let frs = &world.tree.cq_keys[world.workloads[wl].cq];
+    let answer = super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies);
+    snap.oracle.borrow_mut().hopeless.insert(key, answer);
+    answer
+}
+
+/// The oracle's question: what decides whether preemption finds targets for `val` of `fr`.
+fn oracle_key(world: &World, wl: usize, fr: Fr, val: i128) -> OracleKey {
+    let w = &world.workloads[wl];
+    OracleKey {
+        cq: w.cq,
+        fr,
+        val,
+        priority: w.priority,
+        created: (world.cqs[w.cq].within_cq == WithinClusterQueue::LowerOrNewerEqualPriority)
+            .then_some(w.submit_at),
+    }
 }
 
 /// `canPreemptWhileBorrowing`: `borrowWithinCohort` allows it, or fair sharing is on and the
@@ -464,20 +501,22 @@ fn fits_quota(
     // nominated), the queue, the request and the preemptor's priority (and its creation time
     // when `withinClusterQueue: LowerOrNewerEqualPriority` compares it), so it is kept until
     // the admitted workloads change: the heads of later cycles ask the same questions.
-    let w = &world.workloads[wl];
-    let key = OracleKey {
-        cq,
-        fr,
-        val,
-        priority: w.priority,
-        created: (spec.within_cq == WithinClusterQueue::LowerOrNewerEqualPriority)
-            .then_some(w.submit_at),
-    };
-    if let Some(&(p, b)) = snap.oracle.borrow().get(&key) {
+    let key = oracle_key(world, wl, fr, val);
+    if let Some(&(p, b)) = snap.oracle.borrow().answers.get(&key) {
         return (p, b, Some(NoFitReason::WaitingForQuota));
     }
+    // Most answers of a long backlog are "no candidates"; under fair sharing the shortcut
+    // the turned-away heads were asked with has most of them already (`oracle_answer` gives
+    // the borrowing level as it is then, as here).
+    if hopeless(snap, wl, fr, val) {
+        return (
+            Possibility::NoCandidates,
+            borrow,
+            Some(NoFitReason::WaitingForQuota),
+        );
+    }
     let (p, b) = oracle_answer(snap, wl, fr, val);
-    snap.oracle.borrow_mut().insert(key, (p, b));
+    snap.oracle.borrow_mut().answers.insert(key, (p, b));
     (p, b, Some(NoFitReason::WaitingForQuota))
 }
 

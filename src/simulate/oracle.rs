@@ -25,6 +25,20 @@ pub(super) struct OracleKey {
     pub(super) created: Option<u64>,
 }
 
-/// The oracle's answers while the admitted workloads stay the same (`State` clears it).
-pub(super) type OracleMemo =
-    std::collections::HashMap<OracleKey, (Possibility, u32), foldhash::fast::FixedState>;
+type Memo<V> = std::collections::HashMap<OracleKey, V, foldhash::fast::FixedState>;
+
+/// The oracle's answers while the admitted workloads stay the same (`State` clears it), and
+/// the fair-sharing preemptor's shortcut (`fair_sharing::surely_none`) as the turned-away
+/// shortcut asks it: for the same question, of the heads of one queue in cycle after cycle.
+#[derive(Clone, Debug, Default)]
+pub(super) struct OracleMemo {
+    pub(super) answers: Memo<(Possibility, u32)>,
+    pub(super) hopeless: Memo<bool>,
+}
+
+impl OracleMemo {
+    pub(super) fn clear(&mut self) {
+        self.answers.clear();
+        self.hopeless.clear();
+    }
+}

@@ -6,8 +6,8 @@
 use super::world::{Fr, FrMap, World};
 use std::cmp::Ordering;
 
-/// What a nomination keeps of the shares with the state's usage (`Snapshot::shares`), each
-/// weighed or ranked when first asked. A node is a slot: a ClusterQueue's index, or the
+/// What the state keeps of the shares with its usage (`Snapshot::shares`), each weighed or
+/// ranked when a nomination first asks. A node is a slot: a ClusterQueue's index, or the
 /// number of ClusterQueues plus a Cohort's.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Kept {
@@ -31,6 +31,28 @@ impl Kept {
             self.each_lowers.resize(slots, None);
         }
         self
+    }
+}
+
+impl Kept {
+    /// Usage moved under ClusterQueue `cq`: what was kept of it and of its Cohorts up to the
+    /// root (their shares, their rankings of their children, what taking a workload out of
+    /// them does) no longer holds. Nothing else does change: a node's share weighs only the
+    /// usage under it against fixed quotas.
+    pub(super) fn forget(&mut self, world: &World, cq: usize) {
+        if self.shares.is_empty() {
+            return;
+        }
+        self.shares[cq] = None;
+        self.each_lowers[cq] = None;
+        let mut at = world.cqs[cq].cohort;
+        while let Some(k) = at {
+            let slot = world.cqs.len() + k;
+            self.shares[slot] = None;
+            self.each_lowers[slot] = None;
+            self.ranked[k] = None;
+            at = world.cohorts[k].parent;
+        }
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::oracle::OracleMemo;
 use super::quota::Usage;
+use super::share::Kept;
 use super::world::{Fr, FrMap, World};
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -31,6 +32,9 @@ pub(super) struct State {
     /// The preemption oracle's answers for the admitted workloads as they are; cleared when
     /// a workload is admitted or released.
     oracle: RefCell<OracleMemo>,
+    /// The fair shares kept with this usage; forgotten along a queue's path to its root when
+    /// a workload of the queue is admitted or released (`Kept::forget`).
+    shares: RefCell<Kept>,
 }
 
 impl State {
@@ -40,12 +44,14 @@ impl State {
             running: vec![None; world.workloads.len()],
             by_cq: vec![BTreeSet::new(); world.cqs.len()],
             oracle: RefCell::default(),
+            shares: RefCell::default(),
         }
     }
 
     pub(super) fn admit(&mut self, world: &World, wl: usize, running: Running) {
         let cq = world.workloads[wl].cq;
         self.oracle.get_mut().clear();
+        self.shares.get_mut().forget(world, cq);
         self.usage.add_all(world, cq, &running.usage);
         self.by_cq[cq].insert(wl);
         self.running[wl] = Some(running);
@@ -56,6 +62,7 @@ impl State {
         let running = self.running[wl].take()?;
         self.oracle.get_mut().clear();
         let cq = world.workloads[wl].cq;
+        self.shares.get_mut().forget(world, cq);
         self.usage.remove_all(world, cq, &running.usage);
         self.by_cq[cq].remove(&wl);
         Some(running)
@@ -81,7 +88,8 @@ impl State {
             by_cq: &self.by_cq,
             removed: Vec::new(),
             oracle: &self.oracle,
-            shares: RefCell::new(Some(super::share::Kept::default())),
+            shares: &self.shares,
+            nominating: true,
         }
     }
 }
@@ -101,15 +109,17 @@ pub(super) struct Snapshot<'a> {
     /// The fair shares of every queue and Cohort with the state's usage, and each Cohort's
     /// borrowing children ranked by them, worked out once each when first asked during
     /// nomination, when every search leaves the usage as it found it
-    /// (`fair_sharing::surely_none`); `None` once nomination is over and the cycle's
-    /// admissions move the usage.
-    pub(crate) shares: RefCell<Option<super::share::Kept>>,
+    /// (`fair_sharing::surely_none`), and kept by the state until usage under them moves.
+    pub(crate) shares: &'a RefCell<Kept>,
+    /// Nomination is under way: the snapshot's usage is the state's, so are the shares kept.
+    /// Once the cycle's admissions move the usage, nothing kept is asked.
+    pub(crate) nominating: bool,
 }
 
 impl Snapshot<'_> {
     /// Nomination is over: the usage moves from here on, the state's shares no longer hold.
     pub(super) fn end_nomination(&mut self) {
-        *self.shares.get_mut() = None;
+        self.nominating = false;
     }
 
     /// The admitted workloads of a ClusterQueue (those not removed in simulation).
