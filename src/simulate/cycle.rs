@@ -124,7 +124,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
                 if world.cqs[cq].reclaim != ReclaimWithinCohort::Any {
                     let reserve = reservation(&snap, cq, &e.assignment);
                     snap.usage.to_mut().add_all(world, cq, &reserve);
-                    order.moved();
+                    order.moved(cq);
                 }
                 continue;
             }
@@ -140,7 +140,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
         }
         preempted.extend(e.targets.iter().map(|t| t.workload));
         snap.usage.to_mut().add_all(world, cq, &e.assignment.usage);
-        order.moved();
+        order.moved(cq);
         changed = true;
         if e.assignment.mode == Mode::Preempt {
             for t in &e.targets {
@@ -195,6 +195,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
 }
 
 /// The order a cycle processes its entries in.
+#[allow(clippy::large_enum_variant)] // one per cycle, never moved around
 enum Order {
     /// Kueue's classical iterator: the entries as sorted, one after the other.
     Classic(std::ops::Range<usize>),
@@ -230,13 +231,15 @@ impl Order {
         }
     }
 
-    /// The snapshot's usage moved: the tournament's shares are stale.
-    fn moved(&mut self) {
+    /// The snapshot's usage moved in ClusterQueue `cq`: the tournament weighs it again.
+    fn moved(&mut self, cq: usize) {
         if let Self::Fair {
             tournament, open, ..
         } = self
         {
-            *tournament = None;
+            if let Some(t) = tournament {
+                t.moved(cq);
+            }
             *open = true;
         }
     }
@@ -269,6 +272,9 @@ impl Order {
                     *open = matters(snap, entries, left.iter().copied(), preempted);
                 }
                 if !*open || left.len() <= 1 {
+                    // Closed for good (usage only grows from here): the standing tournament
+                    // no longer follows the entries taken, so it goes.
+                    *tournament = None;
                     return (!left.is_empty()).then(|| left.remove(0));
                 }
                 let pick = fair_sharing::next(snap, heads, left, borrowing, tournament)?;
@@ -312,9 +318,7 @@ fn may_move(
     let cq = world.workloads[e.wl].cq;
     match e.assignment.mode {
         Mode::NoFit => false,
-        Mode::Preempt if e.targets.is_empty() => {
-            world.cqs[cq].reclaim != ReclaimWithinCohort::Any
-        }
+        Mode::Preempt if e.targets.is_empty() => world.cqs[cq].reclaim != ReclaimWithinCohort::Any,
         _ => {
             !e.targets.iter().any(|t| preempted.contains(&t.workload))
                 && fits(snap, cq, &e.assignment.usage, preempted, &e.targets)

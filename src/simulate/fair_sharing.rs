@@ -37,7 +37,6 @@ use super::snapshot::Snapshot;
 use super::world::{Fr, FrMap, World};
 use crate::profile::{PreemptionStrategy, ReclaimWithinCohort, WithinClusterQueue};
 use std::cmp::Ordering;
-use std::collections::VecDeque;
 
 fn weight(w: &World, n: Node) -> f64 {
     match n {
@@ -101,14 +100,21 @@ fn share_of(snap: &Snapshot<'_>, node: Node, list: bool) -> Drs {
     for &(resource, beyond) in over[..filled].iter().chain(&spill) {
         let lendable = w.tree.lendable(p, resource);
         if lendable > 0 {
-            #[allow(clippy::cast_precision_loss)] // Kueue divides float64s too
-            let ratio = beyond as f64 * 1000.0 / lendable as f64;
+            let ratio = float(beyond) * 1000.0 / float(lendable);
             if ratio > d.ratio {
                 d.ratio = ratio;
             }
         }
     }
     d
+}
+
+/// A quantity as Kueue's float64 division sees it. Through `i64` when it fits (the same
+/// rounding, and a machine instruction rather than the 128-bit conversion routine, which the
+/// shares called millions of times per run spent a tenth of their time in).
+#[allow(clippy::cast_precision_loss)] // Kueue divides float64s too
+fn float(x: i128) -> f64 {
+    i64::try_from(x).map_or(x as f64, |v| v as f64)
 }
 
 /// Kueue's `status.fairSharing.weightedShare` of a node: the share rounded up, `i64::MAX`
@@ -136,11 +142,11 @@ pub(super) struct Head {
 /// many times). A path is a few Cohorts long: a list per head, searched in place.
 type Shares = Vec<Vec<(usize, bool, Drs)>>;
 
-/// The tournament of a cycle while the snapshot's usage does not move: the shares, and the
-/// winner of every Cohort's subtree among the entries left. A cycle builds it again only after
-/// an admission, a preemption or a reservation (most entries of a busy cycle change nothing);
-/// in between, taking an entry replays only the Cohorts on its path, as a tournament tree
-/// does, since no other subtree lost or changed an entry.
+/// The tournament of a cycle: the shares, and the winner of every Cohort's subtree among the
+/// entries left. Built once per cycle; taking an entry replays only the Cohorts on its path,
+/// as a tournament tree does, since no other subtree lost or changed an entry, and a move of
+/// usage (an admission, a preemption or a reservation) weighs again only the shares it
+/// changed (`refresh`).
 pub(super) struct Tournament {
     shares: Shares,
     /// Per Cohort, the entry that wins its subtree (`None`: no entry left there).
@@ -150,6 +156,56 @@ pub(super) struct Tournament {
     /// The roots with entries, and the entries of queues without a Cohort.
     roots: Vec<usize>,
     loose: Vec<usize>,
+    /// The queues whose usage moved since the shares were weighed (`Tournament::moved`).
+    dirty: Vec<usize>,
+}
+
+impl Tournament {
+    /// Usage moved in ClusterQueue `cq` (an admission or a reservation of the cycle): the
+    /// shares that weigh it are weighed again before the next pick (`refresh`).
+    pub(super) fn moved(&mut self, cq: usize) {
+        self.dirty.push(cq);
+    }
+}
+
+/// Weigh again what the moves since the last pick changed, and replay the Cohorts above them.
+/// A node's share weighs only the usage under it, so a move in queue `x` changes the shares
+/// of `x` and of its Cohorts alone: the entries of the heads below `x`'s Cohort under the
+/// root (each head's list names the child on its path at each Cohort, and only a child that
+/// holds `x` changed), and the winners of `x`'s Cohorts. Everywhere else the standing
+/// winners hold.
+fn refresh(snap: &mut Snapshot<'_>, heads: &[Head], t: &mut Tournament) {
+    let w = snap.world;
+    for x in std::mem::take(&mut t.dirty) {
+        let path: Vec<usize> =
+            std::iter::successors(w.cqs[x].cohort, |&k| w.cohorts[k].parent).collect();
+        // The Cohort just below the root on `x`'s way up holds every head whose entries moved;
+        // with `x` right under the root, only its own head's did.
+        let top = path.len().checked_sub(2).map(|i| path[i]);
+        let mut affected = Vec::new();
+        match top {
+            Some(k) => under(w, Node::Cohort(k), &mut |c| affected.push(c)),
+            None => affected.push(x),
+        }
+        for c in affected {
+            if let Some(i) = t.head_of_cq[c] {
+                t.shares[i] = head_shares(snap, &heads[i]);
+            }
+        }
+        for k in path {
+            t.best[k] = winner(w, heads, t, k);
+        }
+    }
+    debug_assert!(
+        (0..w.cqs.len()).filter_map(|c| t.head_of_cq[c]).all(|i| {
+            let full = head_shares(snap, &heads[i]);
+            full.len() == t.shares[i].len()
+                && full.iter().zip(&t.shares[i]).all(|(a, b)| {
+                    a.0 == b.0 && a.1 == b.1 && a.2.ratio.to_bits() == b.2.ratio.to_bits()
+                })
+        }),
+        "a tournament share left as it was no longer holds"
+    );
 }
 
 /// Which of `left` (indices into `heads`: the cycle's entries not processed yet) Kueue takes
@@ -167,6 +223,9 @@ pub(super) fn next(
 ) -> Option<usize> {
     let w = snap.world;
     let t = cache.get_or_insert_with(|| tournament(snap, heads, left));
+    if !t.dirty.is_empty() {
+        refresh(snap, heads, t);
+    }
     let pick = t
         .roots
         .iter()
@@ -200,6 +259,7 @@ fn tournament(snap: &mut Snapshot<'_>, heads: &[Head], left: &[usize]) -> Tourna
         head_of_cq: vec![None; w.cqs.len()],
         roots: Vec::new(),
         loose: Vec::new(),
+        dirty: Vec::new(),
     };
     for &i in left {
         let cq = w.workloads[heads[i].wl].cq;
@@ -246,26 +306,33 @@ fn winner(w: &World, heads: &[Head], t: &Tournament, k: usize) -> Option<usize> 
 /// `computeDRS` of Kueue's tournament: per head of a tree, the share each node on its path
 /// would have once it were admitted.
 fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shares {
-    let w = snap.world;
     let mut shares: Shares = vec![Vec::new(); heads.len()];
     for &i in members {
-        let cq = w.workloads[heads[i].wl].cq;
-        if w.cqs[cq].cohort.is_none() {
-            continue;
-        }
-        snap.usage.to_mut().add_all(w, cq, &heads[i].usage);
-        let mut d = drs(snap, Node::Cq(cq));
-        let mut at = w.cqs[cq].cohort;
-        while let Some(k) = at {
-            let up = drs(snap, Node::Cohort(k));
-            let borrows = d.borrowing_on(&heads[i].usage);
-            shares[i].push((k, borrows, d));
-            d = up;
-            at = w.cohorts[k].parent;
-        }
-        snap.usage.to_mut().remove_all(w, cq, &heads[i].usage);
+        shares[i] = head_shares(snap, &heads[i]);
     }
     shares
+}
+
+/// One head's entries of `Shares`: none for a queue without a Cohort.
+fn head_shares(snap: &mut Snapshot<'_>, head: &Head) -> Vec<(usize, bool, Drs)> {
+    let w = snap.world;
+    let cq = w.workloads[head.wl].cq;
+    let mut out = Vec::new();
+    if w.cqs[cq].cohort.is_none() {
+        return out;
+    }
+    snap.usage.to_mut().add_all(w, cq, &head.usage);
+    let mut d = drs(snap, Node::Cq(cq));
+    let mut at = w.cqs[cq].cohort;
+    while let Some(k) = at {
+        let up = drs(snap, Node::Cohort(k));
+        let borrows = d.borrowing_on(&head.usage);
+        out.push((k, borrows, d));
+        d = up;
+        at = w.cohorts[k].parent;
+    }
+    snap.usage.to_mut().remove_all(w, cq, &head.usage);
+    out
 }
 
 /// `entryComparer.less` at Cohort `k`, with the workload's name as the last tie-break where
@@ -295,10 +362,13 @@ fn less(w: &World, heads: &[Head], a: usize, b: usize, k: usize, shares: &Shares
 struct TargetOrder {
     preemptor_cq: usize,
     ancestors: Vec<usize>,
-    /// Per ClusterQueue, its candidates not yet weighed. Flags and lists indexed by queue and
-    /// by Cohort rather than searched: the walk asks them for every child of every Cohort on
-    /// its way, once per target.
-    queued: Vec<VecDeque<usize>>,
+    /// The candidates grouped by ClusterQueue, each queue's in candidate order, and per
+    /// queue the range of its candidates not yet weighed (one list, not a list per queue: a
+    /// search sets this up for every queue of the tree and uses a few). Flags and ranges
+    /// indexed by queue and by Cohort rather than searched: the walk asks them for every
+    /// child of every Cohort on its way, once per target.
+    queued: Vec<usize>,
+    ranges: Vec<std::ops::Range<usize>>,
     pruned_cqs: Vec<bool>,
     pruned_cohorts: Vec<bool>,
     /// The shares of the queues and Cohorts the walk has weighed, while the usage stays as
@@ -311,16 +381,28 @@ struct TargetOrder {
 
 impl TargetOrder {
     fn new(w: &World, cq: usize, candidates: &[usize]) -> Self {
-        let mut queued: Vec<VecDeque<usize>> = std::iter::repeat_with(VecDeque::new)
-            .take(w.cqs.len())
-            .collect();
+        // A counting sort by queue, which keeps each queue's candidates in their order.
+        let mut ranges = vec![0..0; w.cqs.len()];
         for &c in candidates {
-            queued[w.workloads[c].cq].push_back(c);
+            ranges[w.workloads[c].cq].end += 1;
+        }
+        let mut start = 0;
+        for r in &mut ranges {
+            let n = r.end;
+            *r = start..start;
+            start += n;
+        }
+        let mut queued = vec![0; candidates.len()];
+        for &c in candidates {
+            let r = &mut ranges[w.workloads[c].cq];
+            queued[r.end] = c;
+            r.end += 1;
         }
         Self {
             preemptor_cq: cq,
             ancestors: std::iter::successors(w.cqs[cq].cohort, |&k| w.cohorts[k].parent).collect(),
             queued,
+            ranges,
             pruned_cqs: vec![false; w.cqs.len()],
             pruned_cohorts: vec![false; w.cohorts.len()],
             seen_cqs: vec![None; w.cqs.len()],
@@ -345,11 +427,11 @@ impl TargetOrder {
     }
 
     fn has_workload(&self, cq: usize) -> bool {
-        !self.queued[cq].is_empty()
+        !self.ranges[cq].is_empty()
     }
 
     fn pop(&mut self, cq: usize) -> Option<usize> {
-        self.queued[cq].pop_front()
+        self.ranges[cq].next().map(|i| self.queued[i])
     }
 
     /// The next target queue (`Iter`), or none when the walk is over.
@@ -423,7 +505,7 @@ impl TargetOrder {
     }
 
     fn head(&self, cq: usize) -> Option<usize> {
-        self.queued[cq].front().copied()
+        self.ranges[cq].clone().next().map(|i| self.queued[i])
     }
 }
 
@@ -750,7 +832,18 @@ pub(super) fn targets(
     if candidates.is_empty() {
         return Vec::new();
     }
-    candidates.sort_by(|&a, &b| candidates_ordering(snap, cq, a, b));
+    // `candidates_ordering`, its keys looked up once per candidate rather than per comparison.
+    let mut keyed: Vec<_> = candidates
+        .iter()
+        .map(|&c| (preemption::candidate_key(snap, cq, c), c))
+        .collect();
+    keyed.sort_unstable_by_key(|&(key, _)| key);
+    debug_assert!(
+        keyed
+            .windows(2)
+            .all(|p| candidates_ordering(snap, cq, p[0].1, p[1].1) == Ordering::Less)
+    );
+    let candidates: Vec<usize> = keyed.into_iter().map(|(_, c)| c).collect();
     // Every share below counts the incoming workload.
     snap.usage.to_mut().add_all(w, cq, requests);
     let first = strategies

@@ -304,6 +304,17 @@ pub(super) fn candidates_ordering(snap: &Snapshot<'_>, cq: usize, a: usize, b: u
         .then(a.cmp(&b))
 }
 
+/// `candidates_ordering` as a key: sorting by it gives the same order.
+pub(super) fn candidate_key(
+    snap: &Snapshot<'_>,
+    cq: usize,
+    c: usize,
+) -> (bool, i64, std::cmp::Reverse<u64>, usize) {
+    let w = &snap.world.workloads[c];
+    let admitted_at = snap.running[c].as_ref().map_or(0, |r| r.admitted_at);
+    (w.cq == cq, w.priority, std::cmp::Reverse(admitted_at), c)
+}
+
 /// `collectCandidatesInSubtree`: the queues under Cohort `k` (but not under `skip`, nor the
 /// preemptor's own) that use more than their quota of some of `frs`, found through Cohorts
 /// that do too.
