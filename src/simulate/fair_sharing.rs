@@ -212,8 +212,10 @@ fn refresh(snap: &mut Snapshot<'_>, heads: &[Head], t: &mut Tournament) {
 /// next: the winner of the tournament of each tree, and between trees (and queues without a
 /// cohort, which Kueue takes in no particular order) the classic order: no borrowing first,
 /// then higher priority, older, by name (`borrowing` gives each head's borrowing level).
-/// `cache` holds the tournament of the entries of `left`, or `None` when usage has moved
-/// since; it is updated for the entry returned, which the caller takes out of `left`.
+/// `cache` holds the tournament of the entries of `left` (`None` before the cycle's first
+/// pick), with the queues whose usage moved since the last pick (`Tournament::moved`); it is
+/// brought up to date and updated for the entry returned, which the caller takes out of
+/// `left`.
 pub(super) fn next(
     snap: &mut Snapshot<'_>,
     heads: &[Head],
@@ -838,11 +840,6 @@ pub(super) fn targets(
         .map(|&c| (preemption::candidate_key(snap, cq, c), c))
         .collect();
     keyed.sort_unstable_by_key(|&(key, _)| key);
-    debug_assert!(
-        keyed
-            .windows(2)
-            .all(|p| candidates_ordering(snap, cq, p[0].1, p[1].1) == Ordering::Less)
-    );
     let candidates: Vec<usize> = keyed.into_iter().map(|(_, c)| c).collect();
     // Every share below counts the incoming workload.
     snap.usage.to_mut().add_all(w, cq, requests);

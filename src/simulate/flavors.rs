@@ -358,6 +358,10 @@ fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
     let Some(strategies) = &world.fair_sharing else {
         return false;
     };
+    debug_assert!(
+        snap.nominating,
+        "the kept answers hold for the state's usage only"
+    );
     let key = oracle_key(world, wl, fr, val);
     if let Some(&known) = snap.oracle.borrow().hopeless.get(&key) {
         return known;

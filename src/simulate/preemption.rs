@@ -295,16 +295,11 @@ pub(super) fn surely_none(snap: &Snapshot<'_>, preemptor: usize, fr: Fr, val: i1
 /// Kueue's `CandidatesOrdering`: other ClusterQueues first, lower priority first, more
 /// recently admitted first; the UID tie-break is the workload's name here.
 pub(super) fn candidates_ordering(snap: &Snapshot<'_>, cq: usize, a: usize, b: usize) -> Ordering {
-    let w = &snap.world.workloads;
-    let at = |x: usize| snap.running[x].as_ref().map_or(0, |r| r.admitted_at);
-    (w[a].cq == cq)
-        .cmp(&(w[b].cq == cq))
-        .then(w[a].priority.cmp(&w[b].priority))
-        .then(at(b).cmp(&at(a)))
-        .then(a.cmp(&b))
+    candidate_key(snap, cq, a).cmp(&candidate_key(snap, cq, b))
 }
 
-/// `candidates_ordering` as a key: sorting by it gives the same order.
+/// `candidates_ordering` as a key, for sorting many candidates with one look-up each: other
+/// queues' first, lower priority first, more recently admitted first, then the workload.
 pub(super) fn candidate_key(
     snap: &Snapshot<'_>,
     cq: usize,

@@ -32,9 +32,7 @@ impl Kept {
         }
         self
     }
-}
 
-impl Kept {
     /// Usage moved under ClusterQueue `cq`: what was kept of it and of its Cohorts up to the
     /// root (their shares, their rankings of their children, what taking a workload out of
     /// them does) no longer holds. Nothing else does change: a node's share weighs only the
