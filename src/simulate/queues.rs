@@ -32,15 +32,18 @@ type Key = (Reverse<i64>, u64, usize, usize);
 /// rather than a tree: a queue holds a handful at a time, heads leave from the front and are
 /// put back there, new workloads mostly join at the back, and a whole backlog comes back at
 /// once (`extend`, one sort).
-#[derive(Clone, Debug, Default, Hash)]
+#[derive(Clone, Debug, Default)]
 struct Ordered(VecDeque<Key>);
 
 impl Ordered {
-    fn insert(&mut self, key: Key) {
+    /// Returns whether the key was new.
+    fn insert(&mut self, key: Key) -> bool {
         let at = self.0.partition_point(|k| *k < key);
-        if self.0.get(at) != Some(&key) {
+        let new = self.0.get(at) != Some(&key);
+        if new {
             self.0.insert(at, key);
         }
+        new
     }
 
     fn remove(&mut self, key: &Key) -> bool {
@@ -65,7 +68,7 @@ impl Ordered {
     }
 }
 
-#[derive(Clone, Debug, Default, Hash)]
+#[derive(Clone, Debug, Default)]
 struct CqQueue {
     heap: Ordered,
     /// Unordered: parked workloads go back to the heap, which orders them. A list, as a
@@ -96,18 +99,86 @@ pub(super) enum Requeue {
 #[derive(Clone, Debug)]
 pub(super) struct Queues {
     cqs: Vec<CqQueue>,
+    /// See `fingerprint`.
+    fingerprint: u64,
+}
+
+/// A member of one of a queue's sets, as `Queues::fingerprint` counts it.
+#[derive(Clone, Copy)]
+enum Mark {
+    Waiting(usize),
+    Parked(usize),
+    Sticky(usize),
+    /// A parked class of a queue.
+    Class(usize, usize),
+}
+
+impl Mark {
+    /// The member's hash: the set and the member in one word, mixed (SplitMix64's
+    /// finalizer; asked every time a queue changes, so a few instructions).
+    fn hash(self) -> u64 {
+        let (set, a, b) = match self {
+            Mark::Waiting(wl) => (1, wl, 0),
+            Mark::Parked(wl) => (2, wl, 0),
+            Mark::Sticky(wl) => (3, wl, 0),
+            Mark::Class(cq, class) => (4, cq, class),
+        };
+        let mut z = (set << 60) ^ ((a as u64) << 28) ^ (b as u64);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
 }
 
 impl Queues {
     pub(super) fn new(world: &World) -> Self {
         Self {
             cqs: vec![CqQueue::default(); world.cqs.len()],
+            fingerprint: 0,
         }
     }
 
-    /// Everything a cycle reads of the queues, for `Sim::settle`'s loop detection.
-    pub(super) fn fingerprint(&self, h: &mut impl std::hash::Hasher) {
-        std::hash::Hash::hash(&self.cqs, h);
+    /// Everything a cycle reads of the queues, for `Sim::settle`'s loop detection: kept as
+    /// workloads come and go rather than hashed from every waiting workload each cycle (that
+    /// was a twelfth of a fair-sharing run). What a cycle can observe of a queue is four sets:
+    /// the waiting workloads (their order follows from their keys, and a key from the
+    /// workload), the parked ones and the parked classes (lists whose order nothing reads),
+    /// and the sticky preemptor; so a sum over their members, each hashed with its set.
+    pub(super) fn fingerprint(&self) -> u64 {
+        debug_assert_eq!(
+            self.fingerprint,
+            self.cqs
+                .iter()
+                .enumerate()
+                .flat_map(|(cq, q)| {
+                    let heap = q.heap.0.iter().map(|k| Mark::Waiting(k.2));
+                    let parked = q.inadmissible.iter().map(|&wl| Mark::Parked(wl));
+                    let sticky = q.sticky.map(Mark::Sticky);
+                    let classes = q.parked_classes.iter().map(move |&c| Mark::Class(cq, c));
+                    heap.chain(parked).chain(sticky).chain(classes)
+                })
+                .map(Mark::hash)
+                .fold(0, u64::wrapping_add),
+            "the kept fingerprint follows every change to the queues"
+        );
+        self.fingerprint
+    }
+
+    fn add(&mut self, mark: Mark) {
+        self.fingerprint = self.fingerprint.wrapping_add(mark.hash());
+    }
+
+    fn sub(&mut self, mark: Mark) {
+        self.fingerprint = self.fingerprint.wrapping_sub(mark.hash());
+    }
+
+    fn set_sticky(&mut self, cq: usize, wl: Option<usize>) {
+        if let Some(old) = std::mem::replace(&mut self.cqs[cq].sticky, wl) {
+            self.sub(Mark::Sticky(old));
+        }
+        if let Some(new) = wl {
+            self.add(Mark::Sticky(new));
+        }
     }
 
     fn key(world: &World, wl: usize) -> Key {
@@ -125,17 +196,27 @@ impl Queues {
         {
             if !q.inadmissible.contains(&wl) {
                 q.inadmissible.push(wl);
+                self.add(Mark::Parked(wl));
             }
             return;
         }
+        let before = q.inadmissible.len();
         q.inadmissible.retain(|&w| w != wl);
-        q.heap.insert(Self::key(world, wl));
+        let unparked = before - q.inadmissible.len();
+        let waits = q.heap.insert(Self::key(world, wl));
+        for _ in 0..unparked {
+            self.sub(Mark::Parked(wl));
+        }
+        if waits {
+            self.add(Mark::Waiting(wl));
+        }
     }
 
     /// The head of every ClusterQueue with one, in ClusterQueue order (`Heads`): the sticky
     /// preemptor when it is waiting in the heap, else the first in order.
     pub(super) fn pop_heads(&mut self, world: &World) -> Vec<usize> {
-        self.cqs
+        let heads: Vec<usize> = self
+            .cqs
             .iter_mut()
             .filter_map(|q| {
                 if let Some(wl) = q.sticky
@@ -145,14 +226,18 @@ impl Queues {
                 }
                 q.heap.pop_first().map(|(_, _, wl, _)| wl)
             })
-            .collect()
+            .collect();
+        for &wl in &heads {
+            self.sub(Mark::Waiting(wl));
+        }
+        heads
     }
 
     /// A workload was admitted: it is no longer its queue's preemptor.
     pub(super) fn admitted(&mut self, world: &World, wl: usize) {
-        let q = &mut self.cqs[world.workloads[wl].cq];
-        if q.sticky == Some(wl) {
-            q.sticky = None;
+        let cq = world.workloads[wl].cq;
+        if self.cqs[cq].sticky == Some(wl) {
+            self.set_sticky(cq, None);
         }
     }
 
@@ -162,7 +247,7 @@ impl Queues {
         if why == Requeue::PendingPreemption
             && world.cqs[cq].strategy == QueueingStrategy::BestEffortFIFO
         {
-            self.cqs[cq].sticky = Some(wl);
+            self.set_sticky(cq, Some(wl));
         }
         let immediate = match world.cqs[cq].strategy {
             QueueingStrategy::StrictFIFO => true,
@@ -173,28 +258,41 @@ impl Queues {
         };
         let q = &mut self.cqs[cq];
         if immediate {
-            q.heap.insert(Self::key(world, wl));
+            if q.heap.insert(Self::key(world, wl)) {
+                self.add(Mark::Waiting(wl));
+            }
             return false;
         }
         q.inadmissible.push(wl);
+        self.add(Mark::Parked(wl));
         // Kueue's SchedulingEquivalenceHashing (on by default since 0.18): the workloads of
         // the same class that wait in the heap would fail the same way; park them too.
         if matches!(why, Requeue::NoFit | Requeue::NoCandidates) {
+            let q = &mut self.cqs[cq];
             let class = world.workloads[wl].class;
-            if !q.parked_classes.contains(&class) {
+            let new_class = !q.parked_classes.contains(&class);
+            if new_class {
                 q.parked_classes.push(class);
             }
             let same = |k: &Key| k.3 == class;
             // Most heads have no class-mate waiting; look before rebuilding the heap.
+            let mut moved = Vec::new();
             if q.heap.0.iter().any(same) {
-                let inadmissible = &mut q.inadmissible;
                 q.heap.0.retain(|k| {
                     if same(k) {
-                        inadmissible.push(k.2);
+                        moved.push(k.2);
                         return false;
                     }
                     true
                 });
+                q.inadmissible.extend_from_slice(&moved);
+            }
+            if new_class {
+                self.add(Mark::Class(cq, class));
+            }
+            for wl in moved {
+                self.sub(Mark::Waiting(wl));
+                self.add(Mark::Parked(wl));
             }
         }
         true
@@ -210,12 +308,21 @@ impl Queues {
                 continue;
             }
             let q = &mut self.cqs[i];
-            q.parked_classes.clear();
-            // After every release the whole backlog comes back: one sort per queue.
+            // After every release the whole backlog comes back: one sort per queue. The
+            // lists are drained, not dropped, to keep what they grew to.
+            let mut gone = 0_u64;
+            for class in q.parked_classes.drain(..) {
+                gone = gone.wrapping_add(Mark::Class(i, class).hash());
+            }
             if !q.inadmissible.is_empty() {
+                for &wl in &q.inadmissible {
+                    gone = gone.wrapping_add(Mark::Parked(wl).hash());
+                    gone = gone.wrapping_sub(Mark::Waiting(wl).hash());
+                }
                 q.heap
                     .extend(q.inadmissible.drain(..).map(|wl| Self::key(world, wl)));
             }
+            self.fingerprint = self.fingerprint.wrapping_sub(gone);
         }
     }
 
@@ -223,11 +330,20 @@ impl Queues {
     /// worker when another admitted it (`simulate::fleet`).
     pub(super) fn remove(&mut self, world: &World, wl: usize) {
         let key = Self::key(world, wl);
-        let q = &mut self.cqs[world.workloads[wl].cq];
-        q.heap.remove(&key);
+        let cq = world.workloads[wl].cq;
+        let q = &mut self.cqs[cq];
+        let waited = q.heap.remove(&key);
+        let before = q.inadmissible.len();
         q.inadmissible.retain(|&w| w != wl);
-        if q.sticky == Some(wl) {
-            q.sticky = None;
+        let unparked = before - q.inadmissible.len();
+        if waited {
+            self.sub(Mark::Waiting(wl));
+        }
+        for _ in 0..unparked {
+            self.sub(Mark::Parked(wl));
+        }
+        if self.cqs[cq].sticky == Some(wl) {
+            self.set_sticky(cq, None);
         }
     }
 
