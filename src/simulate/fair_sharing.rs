@@ -60,6 +60,14 @@ pub(super) fn drs(snap: &Snapshot<'_>, node: Node) -> Drs {
 /// `drs`, listing the flavor/resources the node borrows on only when `list` (the tournament
 /// asks `borrowing_on`; the preemptor weighs shares alone, many times, and skips the list).
 fn share_of(snap: &Snapshot<'_>, node: Node, list: bool) -> Drs {
+    share_with(snap, node, list, &[])
+}
+
+/// `share_of` as if the node used `extra` more of some flavor/resources: what a request would
+/// make of it, without changing the snapshot's usage (a change copies the whole usage table
+/// on a snapshot's first, and adding and taking out again cost more than the share itself:
+/// the tournament and the turned-away shortcut ask this of every head).
+fn share_with(snap: &Snapshot<'_>, node: Node, list: bool, extra: &[(Fr, i128)]) -> Drs {
     let w = snap.world;
     let mut d = Drs {
         weight: weight(w, node),
@@ -76,7 +84,8 @@ fn share_of(snap: &Snapshot<'_>, node: Node, list: bool) -> Drs {
     let mut spill: Vec<(usize, i128)> = Vec::new();
     let mut filled = 0;
     for &fr in keys(w, node) {
-        let beyond = snap.usage.node(node, fr) - super::quota::subtree(w, node, fr);
+        let more = extra.iter().find(|(e, _)| *e == fr).map_or(0, |&(_, v)| v);
+        let beyond = snap.usage.node(node, fr) + more - super::quota::subtree(w, node, fr);
         if beyond <= 0 {
             continue;
         }
@@ -316,25 +325,49 @@ fn shares_of(snap: &mut Snapshot<'_>, heads: &[Head], members: &[usize]) -> Shar
 }
 
 /// One head's entries of `Shares`: none for a queue without a Cohort.
-fn head_shares(snap: &mut Snapshot<'_>, head: &Head) -> Vec<(usize, bool, Drs)> {
+fn head_shares(snap: &Snapshot<'_>, head: &Head) -> Vec<(usize, bool, Drs)> {
     let w = snap.world;
     let cq = w.workloads[head.wl].cq;
     let mut out = Vec::new();
     if w.cqs[cq].cohort.is_none() {
         return out;
     }
-    snap.usage.to_mut().add_all(w, cq, &head.usage);
-    let mut d = drs(snap, Node::Cq(cq));
+    // What the head adds at each node on its way up, as if admitted.
+    let mut extra: Vec<(Fr, i128)> = head.usage.iter().map(|(&fr, &v)| (fr, v)).collect();
+    let mut node = Node::Cq(cq);
+    let mut d = share_with(snap, node, true, &extra);
     let mut at = w.cqs[cq].cohort;
     while let Some(k) = at {
-        let up = drs(snap, Node::Cohort(k));
+        for (fr, v) in &mut extra {
+            *v = passed_up(snap, node, *fr, *v);
+        }
+        node = Node::Cohort(k);
+        let up = share_with(snap, node, true, &extra);
         let borrows = d.borrowing_on(&head.usage);
         out.push((k, borrows, d));
         d = up;
         at = w.cohorts[k].parent;
     }
-    snap.usage.to_mut().remove_all(w, cq, &head.usage);
+    debug_assert!(
+        {
+            let mut with = snap.clone();
+            with.usage.to_mut().add_all(w, cq, &head.usage);
+            let mut node = Node::Cq(cq);
+            out.iter().all(|(k, _, d)| {
+                let now = drs(&with, node);
+                node = Node::Cohort(*k);
+                now.ratio.to_bits() == d.ratio.to_bits() && now.borrowed == d.borrowed
+            })
+        },
+        "the head's shares as if admitted"
+    );
     out
+}
+
+/// What adding `val` of `fr` at `node` passes up to its parent: what the node cannot keep
+/// in its own quota (`Usage::add`).
+fn passed_up(snap: &Snapshot<'_>, node: Node, fr: Fr, val: i128) -> i128 {
+    (val - snap.usage.local_available(snap.world, node, fr)).max(0)
 }
 
 /// `entryComparer.less` at Cohort `k`, with the workload's name as the last tie-break where
@@ -616,26 +649,30 @@ pub(super) fn surely_none(
     if !snap.usage.borrowing_with(w, cq, fr, val) {
         return false;
     }
-    // The preemptor's sides, with the request counted.
-    snap.usage.to_mut().add(w, cq, fr, val);
-    let mut sides: Vec<(usize, Node, Drs)> = Vec::new();
-    let mut side = Node::Cq(cq);
-    let mut at = spec.cohort;
-    while let Some(k) = at {
-        sides.push((k, side, share_of(snap, side, false)));
-        side = Node::Cohort(k);
-        at = w.cohorts[k].parent;
-    }
-    snap.usage.to_mut().remove(w, cq, fr, val);
     // A tie lets a workload go only under LessThanOrEqualToFinalShare first, and only one
     // whose removal leaves its side as heavy.
     let ties_may_take = strategies.first() != Some(&PreemptionStrategy::LessThanInitialShare);
     let policy = reclaim_policy(spec.reclaim);
-    // The siblings, as they are: the request does not touch them.
-    for (k, side, mine) in &sides {
-        // The siblings that may let a workload go: those the preemptor's side does not
-        // outweigh, the heaviest borrowing ones (a short list, usually empty).
-        let heavy = heavy_siblings(snap, *k, *side, mine);
+    // The preemptor's sides up the tree, with the request counted: each node keeps what it
+    // has free of its own quota and passes the rest up (`Usage::add`).
+    let mut side = Node::Cq(cq);
+    let mut at = spec.cohort;
+    let mut extra = val;
+    while let Some(k) = at {
+        let mine = &share_with(snap, side, false, &[(fr, extra)]);
+        debug_assert!(
+            {
+                let mut with = snap.clone();
+                with.usage.to_mut().add(w, cq, fr, val);
+                share_of(&with, side, false).ratio.to_bits() == mine.ratio.to_bits()
+            },
+            "the request's share as if added"
+        );
+        extra = passed_up(snap, side, fr, extra);
+        // The siblings that may let a workload go, as they are (the request does not touch
+        // them): those the preemptor's side does not outweigh, the heaviest borrowing ones
+        // (a short list, usually empty).
+        let heavy = heavy_siblings(snap, k, side, mine);
         for (s, heavier) in heavy {
             // A tie lets nothing go when the first strategy needs the preemptor's side
             // strictly lighter, or when every workload under the sibling makes it lighter
@@ -667,6 +704,8 @@ pub(super) fn surely_none(
                 }
             }
         }
+        side = Node::Cohort(k);
+        at = w.cohorts[k].parent;
     }
     true
 }
