@@ -672,7 +672,7 @@ pub(super) fn surely_none(
         // The siblings that may let a workload go, as they are (the request does not touch
         // them): those the preemptor's side does not outweigh, the heaviest borrowing ones
         // (a short list, usually empty).
-        let heavy = heavy_siblings(snap, k, side, mine);
+        let heavy = heavy_siblings(snap, k, side, mine, ties_may_take);
         for (s, heavier) in heavy {
             // A tie lets nothing go when the first strategy needs the preemptor's side
             // strictly lighter, or when every workload under the sibling makes it lighter
@@ -783,8 +783,16 @@ fn node_of(w: &World, slot: usize) -> Node {
 /// state's usage, each with whether it is heavier (not a tie), heaviest first. During nomination
 /// the shares and the ranking are kept (`Snapshot::shares`, until usage under them moves):
 /// every head's search asks the same Cohorts, cycle after cycle, and a ranking turns the walk
-/// over all children into a look at the top few.
-fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<(Node, bool)> {
+/// over all children into a look at the top few. Ties known to let nothing go are left out
+/// (all of them unless `ties_may_take`, and those kept as `each_lowers`): in a Cohort of
+/// like queues most siblings weigh the same, and each search met them all.
+fn heavy_siblings(
+    snap: &Snapshot<'_>,
+    k: usize,
+    side: Node,
+    mine: &Drs,
+    ties_may_take: bool,
+) -> Vec<(Node, bool)> {
     let w = snap.world;
     let cohort = &w.cohorts[k];
     let children = cohort
@@ -799,7 +807,11 @@ fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<
         Some(kept) => kept,
         None => &mut local,
     };
-    let Kept { shares, ranked, .. } = kept.sized(w);
+    let Kept {
+        shares,
+        ranked,
+        each_lowers,
+    } = kept.sized(w);
     let ranked = ranked[k].get_or_insert_with(|| {
         let mut borrowing: Vec<usize> = children
             .map(|s| slot(w, s))
@@ -829,6 +841,8 @@ fn heavy_siblings(snap: &Snapshot<'_>, k: usize, side: Node, mine: &Drs) -> Vec<
         );
         match compare(mine, d) {
             Ordering::Greater => break,
+            Ordering::Equal
+                if !ties_may_take || (i < w.cqs.len() && each_lowers[i] == Some(true)) => {}
             o => out.push((node_of(w, i), o == Ordering::Less)),
         }
     }
