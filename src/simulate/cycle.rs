@@ -73,13 +73,18 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
             requeue: None,
         });
     }
-    // Under fair sharing an idle head still shapes the tournament (`fair_sharing::next`):
+    // Under fair sharing an idle head may still shape the tournament (`fair_sharing::next`):
     // assigned in full (it has no targets, as the shortcut says) when the order of the
-    // entries can matter. Otherwise parked now rather than after the cycle: it takes nothing
-    // from the snapshot, each queue offers one head, and the cycle's victims come back after
-    // every requeue, so nothing sees the difference; the sort below is spared it.
-    if world.fair_sharing.is_some() && order_matters(&mut snap, &entries) {
+    // entries can matter and it speaks for a Cohort below the root (`shapes_order`).
+    // Otherwise parked now rather than after the cycle: it takes nothing from the snapshot,
+    // each queue offers one head, and the cycle's victims come back after every requeue, so
+    // nothing sees the difference; the sort below is spared it.
+    if world.fair_sharing.is_some() && (sim.in_full || order_matters(&mut snap, &entries)) {
         for wl in idle {
+            if !sim.in_full && !shapes_order(world, wl) {
+                changed |= sim.queues.requeue(world, wl, Requeue::NoFit);
+                continue;
+            }
             let assignment = flavors::assign(&mut snap, wl, true);
             entries.push(Entry {
                 wl,
@@ -105,7 +110,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     });
     // Classic order: as sorted. Fair sharing: a tournament for each entry taken, on the
     // usage the entries before it left (`fair_sharing::next`), while the order can matter.
-    let mut order = Order::new(world.fair_sharing.is_some(), &entries);
+    let mut order = Order::new(world.fair_sharing.is_some(), sim.in_full, &entries);
 
     let mut preempted: BTreeSet<usize> = BTreeSet::new();
     let mut victims: Vec<usize> = Vec::new();
@@ -201,10 +206,11 @@ enum Order {
     Classic(std::ops::Range<usize>),
     /// Kueue's fair-sharing iterator: the entries not taken yet, each entry with what it
     /// would use, and the tournament while usage has not moved. `open` while the order of the
-    /// entries left may still matter (see `Order::next`).
+    /// entries left may still matter (see `Order::next`), always when `in_full`.
     Fair {
         left: Vec<usize>,
         open: bool,
+        in_full: bool,
         heads: Vec<fair_sharing::Head>,
         borrowing: Vec<u32>,
         tournament: Option<fair_sharing::Tournament>,
@@ -212,13 +218,14 @@ enum Order {
 }
 
 impl Order {
-    fn new(fair: bool, entries: &[Entry]) -> Self {
+    fn new(fair: bool, in_full: bool, entries: &[Entry]) -> Self {
         if !fair {
             return Self::Classic(0..entries.len());
         }
         Self::Fair {
             left: (0..entries.len()).collect(),
             open: true,
+            in_full,
             heads: entries
                 .iter()
                 .map(|e| fair_sharing::Head {
@@ -264,11 +271,12 @@ impl Order {
             Self::Fair {
                 left,
                 open,
+                in_full,
                 heads,
                 borrowing,
                 tournament,
             } => {
-                if *open {
+                if *open && !*in_full {
                     *open = matters(snap, entries, left.iter().copied(), preempted);
                 }
                 if !*open || left.len() <= 1 {
@@ -283,6 +291,21 @@ impl Order {
             }
         }
     }
+}
+
+/// Whether a head that moves no usage can change the order the tournament takes the others
+/// in. Taken, it changes nothing, so every comparison after it is the one that would have
+/// been made without it; it matters only while it is the best of a Cohort's subtree that
+/// competes in a Cohort above (the tournament weighs a Cohort by the share its best head
+/// would give it, kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/fair_sharing_iterator.go`
+/// `computeDRS`), where without it the next best of the subtree would stand for the Cohort,
+/// with another share, and might win where it lost. A head whose queue sits right under the
+/// root of its tree only ever competes as itself: without it the same head wins each round.
+fn shapes_order(world: &super::world::World, wl: usize) -> bool {
+    let cq = world.workloads[wl].cq;
+    world.cqs[cq]
+        .cohort
+        .is_some_and(|k| world.cohorts[k].parent.is_some())
 }
 
 /// Whether the order of the nominated entries can matter (see `Order::next`).

@@ -54,6 +54,9 @@ pub(crate) struct Sim<'w> {
     ends: BinaryHeap<Reverse<(u64, usize)>>,
     /// Per workload, its requests as `flavors::surely_turned_away` weighs them.
     demands: Vec<Vec<flavors::Demand>>,
+    /// Every cycle takes its heads in the order Kueue's iterator would, none left out of the
+    /// fair-sharing tournament (`run_in_full`).
+    in_full: bool,
 }
 
 /// The outcome of a run: its events (ending with `End`) and, for the human table, each
@@ -71,6 +74,17 @@ pub struct Outcome {
 /// `usage` stays empty: only the human table shows it (`run_with_usage`).
 pub fn run(world: &World, until: Option<u64>) -> Outcome {
     run_recording(world, until, false, &Start::default())
+}
+
+/// `run` without the cycle's ordering shortcuts: under fair sharing every head of every cycle
+/// is assigned in full and the tournament picks each entry, where `run` lets it decide only
+/// while the order can matter and leaves out the heads that cannot move usage nor shape the
+/// order (`cycle::run`). The same events, by the arguments there; tests hold `run` to it.
+#[doc(hidden)]
+pub fn run_in_full(world: &World, until: Option<u64>) -> Outcome {
+    let mut sim = Sim::new(world);
+    sim.in_full = true;
+    run_sim(sim, until, false, &Start::default())
 }
 
 /// A workload that holds quota when a run starts.
@@ -119,6 +133,7 @@ impl<'w> Sim<'w> {
             events: Vec::new(),
             ends: BinaryHeap::new(),
             demands: flavors::demands(world),
+            in_full: false,
         }
     }
 
@@ -149,8 +164,12 @@ impl<'w> Sim<'w> {
 }
 
 fn run_recording(world: &World, until: Option<u64>, record_usage: bool, start: &Start) -> Outcome {
+    run_sim(Sim::new(world), until, record_usage, start)
+}
+
+fn run_sim(mut sim: Sim<'_>, until: Option<u64>, record_usage: bool, start: &Start) -> Outcome {
+    let world = sim.world;
     let never = never_admissible(world);
-    let mut sim = Sim::new(world);
     let mut held = vec![false; world.workloads.len()];
     for h in &start.held {
         held[h.workload] = true;

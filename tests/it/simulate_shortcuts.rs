@@ -3,7 +3,11 @@
 //! preemption that surely finds no targets), and with fair sharing on it skips the preemption
 //! search when it surely finds nothing (`fair_sharing::surely_none`). In debug builds every use
 //! of these shortcuts is checked against the full assignment and preemption search
-//! (`debug_assert!` in `simulate/cycle.rs` and `simulate/preemptor.rs`). These tests give the
+//! (`debug_assert!` in `simulate/cycle.rs` and `simulate/preemptor.rs`). Under fair sharing a
+//! cycle also lets the tournament decide only while the order of its entries can matter, and
+//! leaves out of it the heads that can neither move usage nor shape the order
+//! (`simulate/cycle.rs`): each fair-sharing case is run again without those shortcuts
+//! (`simulate::run_in_full`), and the events must be the same. These tests give the
 //! checks many queue set-ups they would not otherwise meet: random ClusterQueues in one cohort
 //! (or, with fair sharing, in a random Cohort tree with random weights and strategies) with
 //! every preemption policy, borrowing and lending limits, flavor fungibility, one or two flavors
@@ -11,7 +15,20 @@
 //! enough to queue, borrow and preempt.
 
 use serde_json::{Value, json};
+
 use std::fmt::Write as _;
+
+/// The first line where two renderings differ, both ways.
+fn first_difference(a: &str, b: &str) -> String {
+    a.lines()
+        .zip(b.lines())
+        .enumerate()
+        .find(|(_, (x, y))| x != y)
+        .map_or_else(
+            || "one is a prefix of the other".to_owned(),
+            |(i, (x, y))| format!("line {}: {x}\n  in full: {y}", i + 1),
+        )
+}
 
 /// A fixed linear congruential sequence: the same cases on every machine.
 struct Lcg(u64);
@@ -231,7 +248,8 @@ fn the_fair_sharing_shortcut_agrees_with_the_full_search_on_random_trees() {
     run_cases(true);
 }
 
-/// Run the 100 cases (the debug assertion fires inside `run` if a shortcut is ever wrong), and
+/// Run the 100 cases (the debug assertion fires inside `run` if a shortcut is ever wrong; with
+/// fair sharing, the events must be those of the run without ordering shortcuts), and
 /// check that they exercise what the shortcuts decide on: preemption, and workloads that waited
 /// past the last submission for quota to be released.
 fn run_cases(fair: bool) {
@@ -262,6 +280,18 @@ fn run_cases(fair: bool) {
         // The debug assertion fires inside `run` if the shortcut is ever wrong.
         let outcome = raykueue::simulate::run(&world, None);
         let json = raykueue::simulate::events::render_json(&world, &outcome.events);
+        if fair {
+            // The cycle's ordering shortcuts (the tournament only while the order can
+            // matter, the heads that can neither move usage nor shape the order left out)
+            // change nothing.
+            let full = raykueue::simulate::run_in_full(&world, None);
+            let full = raykueue::simulate::events::render_json(&world, &full.events);
+            assert!(
+                json == full,
+                "seed {seed}: the ordering shortcuts changed the events\n{}",
+                first_difference(&json, &full)
+            );
+        }
         preempted += json.matches("\"Preempted\"").count();
         backlog += usize::from(json.lines().any(|l| {
             l.contains("\"Admitted\"")
