@@ -28,6 +28,7 @@
 //!   failed get one more chance each under the second. Nothing is preempted unless the
 //!   preemptor then fits; the targets not needed after all are put back (fill-back).
 
+use super::oracle::Verdict;
 use super::preemption::{
     self, Reason, Target, candidates_ordering, reclaim_policy, satisfies, within_policy,
 };
@@ -631,6 +632,25 @@ pub(super) fn surely_none(
     frs: &[Fr],
     strategies: &[PreemptionStrategy],
 ) -> bool {
+    verdict(snap, preemptor, fr, val, frs, strategies).none
+}
+
+/// `surely_none`'s answer with what it rests on beyond the preemptor's own child of the root
+/// (`Verdict`), so that the state can keep it while usage moves only elsewhere.
+pub(super) fn verdict(
+    snap: &mut Snapshot<'_>,
+    preemptor: usize,
+    fr: Fr,
+    val: i128,
+    frs: &[Fr],
+    strategies: &[PreemptionStrategy],
+) -> Verdict {
+    let mut out = Verdict {
+        none: false,
+        taker: None,
+        top_mine: None,
+        recheck: Vec::new(),
+    };
     let w = snap.world;
     let cq = w.workloads[preemptor].cq;
     let spec = &w.cqs[cq];
@@ -640,26 +660,24 @@ pub(super) fn surely_none(
             .admitted_in(cq)
             .any(|c| satisfies(w, policy, preemptor, c))
         {
-            return false;
+            return out;
         }
     }
     if spec.cohort.is_none() || spec.reclaim == ReclaimWithinCohort::Never {
-        return true;
+        out.none = true;
+        return out;
     }
     if !snap.usage.borrowing_with(w, cq, fr, val) {
-        return false;
+        return out;
     }
-    // A tie lets a workload go only under LessThanOrEqualToFinalShare first, and only one
-    // whose removal leaves its side as heavy.
-    let ties_may_take = strategies.first() != Some(&PreemptionStrategy::LessThanInitialShare);
-    let policy = reclaim_policy(spec.reclaim);
+    let ties_may_take = ties_may_take(strategies);
     // The preemptor's sides up the tree, with the request counted: each node keeps what it
     // has free of its own quota and passes the rest up (`Usage::add`).
     let mut side = Node::Cq(cq);
     let mut at = spec.cohort;
     let mut extra = val;
     while let Some(k) = at {
-        let mine = &share_with(snap, side, false, &[(fr, extra)]);
+        let mine = share_with(snap, side, false, &[(fr, extra)]);
         debug_assert!(
             {
                 let mut with = snap.clone();
@@ -669,45 +687,115 @@ pub(super) fn surely_none(
             "the request's share as if added"
         );
         extra = passed_up(snap, side, fr, extra);
+        let top = w.cohorts[k].parent.is_none();
         // The siblings that may let a workload go, as they are (the request does not touch
         // them): those the preemptor's side does not outweigh, the heaviest borrowing ones
         // (a short list, usually empty).
-        let heavy = heavy_siblings(snap, k, side, mine, ties_may_take);
+        let heavy = heavy_siblings(snap, k, side, &mine, ties_may_take);
         for (s, heavier) in heavy {
-            // A tie lets nothing go when the first strategy needs the preemptor's side
-            // strictly lighter, or when every workload under the sibling makes it lighter
-            // taken out (its share is `mine`, so it becomes lighter than the preemptor's
-            // side); whatever the candidates are, then. Asked of a queue only, and kept by
-            // the state: for a Cohort it would weigh every workload of its subtree, where
-            // the candidates below are usually a few of them.
-            if !heavier && (!ties_may_take || (matches!(s, Node::Cq(_)) && each_lowers(snap, s))) {
-                continue;
+            if lets_go(snap, preemptor, frs, &mine, s, heavier, ties_may_take) {
+                out.taker = top.then(|| slot(w, s));
+                return out;
             }
-            // The candidates under the sibling, as `targets` finds them.
-            let mut candidates = Vec::new();
-            under(w, s, &mut |t| {
-                if snap.usage.over_nominal(w, t, frs) {
-                    candidates.extend(candidates_in(snap, t, policy, preemptor, frs));
-                }
-            });
-            // A heavier sibling with a candidate lets it go under LessThanInitialShare (at
-            // the latest as the second strategy).
-            if heavier && !candidates.is_empty() {
-                return false;
-            }
-            for c in candidates {
-                snap.remove_usage(c);
-                let still = compare(mine, &share_of(snap, s, false)) != Ordering::Greater;
-                snap.restore(c);
-                if still {
-                    return false;
-                }
-            }
+        }
+        if top {
+            out.top_mine = Some(mine);
         }
         side = Node::Cohort(k);
         at = w.cohorts[k].parent;
     }
-    true
+    out.none = true;
+    out
+}
+
+/// A tie lets a workload go only under LessThanOrEqualToFinalShare first, and only one whose
+/// removal leaves its side as heavy.
+fn ties_may_take(strategies: &[PreemptionStrategy]) -> bool {
+    strategies.first() != Some(&PreemptionStrategy::LessThanInitialShare)
+}
+
+/// Whether sibling `s`, which the preemptor's side `mine` does not outweigh (a tie unless
+/// `heavier`), may let one of its workloads go to `preemptor`.
+fn lets_go(
+    snap: &mut Snapshot<'_>,
+    preemptor: usize,
+    frs: &[Fr],
+    mine: &Drs,
+    s: Node,
+    heavier: bool,
+    ties_may_take: bool,
+) -> bool {
+    let w = snap.world;
+    // A tie lets nothing go when the first strategy needs the preemptor's side strictly
+    // lighter, or when every workload under the sibling makes it lighter taken out (its
+    // share is `mine`, so it becomes lighter than the preemptor's side); whatever the
+    // candidates are, then. Asked of a queue only, and kept by the state: for a Cohort it
+    // would weigh every workload of its subtree, where the candidates below are usually a
+    // few of them.
+    if !heavier && (!ties_may_take || (matches!(s, Node::Cq(_)) && each_lowers(snap, s))) {
+        return false;
+    }
+    // The candidates under the sibling, as `targets` finds them.
+    let policy = reclaim_policy(w.cqs[w.workloads[preemptor].cq].reclaim);
+    let mut candidates = Vec::new();
+    under(w, s, &mut |t| {
+        if snap.usage.over_nominal(w, t, frs) {
+            candidates.extend(candidates_in(snap, t, policy, preemptor, frs));
+        }
+    });
+    // A heavier sibling with a candidate lets it go under LessThanInitialShare (at the
+    // latest as the second strategy).
+    if heavier {
+        return !candidates.is_empty();
+    }
+    candidates.into_iter().any(|c| {
+        snap.remove_usage(c);
+        let still = compare(mine, &share_of(snap, s, false)) != Ordering::Greater;
+        snap.restore(c);
+        still
+    })
+}
+
+/// A kept `true` of `verdict`, after the usage under `top` (a child of the root, not the
+/// preemptor's) moved: whether it still holds. Nothing else it rested on moved: the
+/// preemptor's side at the root's level (`mine`) and everything under it, and the other
+/// children of the root.
+pub(super) fn still_none(
+    snap: &mut Snapshot<'_>,
+    preemptor: usize,
+    frs: &[Fr],
+    strategies: &[PreemptionStrategy],
+    mine: &Drs,
+    top: usize,
+) -> bool {
+    let w = snap.world;
+    let s = node_of(w, top);
+    let d = {
+        let mut guard = snap.nominating.then(|| snap.shares.borrow_mut());
+        match guard.as_deref_mut() {
+            Some(kept) => kept.sized(w).shares[top]
+                .get_or_insert_with(|| share_of(snap, s, false))
+                .clone(),
+            None => share_of(snap, s, false),
+        }
+    };
+    if !d.borrowing {
+        return true;
+    }
+    let ties_may_take = ties_may_take(strategies);
+    match compare(mine, &d) {
+        Ordering::Greater => true,
+        Ordering::Equal if !ties_may_take => true,
+        o => !lets_go(
+            snap,
+            preemptor,
+            frs,
+            mine,
+            s,
+            o == Ordering::Less,
+            ties_may_take,
+        ),
+    }
 }
 
 /// Whether taking out any one admitted workload under `node` makes its share strictly

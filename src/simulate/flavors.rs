@@ -363,12 +363,44 @@ fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
         "the kept answers hold for the state's usage only"
     );
     let key = oracle_key(world, wl, fr, val);
-    if let Some(&known) = snap.oracle.borrow().hopeless.get(&key) {
-        return known;
-    }
     let frs = &world.tree.cq_keys[world.workloads[wl].cq];
-    let answer = super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies);
-    snap.oracle.borrow_mut().hopeless.insert(key, answer);
+    let known = snap.oracle.borrow_mut().hopeless.get_mut(&key).map(|v| {
+        let recheck = std::mem::take(&mut v.recheck);
+        (
+            v.none,
+            v.top_mine.clone().filter(|_| !recheck.is_empty()),
+            recheck,
+        )
+    });
+    let answer = match known {
+        None => {
+            let verdict = super::fair_sharing::verdict(snap, wl, fr, val, frs, strategies);
+            let none = verdict.none;
+            snap.oracle.borrow_mut().hopeless.insert(key, verdict);
+            return none;
+        }
+        Some((none, None, _)) => none,
+        // A kept `true` whose tree moved under other children of the root: those weighed
+        // again.
+        Some((_, Some(mine), recheck)) => {
+            let taker = recheck.into_iter().find(|&top| {
+                !super::fair_sharing::still_none(snap, wl, frs, strategies, &mine, top)
+            });
+            if let Some(v) = snap.oracle.borrow_mut().hopeless.get_mut(&key)
+                && taker.is_some()
+            {
+                v.none = false;
+                v.taker = taker;
+                v.top_mine = None;
+            }
+            taker.is_none()
+        }
+    };
+    debug_assert_eq!(
+        answer,
+        super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies),
+        "a kept answer of the fair-sharing shortcut no longer holds"
+    );
     answer
 }
 

@@ -54,6 +54,18 @@ impl Kept {
     }
 }
 
+/// The root of ClusterQueue `cq`'s Cohort tree and the root's child on its path (the queue
+/// itself right under the root), as a slot; none without a Cohort.
+pub(super) fn top(world: &World, cq: usize) -> Option<(usize, usize)> {
+    let mut k = world.cqs[cq].cohort?;
+    let mut child = cq;
+    while let Some(p) = world.cohorts[k].parent {
+        child = world.cqs.len() + k;
+        k = p;
+    }
+    Some((k, child))
+}
+
 /// A node's dominant resource share (Kueue's `DRS`).
 #[derive(Clone, Debug)]
 pub(crate) struct Drs {

@@ -29,8 +29,9 @@ pub(super) struct State {
     pub running: Vec<Option<Running>>,
     /// Admitted workloads per ClusterQueue.
     pub(crate) by_cq: Vec<BTreeSet<usize>>,
-    /// The preemption oracle's answers for the admitted workloads as they are; cleared when
-    /// a workload is admitted or released.
+    /// The preemption oracle's answers for the admitted workloads as they are; forgotten, as
+    /// far as they no longer hold, when a workload is admitted or released
+    /// (`OracleMemo::moved`).
     oracle: RefCell<OracleMemo>,
     /// The fair shares kept with this usage; forgotten along a queue's path to its root when
     /// a workload of the queue is admitted or released (`Kept::forget`).
@@ -65,7 +66,7 @@ impl State {
 
     pub(super) fn admit(&mut self, world: &World, wl: usize, running: Running) {
         let cq = world.workloads[wl].cq;
-        self.oracle.get_mut().clear();
+        self.oracle.get_mut().moved(world, cq);
         self.shares.get_mut().forget(world, cq);
         self.usage.add_all(world, cq, &running.usage);
         self.by_cq[cq].insert(wl);
@@ -80,8 +81,8 @@ impl State {
     pub(super) fn release(&mut self, world: &World, wl: usize) -> Option<Running> {
         let running = self.running[wl].take()?;
         self.fingerprint = self.fingerprint.wrapping_sub(Self::mark(wl, &running));
-        self.oracle.get_mut().clear();
         let cq = world.workloads[wl].cq;
+        self.oracle.get_mut().moved(world, cq);
         self.shares.get_mut().forget(world, cq);
         self.usage.remove_all(world, cq, &running.usage);
         self.by_cq[cq].remove(&wl);
