@@ -350,9 +350,10 @@ pub(super) fn surely_turned_away(snap: &mut Snapshot<'_>, wl: usize, demands: &[
 /// targets for `wl` (`fair_sharing::surely_none`), its candidates weighed over every
 /// flavor/resource of its queue: a superset of those any assignment could need freed, and
 /// more candidates only make `surely_none` say `true` less often. So the question is the
-/// oracle's (the queue, the flavor/resource, the amount, the priority), and so is how long
-/// the answer holds: kept until the admitted workloads change. Asked only during nomination,
-/// while the snapshot's usage is the state's.
+/// oracle's (the queue, the flavor/resource, the amount, the priority). The answer is kept
+/// by the state, across admissions and releases as far as it still holds
+/// (`OracleMemo::moved`); debug builds check every kept answer against a fresh search. Asked
+/// only during nomination, while the snapshot's usage is the state's.
 fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
     let world = snap.world;
     let Some(strategies) = &world.fair_sharing else {
@@ -364,38 +365,32 @@ fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
     );
     let key = oracle_key(world, wl, fr, val);
     let frs = &world.tree.cq_keys[world.workloads[wl].cq];
-    let known = snap.oracle.borrow_mut().hopeless.get_mut(&key).map(|v| {
-        let recheck = std::mem::take(&mut v.recheck);
-        (
-            v.none,
-            v.top_mine.clone().filter(|_| !recheck.is_empty()),
-            recheck,
-        )
-    });
-    let answer = match known {
-        None => {
-            let verdict = super::fair_sharing::verdict(snap, wl, fr, val, frs, strategies);
-            let none = verdict.none;
-            snap.oracle.borrow_mut().hopeless.insert(key, verdict);
-            return none;
-        }
-        Some((none, None, _)) => none,
-        // A kept `true` whose tree moved under other children of the root: those weighed
-        // again.
-        Some((_, Some(mine), recheck)) => {
-            let taker = recheck.into_iter().find(|&top| {
-                !super::fair_sharing::still_none(snap, wl, frs, strategies, &mine, top)
-            });
-            if let Some(v) = snap.oracle.borrow_mut().hopeless.get_mut(&key)
-                && taker.is_some()
-            {
-                v.none = false;
-                v.taker = taker;
-                v.top_mine = None;
-            }
-            taker.is_none()
-        }
+    // The memory is the state's, not the snapshot's: held while a kept answer is weighed
+    // again (`still_none` never asks it).
+    let oracle = snap.oracle;
+    let mut memo = oracle.borrow_mut();
+    let Some(v) = memo.hopeless.get_mut(&key) else {
+        drop(memo);
+        let verdict = super::fair_sharing::verdict(snap, wl, fr, val, frs, strategies);
+        let none = verdict.none;
+        oracle.borrow_mut().hopeless.insert(key, verdict);
+        return none;
     };
+    // A kept `true` whose tree moved under other children of the root: those weighed again.
+    if let Some(mine) = v.top_mine.as_ref().filter(|_| v.none) {
+        let taker =
+            v.recheck.iter().copied().find(|&top| {
+                !super::fair_sharing::still_none(snap, wl, frs, strategies, mine, top)
+            });
+        if taker.is_some() {
+            v.none = false;
+            v.taker = taker;
+            v.top_mine = None;
+        }
+    }
+    v.recheck.clear();
+    let answer = v.none;
+    drop(memo);
     debug_assert_eq!(
         answer,
         super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies),
