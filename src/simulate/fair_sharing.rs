@@ -624,20 +624,10 @@ fn passes(
 ///
 /// Asking more of `fr`, or of other resources too, only makes the preemptor's side heavier,
 /// and the candidates are weighed over all of `frs`, so the answer holds for the whole request.
+///
+/// The answer (`Verdict::none`) comes with what it rests on beyond the preemptor's own child
+/// of the root, so that the state can keep it while usage moves only elsewhere.
 pub(super) fn surely_none(
-    snap: &mut Snapshot<'_>,
-    preemptor: usize,
-    fr: Fr,
-    val: i128,
-    frs: &[Fr],
-    strategies: &[PreemptionStrategy],
-) -> bool {
-    verdict(snap, preemptor, fr, val, frs, strategies).none
-}
-
-/// `surely_none`'s answer with what it rests on beyond the preemptor's own child of the root
-/// (`Verdict`), so that the state can keep it while usage moves only elsewhere.
-pub(super) fn verdict(
     snap: &mut Snapshot<'_>,
     preemptor: usize,
     fr: Fr,
@@ -756,7 +746,7 @@ fn lets_go(
     })
 }
 
-/// A kept `true` of `verdict`, after the usage under `top` (a child of the root, not the
+/// A kept `true` of `surely_none`, after the usage under `top` (a child of the root, not the
 /// preemptor's) moved: whether it still holds. Nothing else it rested on moved: the
 /// preemptor's side at the root's level (`mine`) and everything under it, and the other
 /// children of the root.

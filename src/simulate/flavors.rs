@@ -371,7 +371,7 @@ fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
     let mut memo = oracle.borrow_mut();
     let Some(v) = memo.hopeless.get_mut(&key) else {
         drop(memo);
-        let verdict = super::fair_sharing::verdict(snap, wl, fr, val, frs, strategies);
+        let verdict = super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies);
         let none = verdict.none;
         oracle.borrow_mut().hopeless.insert(key, verdict);
         return none;
@@ -393,7 +393,7 @@ fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
     drop(memo);
     debug_assert_eq!(
         answer,
-        super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies),
+        super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies).none,
         "a kept answer of the fair-sharing shortcut no longer holds"
     );
     answer

@@ -37,7 +37,7 @@ pub(super) struct OracleMemo {
     pub(super) hopeless: Memo<Verdict>,
 }
 
-/// The fair-sharing shortcut's answer to one question (`fair_sharing::verdict`), with what it
+/// The fair-sharing shortcut's answer to one question (`fair_sharing::surely_none`), with what it
 /// rests on outside the preemptor's own child of the root, so that it can be kept while
 /// usage moves only under other children of the root.
 #[derive(Clone, Debug)]

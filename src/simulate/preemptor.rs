@@ -21,7 +21,7 @@ pub(super) fn targets(
             // shows it, skip the search (`fair_sharing::surely_none` says why that is exact).
             let hopeless = frs.iter().any(|fr| {
                 requests.get(fr).is_some_and(|&v| {
-                    super::fair_sharing::surely_none(snap, preemptor, *fr, v, frs, strategies)
+                    super::fair_sharing::surely_none(snap, preemptor, *fr, v, frs, strategies).none
                 })
             });
             if hopeless {
