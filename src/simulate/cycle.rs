@@ -296,9 +296,9 @@ impl Order {
 /// Whether a head that moves no usage can change the order the tournament takes the others
 /// in. Taken, it changes nothing, so every comparison after it is the one that would have
 /// been made without it; it matters only while it is the best of a Cohort's subtree that
-/// competes in a Cohort above (the tournament weighs a Cohort by the share its best head
-/// would give it, kubernetes-sigs/kueue@v0.19.2 `pkg/scheduler/fair_sharing_iterator.go`
-/// `computeDRS`), where without it the next best of the subtree would stand for the Cohort,
+/// competes in a Cohort above (the tournament bubbles up one head per Cohort and weighs the
+/// Cohort by the share that head would give it, kubernetes-sigs/kueue@v0.19.2
+/// `pkg/scheduler/fair_sharing_iterator.go` `runTournament`, `computeDRS`), where without it the next best of the subtree would stand for the Cohort,
 /// with another share, and might win where it lost. A head whose queue sits right under the
 /// root of its tree only ever competes as itself: without it the same head wins each round.
 fn shapes_order(world: &super::world::World, wl: usize) -> bool {

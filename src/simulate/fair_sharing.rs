@@ -759,16 +759,11 @@ pub(super) fn still_none(
     top: usize,
 ) -> bool {
     let w = snap.world;
+    debug_assert!(snap.nominating, "kept answers are asked during nomination");
     let s = node_of(w, top);
-    let d = {
-        let mut guard = snap.nominating.then(|| snap.shares.borrow_mut());
-        match guard.as_deref_mut() {
-            Some(kept) => kept.sized(w).shares[top]
-                .get_or_insert_with(|| share_of(snap, s, false))
-                .clone(),
-            None => share_of(snap, s, false),
-        }
-    };
+    let d = snap.shares.borrow_mut().sized(w).shares[top]
+        .get_or_insert_with(|| share_of(snap, s, false))
+        .clone();
     if !d.borrowing {
         return true;
     }

@@ -149,13 +149,8 @@ impl<'w> Sim<'w> {
                 return true;
             }
             // The state and the queues keep their fingerprints as they change (a cycle changes
-            // a few workloads of thousands); foldhash, not SipHash, to combine them: nothing
-            // here comes from outside to collide on purpose.
-            let mut h =
-                std::hash::BuildHasher::build_hasher(&foldhash::fast::FixedState::default());
-            std::hash::Hasher::write_u64(&mut h, self.state.fingerprint());
-            std::hash::Hasher::write_u64(&mut h, self.queues.fingerprint());
-            if !seen.insert(std::hash::Hasher::finish(&h)) {
+            // a few workloads of thousands).
+            if !seen.insert((self.state.fingerprint(), self.queues.fingerprint())) {
                 return false;
             }
         }
