@@ -374,3 +374,45 @@ pub(crate) fn taint_word(t: &Taint) -> String {
         t.effect.as_str()
     )
 }
+
+/// One node pool of a profile as a cluster made from it runs it: what each of its nodes
+/// carries. The e2e tier (`xtask e2e up`) fakes exactly these nodes, so that placement on the
+/// faked cluster is placement on the cloud's.
+#[derive(Debug, Clone)]
+pub struct PoolNodes {
+    pub pool: String,
+    pub machine: String,
+    /// The pool at its largest: `autoscale.max`, else `count`, else the CLI's default.
+    pub nodes: u32,
+    /// Every label of each node: the pool's own and the cloud's.
+    pub labels: BTreeMap<String, String>,
+    /// Every taint of each node, as Kubernetes writes it.
+    pub taints: Vec<Value>,
+    /// What one node leaves for pods (`cpu`, `memory` as Kubernetes writes them; GPUs), when
+    /// the catalogue knows the instance type.
+    pub allocatable: Option<(String, String, u32)>,
+    /// Whether the node advertises `nvidia.com/gpu`.
+    pub gpu: bool,
+}
+
+/// The node pools of the profile's cloud, largest size (none without a cloud section).
+pub fn pool_nodes(profile: &Profile) -> Vec<PoolNodes> {
+    let Some(cloud) = profile.cloud() else {
+        return Vec::new();
+    };
+    cloud
+        .node_groups()
+        .iter()
+        .map(|g| PoolNodes {
+            pool: g.name.to_string(),
+            machine: g.machine.to_string(),
+            nodes: g.size.max,
+            labels: g.labels.clone(),
+            taints: g.taints.iter().map(Taint::to_json).collect(),
+            allocatable: g
+                .allocatable(cloud)
+                .map(|a| (a.cpu.canonical(), a.memory.canonical(), a.gpus)),
+            gpu: g.gpu,
+        })
+        .collect()
+}

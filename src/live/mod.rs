@@ -5,6 +5,7 @@
 //! objects differ from what the profile compiles to, located in the profile).
 
 mod snapshot;
+pub use snapshot::{Submission, submissions};
 
 pub(crate) use snapshot::snapshot;
 

@@ -273,3 +273,62 @@ pub(crate) fn snapshot(
     );
     json!({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": items})
 }
+
+/// One workload of a scenario as a real Kueue is given it: the pending Workload object in its
+/// LocalQueue's namespace (no status, no creation time: the API server sets it), the
+/// ClusterQueue its LocalQueue points at, and when it comes and for how long it runs once
+/// admitted. The e2e tier's replay (`xtask e2e replay`) creates these on a real
+/// Kueue, so the two runs start from the same objects.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    pub name: String,
+    pub namespace: String,
+    pub cluster_queue: String,
+    pub submit_at: u64,
+    pub run_for: u64,
+    pub object: Value,
+}
+
+/// Every workload of the scenario, by submission time, then name. Without
+/// `maximumExecutionTimeSeconds`: the replay ends each workload itself, `runFor` scenario
+/// seconds after its admission.
+pub fn submissions(profile: &Profile, scenario: &Scenario) -> Vec<Submission> {
+    let world = world::build(profile, scenario);
+    let index = world.by_name();
+    let mut out: Vec<Submission> = scenario
+        .workloads
+        .iter()
+        .filter_map(|w| {
+            let wl = *index.get(w.name.as_str())?;
+            let mut object = workload(profile, &world, wl, w, &Standing::default());
+            if let Some(o) = object.as_object_mut() {
+                o.remove("status");
+            }
+            let lq = profile.queues.as_ref().and_then(|q| {
+                q.local_queues
+                    .iter()
+                    .find(|l| l.name.as_str() == w.queue.as_str())
+            });
+            let namespace = lq
+                .and_then(|l| l.namespace.as_ref())
+                .map_or_else(|| profile.namespace.to_string(), ToString::to_string);
+            if let Some(m) = object["metadata"].as_object_mut() {
+                m.remove("creationTimestamp");
+                m.insert("namespace".into(), namespace.clone().into());
+            }
+            object["spec"]
+                .as_object_mut()
+                .map(|s| s.remove("maximumExecutionTimeSeconds"));
+            Some(Submission {
+                name: w.name.clone(),
+                namespace,
+                cluster_queue: world.cqs[world.workloads[wl].cq].name.clone(),
+                submit_at: w.submit_at,
+                run_for: w.run_for,
+                object,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| (a.submit_at, &a.name).cmp(&(b.submit_at, &b.name)));
+    out
+}
