@@ -20,6 +20,7 @@ mod converge;
 mod determinism;
 mod diff;
 mod docs;
+mod e2e;
 mod facts;
 mod fastpath;
 mod fleet;

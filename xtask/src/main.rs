@@ -5,11 +5,14 @@
 //! the defaults raykueue builds on) from `DIR/schemas` (default: `../shared` beside the
 //! repository). `--check` writes nothing and exits 1 when a committed file differs.
 //!
+//! `e2e tools | up | down | replay`: the real-control-plane tier (`e2e/mod.rs`).
+//!
 //! `docs [--check]`: regenerate `docs/rules.md` (from the code table), `profiles/profile.schema.json`
 //! and `profiles/fleet.schema.json` (from the profile and fleet types) and `docs/profile.md`
 //! (from the profile's schema).
 
 mod charts;
+mod e2e;
 mod import;
 
 use std::path::{Path, PathBuf};
@@ -20,6 +23,9 @@ type Importer = fn(&Path) -> Result<String, String>;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().is_some_and(|a| a == "e2e") {
+        return e2e::main(&args[1..]);
+    }
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .map(PathBuf::from)
