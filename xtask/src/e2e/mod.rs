@@ -23,6 +23,31 @@ use cluster::Cluster;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+/// Prints how long each phase of a start-up took, with `RAYKUEUE_E2E_VERBOSE` set.
+pub struct Phases {
+    started: std::time::Instant,
+    label: &'static str,
+}
+
+impl Phases {
+    pub fn new(label: &'static str) -> Self {
+        Self {
+            started: std::time::Instant::now(),
+            label,
+        }
+    }
+
+    pub fn mark(&self, what: &str) {
+        if std::env::var_os("RAYKUEUE_E2E_VERBOSE").is_some() {
+            eprintln!(
+                "e2e {}: {what} at {} ms",
+                self.label,
+                self.started.elapsed().as_millis()
+            );
+        }
+    }
+}
+
 /// A profile compiled for a control plane: its typed form and its bundle's files.
 #[derive(Debug)]
 pub struct Compiled {
@@ -146,7 +171,12 @@ pub fn up_with(dir: &Path, compiled: &Compiled, kuberay: bool) -> Result<Cluster
 pub struct Lane {
     pub cluster: Cluster,
     loaded: bool,
+    /// Whether the KubeRay operator runs (one per machine: its webhook port is fixed).
+    kuberay: bool,
 }
+
+/// Namespaces a lane keeps: the API server's own.
+const SYSTEM_NAMESPACES: [&str; 4] = ["default", "kube-system", "kube-public", "kube-node-lease"];
 
 /// What a lane deletes between profiles: every kind a bundle or a replay creates.
 const LANE_KINDS: &str = "workloads.kueue.x-k8s.io,localqueues.kueue.x-k8s.io,clusterqueues.kueue.x-k8s.io,\
@@ -154,7 +184,7 @@ cohorts.kueue.x-k8s.io,resourceflavors.kueue.x-k8s.io,workloadpriorityclasses.ku
 admissionchecks.kueue.x-k8s.io,provisioningrequestconfigs.kueue.x-k8s.io,topologies.kueue.x-k8s.io";
 
 impl Lane {
-    pub fn start(dir: &Path) -> Result<Self, String> {
+    pub fn start(dir: &Path, kuberay: bool) -> Result<Self, String> {
         let tools = tools::Toolchain::cached()
             .map_err(|missing| format!("the e2e toolchain lacks {}", missing.join(", ")))?;
         let mut cluster = Cluster::start(dir, tools)?;
@@ -162,18 +192,22 @@ impl Lane {
         Ok(Self {
             cluster,
             loaded: false,
+            kuberay,
         })
     }
 
     /// Empties the cluster and starts Kueue for `compiled`, its nodes added and its platform
     /// objects applied.
     pub fn load(&mut self, compiled: &Compiled) -> Result<(), String> {
-        let started = std::time::Instant::now();
-        let phase = |what: &str| {
-            if std::env::var_os("RAYKUEUE_E2E_VERBOSE").is_some() {
-                eprintln!("e2e lane: {what} at {} ms", started.elapsed().as_millis());
-            }
-        };
+        self.empty_and_start(compiled)?;
+        apply_platform(&self.cluster).map(|_| ())
+    }
+
+    /// Empties the cluster (every namespace but the API server's own goes, with what is in it)
+    /// and starts Kueue for `compiled`, its nodes added; nothing of the profile applied.
+    pub fn empty_and_start(&mut self, compiled: &Compiled) -> Result<(), String> {
+        let phases = Phases::new("lane");
+        let phase = |what: &str| phases.mark(what);
         let k = self.cluster.kubectl();
         if self.loaded {
             let a = k.run(
@@ -189,6 +223,22 @@ impl Lane {
             );
             if !a.ok {
                 return Err(format!("emptying the lane: {}", a.stderr));
+            }
+            if self.kuberay {
+                let namespaces = k.items(&["namespaces"])?;
+                let names: Vec<&str> = namespaces
+                    .iter()
+                    .filter_map(|n| n["metadata"]["name"].as_str())
+                    .filter(|n| !SYSTEM_NAMESPACES.contains(n))
+                    .collect();
+                if !names.is_empty() {
+                    let mut args = vec!["delete", "namespaces", "--wait", "--timeout=120s"];
+                    args.extend(names);
+                    let a = k.run(&args, None);
+                    if !a.ok {
+                        return Err(format!("emptying the lane's namespaces: {}", a.stderr));
+                    }
+                }
             }
             phase("emptied");
             operators::stop_kueue(&self.cluster);
@@ -211,16 +261,14 @@ impl Lane {
             kueue_values: values.is_file().then_some(values.as_path()),
             kueue_namespace: kueue.map_or("kueue-system", |k| k.namespace.as_str()),
             kueue_release: kueue.map_or("kueue", |k| k.release.as_str()),
-            kuberay: false,
+            kuberay: self.kuberay && !self.loaded,
         };
         self.loaded = true;
-        operators::kueue(&self.cluster, &setup)?;
-        phase("Kueue ready");
+        operators::install(&self.cluster, &setup)?;
+        phase("operators ready");
         operators::add_nodes(&self.cluster, &nodes::nodes(&compiled.profile))?;
         phase("nodes added");
-        let applied = apply_platform(&self.cluster).map(|_| ());
-        phase("platform applied");
-        applied
+        Ok(())
     }
 }
 
