@@ -16,6 +16,10 @@ mod harness;
 use harness::Compiled;
 use harness::cluster::Cluster;
 
+mod live;
+mod placement;
+mod validate;
+
 /// One control plane at a time: the KubeRay operator's webhook port is fixed, and control
 /// planes side by side on two cores would starve each other's timing.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -219,7 +223,11 @@ fn fleet_members() -> Vec<String> {
         if text.lines().any(|l| l == "kind: Fleet") {
             out.extend(
                 text.split_whitespace()
-                    .filter(|w| w.ends_with(".yaml"))
+                    .filter(|w| {
+                        Path::new(w)
+                            .extension()
+                            .is_some_and(|x| x.eq_ignore_ascii_case("yaml"))
+                    })
                     .map(|w| w.trim_matches(['"', '\'', ',', '}']).to_string()),
             );
         }
