@@ -52,7 +52,7 @@ enum Command {
     /// Write an editable starting point into DIR: a shipped profile, its JSON Schema, example
     /// Ray programs and a README with the next commands.
     Init(init::InitCommand),
-    /// Print a shell completion script (bash, zsh, fish, powershell).
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     Completions(completions::CompletionsCommand),
     /// Simulate Kueue admission of a scenario's workloads on the profile's queues, offline.
     Simulate(simulate::SimulateCommand),

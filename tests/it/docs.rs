@@ -129,3 +129,120 @@ fn link_targets_skip_code_and_keep_anchors() {
     let files: Vec<&str> = targets.iter().filter_map(|t| relative_file(t)).collect();
     assert_eq!(files, ["docs/a.md"]);
 }
+
+/// A paragraph of a page: the lines from the one holding `start` to the next blank line, joined.
+fn paragraph(page: &str, start: &str) -> String {
+    let text = fs::read_to_string(repo().join(page)).unwrap();
+    let from = text
+        .find(start)
+        .unwrap_or_else(|| panic!("{page} says `{start}`"));
+    let rest = &text[from..];
+    let end = rest.find("\n\n").unwrap_or(rest.len());
+    rest[..end].replace('\n', " ")
+}
+
+#[test]
+fn the_docs_name_every_shipped_profile_where_they_list_them() {
+    for (page, start) in [
+        ("docs/cli.md", "`--profile P` (and `diff`'s two arguments)"),
+        ("README.md", "`--from` is `single`"),
+    ] {
+        let said = paragraph(page, start);
+        for name in crate::common::shipped() {
+            assert!(
+                said.contains(&format!("`{name}`")),
+                "{page}: the list of shipped profiles lacks `{name}`: {said}"
+            );
+        }
+    }
+}
+
+/// The commands a sentence of docs/cli.md names, in backticks, between `(on ` or `(in ` and `)`.
+fn commands_named(sentence: &str) -> Vec<String> {
+    let inner = sentence
+        .split_once(['('])
+        .map(|(_, r)| r)
+        .and_then(|r| r.split_once(')'))
+        .map(|(i, _)| i)
+        .unwrap_or_default();
+    inner
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+/// The subcommands of `raykueue --help` whose own `--help` lists `flag`.
+fn commands_with(flag: &str) -> Vec<String> {
+    let help = crate::common::stdout(&crate::common::raykueue(&["--help"]));
+    let commands: Vec<String> = help
+        .split("Commands:")
+        .nth(1)
+        .unwrap_or_default()
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect();
+    commands
+        .into_iter()
+        .filter(|c| {
+            let own = crate::common::stdout(&crate::common::raykueue(&[c, "--help"]));
+            own.lines().any(|l| l.trim_start().starts_with(flag))
+        })
+        .collect()
+}
+
+#[test]
+fn docs_cli_names_exactly_the_commands_that_take_p_and_error_format() {
+    for (start, flag) in [
+        ("`-p` is short for `--profile`", "-p, --profile"),
+        ("**`--error-format json`** (on", "--error-format"),
+    ] {
+        let mut said = commands_named(&paragraph("docs/cli.md", start));
+        said.sort();
+        let mut real = commands_with(flag);
+        real.sort();
+        assert_eq!(said, real, "docs/cli.md: which commands take `{flag}`");
+    }
+}
+
+#[test]
+fn docs_simulate_counts_the_simulate_fixtures() {
+    let cases = fs::read_dir(repo().join("tests/fixtures/simulate"))
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().join("scenario.yaml").is_file())
+        .count();
+    let said = paragraph(
+        "docs/simulate.md",
+        "`tests/fixtures/simulate/<case>/` holds",
+    );
+    assert!(
+        said.contains(&format!("holds {cases} cases")),
+        "docs/simulate.md: there are {cases} cases: {said}"
+    );
+}
+
+#[test]
+fn the_help_lists_every_shell_completions_takes() {
+    let help = crate::common::stdout(&crate::common::raykueue(&["--help"]));
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("completions"))
+        .unwrap();
+    for shell in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        assert!(
+            crate::common::raykueue(&["completions", shell])
+                .status
+                .success(),
+            "completions {shell}"
+        );
+        assert!(
+            line.contains(shell),
+            "`raykueue --help` lacks {shell}: {line}"
+        );
+    }
+}
