@@ -88,8 +88,51 @@ pub(super) fn files(
             .iter()
             .map(|(rel, text)| ((*rel).to_owned(), (*text).to_owned())),
     );
-    out.push(("README.md".to_owned(), readme(from, text)?));
+    let scenario = starter_scenario(from, text);
+    out.push((
+        "README.md".to_owned(),
+        readme(from, text, scenario.is_some())?,
+    ));
+    if let Some(scenario) = scenario {
+        out.push(("scenario.yaml".to_owned(), scenario));
+    }
     Ok(out)
+}
+
+/// A scenario to start `simulate` from: each workload the profile queues through Kueue,
+/// submitted a minute after the one before and running half an hour, so the README's
+/// `simulate -s scenario.yaml` runs as written. None when the profile queues nothing.
+fn starter_scenario(from: &str, shipped: &str) -> Option<String> {
+    let resolved = crate::input::resolve::Resolved {
+        source: crate::base::source::Source::new(format!("profiles/{from}.yaml"), shipped),
+        base_dir: None,
+    };
+    let (_, profile) = crate::compile::check_profile(&resolved).0?;
+    let mut lines = vec![
+        "# A what-if for `raykueue simulate -p profile.yaml -s scenario.yaml`: each queued workload".to_owned(),
+        "# of profile.yaml (`from`: its pod sets as Kueue counts them), one a minute, each running".to_owned(),
+        "# 30 minutes once admitted. Edit the times, repeat workloads, add `podSets` of your own".to_owned(),
+        "# (docs/simulate.md in the raykueue repository has the format).".to_owned(),
+        "apiVersion: raykueue.io/v1alpha1".to_owned(),
+        "kind: Scenario".to_owned(),
+        format!("name: {}-starter", profile.name.as_str()),
+        "workloads:".to_owned(),
+    ];
+    let queued: Vec<(&str, &str)> = profile
+        .workloads
+        .iter()
+        .filter_map(|w| Some((w.name.as_str(), w.admission(&profile).queue()?)))
+        .collect();
+    if queued.is_empty() {
+        return None;
+    }
+    for (i, (name, queue)) in queued.iter().enumerate() {
+        lines.push(format!(
+            "  - {{name: {name}-1, from: {name}, queue: {queue}, submitAt: {}, runFor: 1800}}",
+            60 * i
+        ));
+    }
+    Some(lines.join("\n") + "\n")
 }
 
 /// The shipped text, with a line saying where it came from under the schema line. The schema
@@ -107,7 +150,11 @@ fn profile_text(from: &str, shipped: &str) -> String {
 }
 
 /// The README names the profile's first workload in its commands.
-fn readme(from: &str, shipped: &str) -> Result<String, crate::base::diagnostic::Diagnostic> {
+fn readme(
+    from: &str,
+    shipped: &str,
+    scenario: bool,
+) -> Result<String, crate::base::diagnostic::Diagnostic> {
     let resolved = crate::input::resolve::Resolved {
         source: crate::base::source::Source::new(format!("profiles/{from}.yaml"), shipped),
         base_dir: None,
@@ -134,6 +181,7 @@ fn readme(from: &str, shipped: &str) -> Result<String, crate::base::diagnostic::
             "from": from,
             "workload": workload,
             "queued": profile.as_ref().is_some_and(|p| p.operators.kueue.is_some()),
+            "scenario": scenario,
             // The provider's words: `AKS` and `az` for the Azure profiles.
             "service": words.map_or("the cloud", |w| w.service),
             "cli": words.map_or("kubectl", |w| w.cli),

@@ -275,8 +275,12 @@ fn report(
             let desc = what.unwrap_or_else(|| "a valid value".into());
             let mut d =
                 Diagnostic::new(&codes::INVALID_VALUE, format!("`{got}` is not {desc}")).path(path);
-            if desc.contains("quantity") && got.ends_with('B') {
-                d = d.hint("Kubernetes quantities use binary suffixes such as Gi or Mi (768Gi), or decimal ones such as G or M (768G); there is no `B`");
+            if desc.contains("quantity") && got.ends_with(['B', 'b']) {
+                let no_b = "Kubernetes quantities use binary suffixes such as Gi or Mi (768Gi), or decimal ones such as G or M (768G); there is no `B`";
+                d = match binary_quantity(&got) {
+                    Some(q) => d.hint(format!("did you mean `{q}`? {no_b}")),
+                    None => d.hint(no_b),
+                };
             } else if desc.contains("quantity") && got.starts_with('-') {
                 d = d.hint("quotas and requests cannot be negative");
             } else if desc.starts_with("a DNS") && got.chars().any(|c| c.is_ascii_uppercase()) {
@@ -420,4 +424,24 @@ pub(crate) fn schema_text() -> String {
     let mut s = serde_json::to_string_pretty(schema()).unwrap_or_default();
     s.push('\n');
     s
+}
+
+/// The binary quantity a byte size written the way disks and dashboards write it means
+/// (`4Gb`, `4 GB`, `160GiB` → `4Gi`, `4Gi`, `160Gi`), or None when it names no unit.
+fn binary_quantity(got: &str) -> Option<String> {
+    let compact: String = got.chars().filter(|c| !c.is_whitespace()).collect();
+    let unit_end = compact.strip_suffix(['B', 'b'])?;
+    let unit_end = unit_end.strip_suffix('i').unwrap_or(unit_end);
+    let (number, unit) = unit_end.split_at(unit_end.len().checked_sub(1)?);
+    let unit = match unit {
+        "k" | "K" => "Ki",
+        "m" | "M" => "Mi",
+        "g" | "G" => "Gi",
+        "t" | "T" => "Ti",
+        "p" | "P" => "Pi",
+        "e" | "E" => "Ei",
+        _ => return None,
+    };
+    let numeric = !number.is_empty() && number.chars().all(|c| c.is_ascii_digit() || c == '.');
+    numeric.then(|| format!("{number}{unit}"))
 }

@@ -61,3 +61,34 @@ fn every_bad_input_is_refused_with_a_located_diagnostic() {
         });
     });
 }
+
+/// A byte size written as disks and dashboards write it gets the quantity it means.
+#[test]
+fn a_byte_size_in_gb_gets_the_binary_quantity_it_means() {
+    let base = std::fs::read_to_string(
+        crate::common::repo().join("tests/fixtures/bad/quantity-lowercase-suffix/profile.yaml"),
+    )
+    .unwrap();
+    for (written, meant) in [
+        ("768Gb", "768Gi"),
+        ("160Gb", "160Gi"),
+        ("\"4 GB\"", "4Gi"),
+        ("768GiB", "768Gi"),
+        ("1.5TB", "1.5Ti"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("profile.yaml");
+        std::fs::write(
+            &path,
+            base.replace("nominalQuota: 768gi", &format!("nominalQuota: {written}")),
+        )
+        .unwrap();
+        let out = raykueue(&["check", "--profile", &path.display().to_string()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{written}: {err}");
+        assert!(
+            err.contains(&format!("did you mean `{meant}`?")),
+            "{written}: {err}"
+        );
+    }
+}

@@ -1358,3 +1358,33 @@ fn verify_without_a_smoke_test_takes_no_option_and_is_clean() {
     );
     assert!(calls.is_empty(), "nothing runs: {calls:?}");
 }
+
+/// Azure compares VM size names without regard to case: a size written in lowercase is a size,
+/// and the scripts and the nodes' instance-type label carry Azure's own spelling.
+#[test]
+fn a_vm_size_in_any_case_is_accepted_and_written_as_azure_spells_it() {
+    let text = crate::common::shipped_text("kuberay-gpu")
+        .replace("Standard_NC8as_T4_v3", "standard_nc8as_t4_v3");
+    assert!(text.contains("standard_nc8as_t4_v3"), "the GPU pool's size");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("profile.yaml");
+    std::fs::write(&path, text).unwrap();
+    let out_dir = dir.path().join("out");
+    let out = crate::common::raykueue(&[
+        "gen",
+        "--profile",
+        &path.display().to_string(),
+        "--out",
+        &out_dir.display().to_string(),
+    ]);
+    assert!(out.status.success(), "{}", crate::common::stderr(&out));
+    let up = std::fs::read_to_string(out_dir.join("infra/up.sh")).unwrap();
+    assert!(
+        up.contains("Standard_NC8as_T4_v3"),
+        "up.sh writes Azure's spelling"
+    );
+    assert!(
+        !up.contains("standard_nc8as_t4_v3"),
+        "and not the profile's"
+    );
+}

@@ -391,3 +391,40 @@ fn the_readme_shows_init_as_the_path_from_zero_to_a_running_job() {
         );
     }
 }
+
+/// The README's `simulate -p profile.yaml -s scenario.yaml` runs as written in a folder `init`
+/// made, for every shipped profile that queues workloads; one that queues none gets no scenario.
+#[test]
+fn the_readmes_simulate_line_runs_in_a_folder_init_made() {
+    let readme = fs::read_to_string(repo().join("README.md")).unwrap();
+    let line = "raykueue simulate -p profile.yaml -s scenario.yaml";
+    assert!(readme.contains(line), "README.md shows `{line}`");
+    for from in crate::common::shipped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("c");
+        assert!(init(&dir, from, &[]).status.success(), "init --from {from}");
+        let queued = crate::common::shipped_text(from).contains("\nqueues:");
+        assert_eq!(
+            dir.join("scenario.yaml").is_file(),
+            queued,
+            "{from}: scenario.yaml"
+        );
+        if !queued {
+            continue;
+        }
+        let out = crate::common::raykueue_in(
+            &dir,
+            &["simulate", "-p", "profile.yaml", "-s", "scenario.yaml"],
+        );
+        let said = crate::common::stdout(&out);
+        assert!(
+            out.status.success(),
+            "{from}: {}",
+            crate::common::stderr(&out)
+        );
+        assert!(
+            said.contains("Admitted"),
+            "{from}: something is admitted:\n{said}"
+        );
+    }
+}

@@ -108,6 +108,13 @@ pub(crate) fn vm_size(name: &str) -> Option<&'static InstanceType> {
     VM_SIZES.iter().find(|s| s.name.eq_ignore_ascii_case(name))
 }
 
+/// A VM size as Azure spells it (and stamps it in `node.kubernetes.io/instance-type`): the
+/// catalogue's spelling of a size it knows, whatever the case the profile wrote; any other as
+/// written.
+pub(crate) fn spelling(name: &str) -> &str {
+    vm_size(name).map_or(name, |s| s.name)
+}
+
 /// Whether nodes of this size advertise `nvidia.com/gpu`: the one definition of "a GPU pool"
 /// that the rules, the scripts (`verify.sh`'s GPU checks) and the summary use. A size in the
 /// catalogue says so itself; any other is judged by Azure's naming, case-insensitively as Azure

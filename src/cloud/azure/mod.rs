@@ -160,7 +160,10 @@ impl Cloud for Azure {
                     ("kubernetes.azure.com/agentpool", np.name.as_str()),
                     ("agentpool", np.name.as_str()),
                     (MODE_LABEL, mode),
-                    ("node.kubernetes.io/instance-type", np.vm_size.as_str()),
+                    (
+                        "node.kubernetes.io/instance-type",
+                        catalogue::spelling(&np.vm_size),
+                    ),
                     ("kubernetes.io/os", "linux"),
                     ("topology.kubernetes.io/region", self.location.as_str()),
                 ] {
@@ -182,7 +185,7 @@ impl Cloud for Azure {
                 NodeGroup {
                     index,
                     name: np.name.as_str(),
-                    machine: np.vm_size.as_str(),
+                    machine: catalogue::spelling(&np.vm_size),
                     instance: catalogue::vm_size(&np.vm_size),
                     gpu,
                     size: np.size(),
@@ -434,7 +437,7 @@ fn pool(n: &NodePool) -> PoolCtx {
             PoolMode::System => "System",
             PoolMode::User => "User",
         },
-        vm_size: n.vm_size.to_string(),
+        vm_size: catalogue::spelling(&n.vm_size).to_string(),
         // Without a count, az starts a pool at its default, which it refuses when that lies
         // outside the autoscaler range: then the count is written (seed 004's 0–3 keeps az's
         // default, and its command line).

@@ -77,9 +77,10 @@ name_type!(
 );
 
 name_type!(
-    /// Azure VM size (`Standard_ND96amsr_A100_v4`).
+    /// Azure VM size (`Standard_ND96amsr_A100_v4`), in any case: Azure compares size names
+    /// without regard to it.
     VmSize,
-    "^Standard_[A-Za-z0-9_]+$",
+    "^[Ss][Tt][Aa][Nn][Dd][Aa][Rr][Dd]_[A-Za-z0-9_]+$",
     10,
     64,
     "an Azure VM size, e.g. Standard_NC16as_T4_v3"
