@@ -221,10 +221,16 @@ pub(crate) const MANIFEST_EMPTY: Code = code(
     "validate: no Kubernetes objects in the input",
     "an empty file",
 );
+pub(crate) const MANIFEST_NULL_DROPPED: Code = code(
+    "RK058",
+    Warning,
+    "validate: a null in a field that is not nullable, which the API server drops before validating: the object is stored without the field",
+    "`stopPolicy: null` in a LocalQueue",
+);
 pub(crate) const UNMANAGED: Code = code(
     "RK060",
-    Warning,
-    "Kueue accepts the object but does not manage it (a queued RayJob with clusterSelector): it stays suspended",
+    Error,
+    "Kueue accepts the object but does not manage it (a queued RayJob with clusterSelector): its defaulter suspends it and KubeRay refuses a suspended clusterSelector RayJob, so it never runs",
     "a queued RayJob with `clusterSelector` and no `rayClusterSpec`",
 );
 pub(crate) const NO_WORKLOAD: Code = code(
@@ -1235,6 +1241,7 @@ pub const ALL: &[Code] = &[
     DEPRECATED_FIELD,
     MANIFEST_SCHEMA,
     MANIFEST_DEFAULTED,
+    MANIFEST_NULL_DROPPED,
     MANIFEST_RULE,
     MANIFEST_WEBHOOK,
     MANIFEST_NOT_EVALUATED,

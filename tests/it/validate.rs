@@ -170,8 +170,10 @@ fn the_upstream_corpus_gets_the_clusters_verdict() {
         let (source, kind, want) = corpus_header(&std::fs::read_to_string(path).unwrap());
         assert!(
             source.contains("kubernetes-sigs/kueue@v0.19.2")
-                || source.contains("ray-project/kuberay@v1.7.0"),
-            "{rel}: `# source:` must cite kueue@v0.19.2 or kuberay@v1.7.0, a path and a test"
+                || source.contains("ray-project/kuberay@v1.7.0")
+                || source.contains("kubernetes/kubernetes@v1.36.3"),
+            "{rel}: `# source:` must cite kueue@v0.19.2, kuberay@v1.7.0 or the API server \
+             (kubernetes@v1.36.3), a path and a test or function"
         );
         let out = raykueue(&["validate", "--error-format", "json", &rel]);
         let lines: Vec<serde_json::Value> = stderr(&out)

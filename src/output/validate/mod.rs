@@ -45,6 +45,9 @@ pub enum Check {
     BadKey,
     /// A required field that the API server would fill from its default.
     RequiredDefaulted,
+    /// A null where the schema is not nullable: the API server prunes it (structural schemas
+    /// drop such nulls before validation), so the object is accepted without the field.
+    NullDropped,
     /// A CEL rule (`x-kubernetes-validations`) that the object breaks.
     Rule,
     /// A rule of Kueue's admission webhooks.
@@ -237,9 +240,14 @@ pub struct Place<'a> {
 pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place>) -> Diagnostic {
     let generated = origin == Origin::Generated;
     let mut d = match (v.check, generated) {
-        (Check::Schema | Check::UnknownField | Check::BadKey | Check::RequiredDefaulted, true) => {
-            Diagnostic::new(&codes::GENERATED_SCHEMA, v.message.clone())
-        }
+        (
+            Check::Schema
+            | Check::UnknownField
+            | Check::BadKey
+            | Check::RequiredDefaulted
+            | Check::NullDropped,
+            true,
+        ) => Diagnostic::new(&codes::GENERATED_SCHEMA, v.message.clone()),
         (Check::Rule, true) => Diagnostic::new(&codes::GENERATED_RULE, v.message.clone()),
         (Check::Admission | Check::Unmanaged | Check::KueueWorkload, true) => {
             Diagnostic::new(&codes::GENERATED_WEBHOOK, v.message.clone())
@@ -255,6 +263,9 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
         }
         (Check::RequiredDefaulted, false) => {
             Diagnostic::new(&codes::MANIFEST_DEFAULTED, v.message.clone())
+        }
+        (Check::NullDropped, false) => {
+            Diagnostic::new(&codes::MANIFEST_NULL_DROPPED, v.message.clone())
         }
         (Check::Rule, false) => Diagnostic::new(&codes::MANIFEST_RULE, v.message.clone()),
         (Check::Admission, false) => Diagnostic::new(&codes::MANIFEST_WEBHOOK, v.message.clone()),

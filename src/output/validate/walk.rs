@@ -73,15 +73,14 @@ impl<'t> Walker<'t> {
         if value.is_null() {
             let open = node.ty.is_none() && !node.int_or_string;
             if !node.nullable && !open {
+                // The rules above it see the object without the field on a cluster; here
+                // they would see the null, so they are left out as after a type error.
                 self.type_errors += 1;
                 self.report(
-                    Check::Schema,
+                    Check::NullDropped,
                     ptr,
-                    "null is not allowed here (not nullable)".to_owned(),
-                    Some(
-                        "omit the field: the API server drops nulls in non-nullable fields"
-                            .to_owned(),
-                    ),
+                    "null in a field that is not nullable: the API server drops it, and stores the object without the field".to_owned(),
+                    Some("omit the field, which is what the cluster will hold".to_owned()),
                 );
             }
             return;

@@ -221,6 +221,14 @@ fn check_case(case: &Case, at: u64, run_for: u64) -> Vec<String> {
     }
     let forecast = forecast(&case.profile, &state, run_for);
     let then = admitted_after(&full, at);
+    {
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "e2e live {} at second {at}: Kueue's pending conditions {messages:?}; forecast {forecast:?}",
+            case.name
+        );
+    }
     if forecast != then {
         problems.push(format!(
             "{}: from second {at}, simulate --state forecasts {forecast:?}; the real Kueue then admitted {then:?}",

@@ -192,6 +192,30 @@ fn unserved(objects: &[Value], served: &[String]) -> Option<String> {
         .map(str::to_owned)
 }
 
+/// `team` with Kueue's webhooks on for every kind and namespace `validate` holds to them: its
+/// RayCluster integration too, which the shipped profile leaves off (kueue@v0.19.2
+/// `pkg/controller/jobframework/setup.go`: a framework's webhook is set up only when enabled),
+/// and every namespace but the operators' managed, where `team` confines Kueue to `ray` (the
+/// chart makes `managedJobsNamespaceSelector` the webhooks' `namespaceSelector`:
+/// `charts/kueue/templates/webhook/manifests.yaml`), since each fixture gets its own namespace.
+fn every_integration() -> String {
+    let team = crate::common::shipped_text("team");
+    let frameworks = "frameworks: [batch/job, pod, ray.io/rayjob, ray.io/rayservice]";
+    let selector = "- {key: kubernetes.io/metadata.name, operator: In, values: [ray]}";
+    assert!(
+        team.contains(frameworks) && team.contains(selector),
+        "team's Kueue"
+    );
+    team.replace(
+        frameworks,
+        "frameworks: [batch/job, pod, ray.io/rayjob, ray.io/rayservice, ray.io/raycluster]",
+    )
+    .replace(
+        selector,
+        "- {key: kubernetes.io/metadata.name, operator: NotIn, values: [kube-system, kueue-system, kuberay-system]}",
+    )
+}
+
 #[test]
 fn validate_gives_the_verdict_of_the_real_api_server_and_operators() {
     if !toolchain("validate_gives_the_verdict_of_the_real_api_server_and_operators") {
@@ -203,7 +227,9 @@ fn validate_gives_the_verdict_of_the_real_api_server_and_operators() {
         .tempdir()
         .unwrap();
     let mut lane = harness::Lane::start(dir.path(), true).unwrap();
-    lane.empty_and_start(&Compiled::profile("team").unwrap())
+    let profile = dir.path().join("every-integration.yaml");
+    std::fs::write(&profile, every_integration()).unwrap();
+    lane.empty_and_start(&Compiled::profile(&profile.display().to_string()).unwrap())
         .unwrap();
     let cluster = &lane.cluster;
     let served: Vec<String> = cluster
