@@ -17,9 +17,13 @@ use std::path::PathBuf;
 pub(super) struct GenCommand {
     #[arg(long, short, env = "ARGOCD_ENV_PROFILE", hide_env_values = true, help = crate::input::resolve::PROFILE_HELP)]
     profile: String,
-    /// Write the whole bundle into this directory (replacing only raykueue's own files).
+    /// Write the whole bundle into this directory (replacing only raykueue's own files: one
+    /// it would write that exists and is not in DIR/.raykueue-files is refused, exit 2).
     #[arg(long, value_name = "DIR", conflicts_with = "check")]
     out: Option<PathBuf>,
+    /// With --out: also replace files in DIR that raykueue did not write.
+    #[arg(long, requires = "out")]
+    force: bool,
     /// Compare the bundle with this directory; print a diff; exit 1 when it is stale.
     #[arg(long, value_name = "DIR")]
     check: Option<PathBuf>,
@@ -166,7 +170,7 @@ impl GenCommand {
                 ),
             };
         }
-        match emit::write_tree(bundle, dir) {
+        match emit::write_tree(bundle, dir, self.force) {
             Ok(s) => {
                 let _ = writeln!(
                     std::io::stderr(),
@@ -177,6 +181,20 @@ impl GenCommand {
                     s.removed
                 );
                 exit::OK
+            }
+            Err(emit::WriteError::NotOwned(names)) => {
+                let paths: Vec<String> = names
+                    .iter()
+                    .map(|n| dir.join(n).display().to_string())
+                    .collect();
+                print_error(
+                    &format!(
+                        "refusing to replace files raykueue did not write (they are not in {}; nothing was written; pass --force to replace them): {}",
+                        dir.join(emit::OWNED_LIST).display(),
+                        paths.join(", ")
+                    ),
+                    self.error_format,
+                )
             }
             Err(e) => print_error(
                 &format!("cannot write {}: {e}", dir.display()),

@@ -143,10 +143,60 @@ fn unified(old: &str, new: &str, a: &str, b: &str) -> String {
         .to_string()
 }
 
+/// Why a write did not happen.
+#[derive(Debug)]
+pub enum WriteError {
+    /// Files raykueue would write that exist in DIR but are not in `.raykueue-files`: they
+    /// are someone else's, so nothing is written unless `--force`.
+    NotOwned(Vec<String>),
+    Io(io::Error),
+}
+
+impl From<io::Error> for WriteError {
+    fn from(e: io::Error) -> Self {
+        WriteError::Io(e)
+    }
+}
+
+impl std::fmt::Display for WriteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WriteError::NotOwned(names) => write!(
+                f,
+                "refusing to replace files raykueue did not write (not in {OWNED_LIST}; pass --force to replace them): {}",
+                names.join(", ")
+            ),
+            WriteError::Io(e) => e.fmt(f),
+        }
+    }
+}
+
 /// Write the bundle into `dir`, replacing the files raykueue owns there and removing those it
-/// no longer produces. Either every change lands or none does.
-pub fn write_tree(bundle: &Bundle, dir: &Path) -> io::Result<WriteSummary> {
-    write_tree_with(bundle, dir, &mut |_| Ok(()))
+/// no longer produces. Either every change lands or none does. A file it would write that
+/// exists and is not listed in `.raykueue-files` is refused before anything is written,
+/// unless `force`.
+pub fn write_tree(bundle: &Bundle, dir: &Path, force: bool) -> Result<WriteSummary, WriteError> {
+    write_tree_with(bundle, dir, force, &mut |_| Ok(()))
+}
+
+/// The files of the bundle that exist in `dir` (as a file, folder or link) and that no
+/// earlier run recorded as its own. The list itself is raykueue's whatever it holds.
+fn not_owned(files: &BTreeMap<String, String>, dir: &Path) -> Vec<String> {
+    let owned = previously_owned(dir);
+    files
+        .keys()
+        .filter(|name| name.as_str() != OWNED_LIST && !owned.contains(*name))
+        .filter(|name| no_link_on_path_to_parent(dir, name))
+        .filter(|name| fs::symlink_metadata(dir.join(name)).is_ok())
+        .cloned()
+        .collect()
+}
+
+/// Whether the folders leading to `rel` are reached without a link (the entry itself may be
+/// one). A linked folder is refused on its own, before ownership is asked.
+fn no_link_on_path_to_parent(dir: &Path, rel: &str) -> bool {
+    rel.rsplit_once('/')
+        .is_none_or(|(parent, _)| no_link_on_path(dir, parent))
 }
 
 /// What a write changed.
@@ -162,8 +212,15 @@ pub struct WriteSummary {
 pub fn write_tree_with(
     bundle: &Bundle,
     dir: &Path,
+    force: bool,
     hook: &mut dyn FnMut(&Path) -> io::Result<()>,
-) -> io::Result<WriteSummary> {
+) -> Result<WriteSummary, WriteError> {
+    if !force {
+        let foreign = not_owned(&all_files(bundle), dir);
+        if !foreign.is_empty() {
+            return Err(WriteError::NotOwned(foreign));
+        }
+    }
     let created_dir = !dir.exists();
     fs::create_dir_all(dir)?;
     // Staged inside DIR: always the same file system (DIR may be a mount point, its parent
@@ -176,7 +233,7 @@ pub fn write_tree_with(
     if result.is_err() && created_dir {
         let _ = fs::remove_dir_all(dir);
     }
-    result
+    Ok(result?)
 }
 
 fn stage_and_commit(

@@ -206,20 +206,21 @@ fn a_failure_mid_write_in_either_direction_restores_files_and_folders() {
             raykueue::compile::compile(&raykueue::input::resolve::resolve(second).unwrap(), false)
                 .unwrap()
                 .bundle;
-        raykueue::output::emit::write_tree(&a, dir.path()).unwrap();
+        raykueue::output::emit::write_tree(&a, dir.path(), false).unwrap();
         fs::write(dir.path().join("foreign.txt"), "x").unwrap();
         let (files, folders) = (read_tree(dir.path()), dirs(dir.path()));
         let mut step = 0;
         loop {
             let mut n = 0;
-            let result = raykueue::output::emit::write_tree_with(&b, dir.path(), &mut |_| {
-                n += 1;
-                if n > step {
-                    Err(std::io::Error::other("injected failure"))
-                } else {
-                    Ok(())
-                }
-            });
+            let result =
+                raykueue::output::emit::write_tree_with(&b, dir.path(), false, &mut |_| {
+                    n += 1;
+                    if n > step {
+                        Err(std::io::Error::other("injected failure"))
+                    } else {
+                        Ok(())
+                    }
+                });
             if result.is_ok() {
                 break;
             }
@@ -241,4 +242,78 @@ fn a_failure_mid_write_in_either_direction_restores_files_and_folders() {
                 .is_clean()
         );
     }
+}
+
+/// A file `gen --out` would write that DIR already holds and `.raykueue-files` does not list
+/// is someone else's: refused (exit 2, named), nothing written at all, unless `--force`.
+#[test]
+fn a_file_raykueue_did_not_write_is_refused_unless_force() {
+    for rel in ["SUMMARY.md", "workloads/aurora-finetune/rayjob.yaml"] {
+        for listed_before in [false, true] {
+            let root = tempfile::tempdir().unwrap();
+            let deploy = root.path().join("deploy");
+            if listed_before {
+                // A tree raykueue wrote, and a hand-written file in place of one it owned
+                // once it is dropped from the list.
+                assert_eq!(gen_out("team", &deploy).status.code(), Some(0));
+                let list = deploy.join(".raykueue-files");
+                let kept: Vec<String> = fs::read_to_string(&list)
+                    .unwrap()
+                    .lines()
+                    .filter(|l| *l != rel)
+                    .map(str::to_owned)
+                    .collect();
+                fs::write(&list, kept.join("\n") + "\n").unwrap();
+                fs::remove_file(deploy.join("platform/30-localqueues.yaml")).unwrap();
+            }
+            fs::create_dir_all(deploy.join(rel).parent().unwrap()).unwrap();
+            fs::write(deploy.join(rel), "# mine\n").unwrap();
+            let (before, folders) = (read_tree(&deploy), dirs(&deploy));
+            let out = gen_out("team", &deploy);
+            assert_eq!(out.status.code(), Some(2), "{rel}: {}", stderr(&out));
+            let err = stderr(&out);
+            assert!(
+                err.contains(&deploy.join(rel).display().to_string()) && err.contains("--force"),
+                "{rel}: {err}"
+            );
+            assert_eq!(read_tree(&deploy), before, "{rel}: nothing written");
+            assert_eq!(dirs(&deploy), folders, "{rel}: no folder or staging left");
+
+            let forced = raykueue(&[
+                "gen",
+                "--profile",
+                "team",
+                "--out",
+                deploy.to_str().unwrap(),
+                "--force",
+            ]);
+            assert_eq!(forced.status.code(), Some(0), "{rel}: {}", stderr(&forced));
+            assert_ne!(fs::read_to_string(deploy.join(rel)).unwrap(), "# mine\n");
+            let check = raykueue(&["gen", "-p", "team", "--check", deploy.to_str().unwrap()]);
+            assert_eq!(check.status.code(), Some(0), "{rel}: {}", stdout(&check));
+        }
+    }
+}
+
+/// Over its own output, and over a tree with files of others where it writes none, `gen
+/// --out` runs as before.
+#[test]
+fn a_rerun_over_raykueues_own_output_writes() {
+    let root = tempfile::tempdir().unwrap();
+    let deploy = root.path().join("deploy");
+    assert_eq!(gen_out("team", &deploy).status.code(), Some(0));
+    fs::write(deploy.join("notes.md"), "ours").unwrap();
+    let summary = deploy.join("SUMMARY.md");
+    fs::write(&summary, "edited by hand, but raykueue's file").unwrap();
+    let again = gen_out("team", &deploy);
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert!(stderr(&again).contains("1 written"), "{}", stderr(&again));
+    assert_ne!(
+        fs::read_to_string(&summary).unwrap(),
+        "edited by hand, but raykueue's file"
+    );
+    assert_eq!(fs::read_to_string(deploy.join("notes.md")).unwrap(), "ours");
+    // Another profile over the same tree: it owns what the first wrote.
+    let other = gen_out("single", &deploy);
+    assert_eq!(other.status.code(), Some(0), "{}", stderr(&other));
 }
