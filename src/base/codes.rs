@@ -1187,19 +1187,19 @@ pub(crate) const STATE_DUPLICATE: Code = code(
 );
 pub(crate) const DRIFT_MISSING: Code = code(
     "RK810",
-    Warning,
+    Error,
     "the profile defines a queue object the cluster does not have",
     "ClusterQueue `team-a-cq` in the profile, not in `kubectl get clusterqueues`",
 );
 pub(crate) const DRIFT_EXTRA: Code = code(
     "RK811",
-    Warning,
+    Error,
     "the cluster has a queue object the profile does not define",
     "a LocalQueue created by hand with `kubectl apply`",
 );
 pub(crate) const DRIFT_CHANGED: Code = code(
     "RK812",
-    Warning,
+    Error,
     "a field of a live queue object differs from what the profile compiles to",
     "`nominalQuota: 8` in the cluster, `16` in the profile",
 );

@@ -183,7 +183,8 @@ fn check_reports_drift_located_in_the_profile() {
         "--error-format",
         "json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "drift is a warning");
+    // Drift fails the check, as a difference fails `kubectl diff` (SPEC: 1 drift or errors).
+    assert_eq!(out.status.code(), Some(1), "drift is an error");
     let found: Vec<serde_json::Value> = stderr(&out)
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
@@ -206,18 +207,12 @@ fn check_reports_drift_located_in_the_profile() {
     assert!(text.contains("profiles/team.yaml:111:56"), "{text}");
     // The extra LocalQueue is placed in the snapshot.
     assert!(text.contains("team-drift/state.yaml:139:11"), "{text}");
-    let denied = raykueue(&[
-        "check",
-        "--profile",
-        "team",
-        "--state",
-        DRIFT,
-        "--deny-warnings",
-    ]);
-    assert_eq!(denied.status.code(), Some(1));
-    // The snapshot of the profile's own cluster has no drift.
-    let clean = stderr(&raykueue(&["check", "--profile", "team", "--state", BUSY]));
-    assert!(!clean.contains("RK81"), "{clean}");
+    assert!(text.contains("error[RK812]"), "{text}");
+    // The snapshot of the profile's own cluster has no drift: exit 0 (the profile's warnings
+    // do not fail it).
+    let clean = raykueue(&["check", "--profile", "team", "--state", BUSY]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stderr(&clean));
+    assert!(!stderr(&clean).contains("RK81"), "{}", stderr(&clean));
 }
 
 #[test]
