@@ -252,7 +252,8 @@ pub(crate) struct Explanation {
     pub(crate) cluster_queue: String,
     pub(crate) priority: i64,
     /// 1 for the head of its ClusterQueue, in Kueue's order (priority, then creation time);
-    /// 0 when it holds quota and waits for its admission checks.
+    /// 0 when it is in no queue: it holds quota and waits for its admission checks, or it is
+    /// deactivated (an `Inactive` blocker).
     pub(crate) position: usize,
     /// The first `AHEAD_LISTED` Workloads ahead of it, in Kueue's order.
     pub(crate) ahead: Vec<String>,
@@ -264,6 +265,13 @@ pub(crate) struct Explanation {
     pub(crate) never_admissible: Option<&'static str>,
     pub(crate) blockers: Vec<Blocker>,
     pub(crate) unblock: Vec<String>,
+}
+
+impl Explanation {
+    /// Deactivated (`spec.active: false`): in no queue, whatever else it shows.
+    fn is_inactive(&self) -> bool {
+        self.blockers.iter().any(|b| b.kind == "Inactive")
+    }
 }
 
 /// Where a ClusterQueue's quota of a flavor/resource is written in the profile.
@@ -336,7 +344,15 @@ pub(crate) fn explain(
         let spec = &world.workloads[wl];
         let cq = &world.cqs[spec.cq];
         let queue = &queue_of[spec.cq];
-        let ahead: &[usize] = &queue[..queue.partition_point(|&o| order(o) < order(wl))];
+        // A deactivated Workload is in no queue, so nothing is ahead of it: Kueue's queue
+        // manager refuses a Workload that is not admissible, and `spec.active: false` is not
+        // (kueue@v0.19.2 pkg/cache/queue/manager.go `AddOrUpdateWorkloadWithoutLock`,
+        // pkg/workload/workload.go `IsAdmissible` / `IsActive`).
+        let ahead: &[usize] = if active[wl] {
+            &queue[..queue.partition_point(|&o| order(o) < order(wl))]
+        } else {
+            &[]
+        };
         let mut snap = state.snapshot(world);
         let assignment = flavors::assign(&mut snap, wl, false);
         let fits_now = assignment.mode == Mode::Fit;
@@ -435,7 +451,7 @@ pub(crate) fn explain(
             local_queue: String::new(),
             cluster_queue: cq.name.clone(),
             priority: spec.priority,
-            position: ahead.len() + 1,
+            position: if active[wl] { ahead.len() + 1 } else { 0 },
             ahead: ahead
                 .iter()
                 .take(AHEAD_LISTED)
@@ -661,7 +677,12 @@ pub(crate) fn render_human(list: &[Explanation]) -> String {
             "{}  (LocalQueue {}, ClusterQueue {}, priority {})",
             e.workload, e.local_queue, e.cluster_queue, e.priority
         );
-        if e.position == 0 {
+        if e.is_inactive() {
+            let _ = writeln!(
+                s,
+                "  position: none (deactivated, `spec.active: false`: in no queue)"
+            );
+        } else if e.position == 0 {
             let _ = writeln!(
                 s,
                 "  position: holds its quota (QuotaReserved), not yet Admitted"
@@ -706,6 +727,7 @@ pub(crate) fn render_human(list: &[Explanation]) -> String {
         }
         let verdict = match e.never_admissible {
             Some(r) => format!("never admissible ({r})"),
+            None if e.is_inactive() => "not queued until it is active again".into(),
             None if e.position == 0 => "waits for its admission checks".into(),
             None if e.fits_now => "fits what is free now".into(),
             None => "admissible once quota frees up".into(),

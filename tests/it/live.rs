@@ -6,6 +6,7 @@ use crate::common::{raykueue, repo, stderr, stdout};
 
 const BUSY: &str = "tests/fixtures/state/team-busy/state.yaml";
 const DRIFT: &str = "tests/fixtures/state/team-drift/state.yaml";
+const DEACTIVATED: &str = "tests/fixtures/state/deactivated/state.yaml";
 
 fn explain(args: &[&str]) -> std::process::Output {
     let mut all = vec!["explain", "--profile", "team", "--state"];
@@ -83,6 +84,47 @@ fn explain_says_why_each_pending_workload_waits() {
     let prov = by("ray/b-prov");
     assert_eq!(prov["position"], 0);
     assert_eq!(prov["blockers"][0]["kind"], "AdmissionCheck");
+}
+
+/// A deactivated Workload (`spec.active: false`) is in no queue (kueue@v0.19.2
+/// pkg/workload/workload.go `IsAdmissible`): no position, nothing ahead of it, and it is not
+/// ahead of the Workloads created after it.
+#[test]
+fn explain_gives_a_deactivated_workload_no_position_and_nothing_ahead() {
+    let out = explain(&[DEACTIVATED, "--output", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let by = |name: &str| {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["workload"] == name)
+            .unwrap_or_else(|| panic!("{name} explained"))
+            .clone()
+    };
+    let paused = by("ray/b-paused");
+    assert_eq!(paused["position"], 0, "{paused}");
+    assert_eq!(paused["ahead"], serde_json::json!([]), "{paused}");
+    let kinds: Vec<&str> = paused["blockers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Inactive"], "{paused}");
+    let last = by("ray/b-last");
+    assert_eq!(last["position"], 2, "{last}");
+    assert_eq!(last["ahead"], serde_json::json!(["ray/b-first"]), "{last}");
+    let text = stdout(&explain(&[DEACTIVATED]));
+    let block = text.split("ray/b-paused").nth(1).unwrap();
+    assert!(
+        block.contains("position: none (deactivated") && !block.contains("WorkloadsAhead"),
+        "{text}"
+    );
+    assert!(
+        block.contains("verdict: not queued until it is active again"),
+        "{text}"
+    );
 }
 
 #[test]
