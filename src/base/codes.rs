@@ -123,6 +123,12 @@ pub(crate) const YAML_TAG: Code = code(
     "`name: !!binary aGk=`",
 );
 pub(crate) const EMPTY_INPUT: Code = code("RK006", Error, "the profile is empty", "an empty file");
+pub(crate) const WRONG_FILE_KIND: Code = code(
+    "RK007",
+    Error,
+    "a raykueue file of another kind than the command reads: a Fleet or a Scenario as a profile, a fleet's manager profile (no queues of its own) alone, a profile as a cluster snapshot or as a manifest",
+    "`raykueue diff fleet.yaml team` → fleet.yaml is a Fleet: `gen`, `check` and `simulate` read it",
+);
 pub(crate) const UNKNOWN_KEY: Code = code(
     "RK010",
     Error,
@@ -1231,6 +1237,7 @@ pub const ALL: &[Code] = &[
     INPUT_TOO_LARGE,
     YAML_TAG,
     EMPTY_INPUT,
+    WRONG_FILE_KIND,
     UNKNOWN_KEY,
     WRONG_TYPE,
     INVALID_VALUE,

@@ -41,6 +41,15 @@ impl CheckCommand {
             Ok(r) => r,
             Err(code) => return code,
         };
+        // A fleet is checked whole; drift compares one cluster's profile.
+        let (command, fleet_ok) = if self.state.is_some() {
+            ("raykueue check --state", false)
+        } else {
+            ("raykueue check", true)
+        };
+        if let Err(code) = super::profile_kind(&resolved, command, fleet_ok, self.error_format) {
+            return code;
+        }
         // The output is validated too (not written): a profile that checks clean generates.
         let diags = if let Some(state) = &self.state {
             match crate::live::check(&resolved, state, self.deny_warnings) {

@@ -29,6 +29,10 @@ impl DiffCommand {
                 Ok(r) => r,
                 Err(code) => return code,
             };
+            // Like a profile that does not compile: trouble, not a change (exit 2).
+            if super::profile_kind(&resolved, "raykueue diff", false, self.error_format).is_err() {
+                return exit::ERROR;
+            }
             match compile::compile(&resolved, false) {
                 Ok(c) => compiled.push(c),
                 Err(d) => {

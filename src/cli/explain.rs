@@ -40,6 +40,7 @@ impl ExplainCommand {
         // small snapshot is read after the profile, and not at all when the profile fails.
         let compile = || {
             let resolved = resolve_profile(&self.profile, self.error_format)?;
+            super::profile_kind(&resolved, "raykueue explain", false, self.error_format)?;
             typed_profile(&resolved, self.error_format)
         };
         let (profile, live) = if large(&self.state) {

@@ -138,6 +138,23 @@ pub(crate) fn resolve_profile(arg: &str, format: ErrorFormat) -> Result<Resolved
     }
 }
 
+/// Refuse a file of another kind given as `--profile` to `command` (`crate::input::kind`):
+/// its one located error printed, `Err(exit::INVALID)`.
+pub(crate) fn profile_kind(
+    resolved: &Resolved,
+    command: &str,
+    fleet_ok: bool,
+    format: ErrorFormat,
+) -> Result<(), u8> {
+    match crate::input::kind::not_a_profile(resolved, command, fleet_ok) {
+        None => Ok(()),
+        Some(d) => {
+            print_diagnostics(&[d], format);
+            Err(exit::INVALID)
+        }
+    }
+}
+
 /// The resolved profile, typed; or `Err(exit::INVALID)` once its errors are printed. Its
 /// warnings are `check`'s business: the commands that run on a profile (`explain`,
 /// `simulate`) need only that it has no errors.

@@ -34,6 +34,7 @@ impl ValidateCommand {
         let mut diags = Vec::new();
         let mut unreadable = false;
         let mut objects = 0;
+        let mut refused = false;
         for file in &self.files {
             let (name, bytes) = match read(file) {
                 Ok(b) => b,
@@ -55,6 +56,17 @@ impl ValidateCommand {
                 }
             };
             let (docs, source) = docs;
+            // A raykueue file is no manifest: one error naming the command that reads it, not
+            // a "no schema" warning per document.
+            if let Some(d) = crate::input::kind::not_kubernetes(
+                &source,
+                "a Kubernetes manifest",
+                "raykueue validate",
+            ) {
+                diags.push(d);
+                refused = true;
+                continue;
+            }
             for doc in &docs {
                 match check_document(&source, doc, &mut diags) {
                     Some(n) => objects += n,
@@ -62,7 +74,7 @@ impl ValidateCommand {
                 }
             }
         }
-        if objects == 0 && !unreadable {
+        if objects == 0 && !unreadable && !refused {
             diags.push(
                 Diagnostic::new(&codes::MANIFEST_EMPTY, "no Kubernetes objects in the input")
                     .hint("check that the right file was named"),

@@ -5,6 +5,7 @@
 
 pub mod deprecated;
 pub mod fleet;
+pub(crate) mod kind;
 pub mod load;
 pub(crate) mod overlay;
 pub mod resolve;

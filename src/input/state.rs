@@ -211,6 +211,12 @@ pub(crate) fn parse(files: &[(String, Vec<u8>)]) -> Result<LiveState, Vec<Diagno
         }
     }
     if errors.is_empty() && state.objects.is_empty() {
+        // A raykueue file given as the snapshot: say which option takes it.
+        if let Some(d) = state.files.iter().find_map(|f| {
+            crate::input::kind::not_kubernetes(&f.source, "a cluster snapshot", "--state")
+        }) {
+            return Err(vec![d]);
+        }
         let mut d = Diagnostic::new(
             &codes::STATE_EMPTY,
             "the live state holds no Kueue ClusterQueue, LocalQueue, Cohort, ResourceFlavor, WorkloadPriorityClass or Workload",
