@@ -211,3 +211,126 @@ fn profile_help_lists_every_shipped_profile() {
         }
     }
 }
+
+/// The raykueue files of another kind than a command reads (issue 40): a fleet, a scenario,
+/// a fleet's manager profile (no queues of its own) and a profile as a snapshot or manifest.
+const FLEET: &str = "profiles/examples/fleet.yaml";
+const SCENARIO: &str = "profiles/examples/fleet-scenario.yaml";
+const MANAGER: &str = "profiles/examples/fleet-manager.yaml";
+const BUSY_STATE: &str = "tests/fixtures/state/team-busy/state.yaml";
+
+/// One located RK007 error (`file:line:column` at the `kind:` value) naming a command that
+/// reads the file, nothing on stdout, and `code` as the exit code.
+fn refused_as_wrong_kind(args: &[&str], file: &str, line: u32, reader: &str, code: i32) {
+    let out = raykueue(args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    assert_eq!(
+        err.matches("error[").count(),
+        1,
+        "{args:?}: one error\n{err}"
+    );
+    assert!(err.contains("error[RK007]"), "{args:?}: {err}");
+    assert!(
+        err.contains(&format!("--> {file}:{line}:7")),
+        "{args:?}: {err}"
+    );
+    assert!(err.contains(reader), "{args:?}: names `{reader}`\n{err}");
+}
+
+#[test]
+fn diff_refuses_a_fleet_a_scenario_and_a_manager_alone() {
+    // diff's own contract: 0 no change, 1 changes, 2 trouble (a side it cannot read).
+    refused_as_wrong_kind(
+        &["diff", FLEET, "team"],
+        FLEET,
+        9,
+        "raykueue check --profile",
+        2,
+    );
+    refused_as_wrong_kind(
+        &["diff", "team", SCENARIO],
+        SCENARIO,
+        8,
+        "raykueue simulate",
+        2,
+    );
+    refused_as_wrong_kind(&["diff", MANAGER, "team"], MANAGER, 7, FLEET, 2);
+}
+
+#[test]
+fn explain_refuses_a_fleet_a_scenario_a_manager_and_a_profile_as_state() {
+    for (profile, line, reader) in [
+        (FLEET, 9, "raykueue check --profile"),
+        (SCENARIO, 8, "raykueue simulate"),
+        (MANAGER, 7, FLEET),
+    ] {
+        let args = ["explain", "--profile", profile, "--state", BUSY_STATE];
+        refused_as_wrong_kind(&args, profile, line, reader, 1);
+    }
+    for (state, line, reader) in [
+        (FLEET, 9, "raykueue check --profile"),
+        (SCENARIO, 8, "raykueue simulate"),
+        (MANAGER, 7, "raykueue check --profile"),
+    ] {
+        let args = ["explain", "--profile", "team", "--state", state];
+        refused_as_wrong_kind(&args, state, line, reader, 1);
+    }
+}
+
+#[test]
+fn check_refuses_a_scenario_and_a_manager_alone_and_reads_a_fleet() {
+    refused_as_wrong_kind(&["check", SCENARIO], SCENARIO, 8, "raykueue simulate", 1);
+    refused_as_wrong_kind(
+        &["check", "--profile", MANAGER],
+        MANAGER,
+        7,
+        &format!("raykueue check --profile {FLEET}"),
+        1,
+    );
+    let fleet = raykueue(&["check", "--profile", FLEET]);
+    assert_eq!(fleet.status.code(), Some(0), "{}", stderr(&fleet));
+    assert!(!stderr(&fleet).contains("RK007"), "{}", stderr(&fleet));
+    // A manager whose fleet is not beside it is checked as the profile it is.
+    let dir = tempfile::tempdir().unwrap();
+    let alone = dir.path().join("manager.yaml");
+    std::fs::copy(crate::common::repo().join(MANAGER), &alone).unwrap();
+    let out = raykueue(&["check", "--profile", alone.to_str().unwrap()]);
+    assert!(!stderr(&out).contains("RK007"), "{}", stderr(&out));
+}
+
+#[test]
+fn check_state_refuses_a_fleet_a_scenario_a_manager_and_a_profile_as_state() {
+    for (profile, line, reader) in [
+        (FLEET, 9, "raykueue check --profile"),
+        (SCENARIO, 8, "raykueue simulate"),
+        (MANAGER, 7, FLEET),
+    ] {
+        let args = ["check", "--profile", profile, "--state", BUSY_STATE];
+        refused_as_wrong_kind(&args, profile, line, reader, 1);
+    }
+    for (state, line, reader) in [
+        (FLEET, 9, "raykueue check --profile"),
+        (SCENARIO, 8, "raykueue simulate"),
+        ("profiles/team.yaml", 5, "raykueue check --profile"),
+    ] {
+        let args = ["check", "--profile", "team", "--state", state];
+        refused_as_wrong_kind(&args, state, line, reader, 1);
+    }
+}
+
+#[test]
+fn validate_refuses_a_profile_a_fleet_and_a_scenario() {
+    for (file, line, reader) in [
+        (FLEET, 9, "raykueue check --profile"),
+        (SCENARIO, 8, "raykueue simulate"),
+        (
+            "profiles/team.yaml",
+            5,
+            "raykueue check --profile profiles/team.yaml",
+        ),
+    ] {
+        refused_as_wrong_kind(&["validate", file], file, line, reader, 1);
+    }
+}
