@@ -106,6 +106,9 @@ impl GenCommand {
             Ok(r) => r,
             Err(code) => return code,
         };
+        if let Err(code) = super::profile_kind(&resolved, "raykueue gen", true, self.error_format) {
+            return code;
+        }
         let is_fleet = crate::fleet::is_fleet(&resolved);
         if self.cluster.is_some() && !is_fleet {
             return print_error(

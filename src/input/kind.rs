@@ -145,7 +145,7 @@ fn manager_alone(resolved: &Resolved, command: &str, fleet_ok: bool) -> Option<D
     let fleet = fleet.display().to_string();
     let instead = if fleet_ok {
         format!(
-            "give the fleet instead: `{command} --profile {fleet}` checks the manager with its derived queues"
+            "give the fleet instead: `{command} --profile {fleet}` reads the manager with the queues it derives"
         )
     } else {
         format!(

@@ -283,6 +283,8 @@ fn stage_and_commit(
         })
         .collect();
     // 2. Commit: move old files aside, new ones in; undo everything on the first failure.
+    // The list sorts first (`.`), so a run killed mid-move has recorded every file it goes on
+    // to place: the re-run owns them and completes the tree instead of refusing them.
     let backup = staging.join("old");
     let mut journal: Vec<(PathBuf, Option<PathBuf>)> = Vec::new();
     let mut created: Vec<PathBuf> = Vec::new();

@@ -334,3 +334,25 @@ fn validate_refuses_a_profile_a_fleet_and_a_scenario() {
         refused_as_wrong_kind(&["validate", file], file, line, reader, 1);
     }
 }
+
+#[test]
+fn gen_refuses_a_scenario_and_a_manager_alone() {
+    refused_as_wrong_kind(
+        &["gen", "--profile", SCENARIO],
+        SCENARIO,
+        8,
+        "raykueue simulate",
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("deploy");
+    let args = ["gen", "--profile", MANAGER, "--out", out.to_str().unwrap()];
+    refused_as_wrong_kind(
+        &args,
+        MANAGER,
+        7,
+        &format!("raykueue gen --profile {FLEET}"),
+        1,
+    );
+    assert!(!out.exists(), "nothing written");
+}
