@@ -598,6 +598,12 @@ pub(crate) const PROVISIONING_ON_MANAGER: Code = code(
     "a ProvisioningRequest check on a fleet manager's ClusterQueue, beside the fleet's MultiKueue check: Kueue makes the queue inactive (MultiKueueWithProvisioningRequest)",
     "a manager profile whose GPU queue names `gpu-capacity`",
 );
+pub(crate) const PROVISIONING_TAINT_NOT_TOLERATED: Code = code(
+    "RK198",
+    Error,
+    "every node pool behind a flavor of a ProvisioningRequest check has a taint the pods it provisions do not tolerate in their template or the flavor: the autoscaler finds no pool for the request (tolerations added at pod creation, such as ExtendedResourceToleration's, do not count)",
+    "an EKS GPU flavor behind `gpu-capacity` without a toleration of `nvidia.com/gpu`",
+);
 pub(crate) const TAS_TAINT_NOT_TOLERATED: Code = code(
     "RK196",
     Error,
@@ -1316,6 +1322,7 @@ pub const ALL: &[Code] = &[
     TOPOLOGY_GATE_OFF,
     TAS_TAINT_NOT_TOLERATED,
     PROVISIONING_ON_MANAGER,
+    PROVISIONING_TAINT_NOT_TOLERATED,
     ADMISSION_CHECK_NOT_FOUND,
     ON_FLAVORS,
     ADMISSION_CHECK_UNUSED,

@@ -578,7 +578,7 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
 /// group in practice, and a choice past the 16th is not tried).
 const MAX_CHOICES: usize = 16;
 
-fn flavor_choices<'p>(
+pub(super) fn flavor_choices<'p>(
     p: &'p Profile,
     cq: Option<&'p crate::profile::ClusterQueue>,
     s: &PodSet<'_>,

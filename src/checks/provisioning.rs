@@ -1,7 +1,8 @@
 //! Admission checks and pods-ready timing: the AdmissionChecks ClusterQueues name (RK190,
 //! RK191, RK192), what a ProvisioningRequest check provisions (RK193), whether the cloud's
 //! autoscaler serves its class (RK470, RK471: the cloud's `provisioning`, sources there) and can
-//! grow the pools behind it (RK209), and Kueue's `waitForPodsReady` timeout against raykueue's
+//! grow the pools behind it (RK209), whether the pods it provisions tolerate those pools' taints
+//! (RK198), and Kueue's `waitForPodsReady` timeout against raykueue's
 //! estimate of a pool's start from zero (RK194).
 //!
 //! Kueue v0.19.2 sources: a ClusterQueue naming a missing check is inactive
@@ -15,9 +16,11 @@
 
 use super::Ctx;
 use crate::base::codes;
-use crate::cloud::{CLASS_CHECK_CAPACITY, Cloud, Provisioning};
-use crate::facts::pods::{QueueIndex, pod_sets};
-use crate::profile::{AdmissionCheck, ClusterQueue, Flavor, Profile, QualifiedName};
+use crate::cloud::{CLASS_CHECK_CAPACITY, Cloud, GPU_RESOURCE, Provisioning};
+use crate::facts::pods::{PodSet, QueueIndex, pod_sets};
+use crate::profile::{
+    AdmissionCheck, ClusterQueue, Flavor, Profile, QualifiedName, Taint, TaintEffect, Toleration,
+};
 
 /// Kueue's default `waitForPodsReady.timeout` (kueue@v0.19.2 `apis/config/v1beta2/defaults.go`
 /// `DefaultWaitForPodsReadyTimeout`).
@@ -31,6 +34,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     managed_resources(ctx);
     if let Some(cloud) = ctx.profile.cloud() {
         classes(ctx, cloud);
+        taints(ctx, cloud);
         pods_ready(ctx, cloud);
     }
 }
@@ -290,6 +294,156 @@ fn classes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
             );
         }
     }
+}
+
+/// RK198: Kueue builds a ProvisioningRequest's pod templates from the pod set's template and the
+/// tolerations of the flavors assigned to it (kueue@v0.19.2
+/// `pkg/controller/admissionchecks/provisioning/controller.go` `createPodTemplate`,
+/// `pkg/podset/podset.go` `FromAssignment`: `info.Tolerations = append(info.Tolerations,
+/// flv.Spec.Tolerations...)`). The autoscaler makes pods of those templates without admission
+/// (autoscaler@cluster-autoscaler-1.35.0 `cluster-autoscaler/provisioningrequest/pods/pods.go`
+/// `PodsForProvisioningRequest`), so ExtendedResourceToleration's toleration never comes, and
+/// fits them to template nodes that carry the pool's taints (`cloudprovider/aws/aws_manager.go`
+/// `extractTaintsFromAsg`): "Capacity is not found", and the workload waits for ever. The pod
+/// sets in the request are those that request a managed resource (all when there are none,
+/// `requiredPodSets`). Topology-aware flavors are RK196's: TAS filters by the same tolerations.
+fn taints(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
+    let p = ctx.profile;
+    let groups = cloud.node_groups();
+    let by_name = QueueIndex::new(p);
+    let mut reported: Vec<&str> = Vec::new();
+    for a in &p.admission_checks {
+        let managed = &a.provisioning_request.managed_resources;
+        for (_, cq) in queues_of(p, a) {
+            let Some(check) = cq
+                .admission_checks
+                .iter()
+                .find(|c| c.name() == a.name.as_str())
+            else {
+                continue;
+            };
+            for (j, w) in p.workloads.iter().enumerate() {
+                if by_name
+                    .cluster_queue_of(w)
+                    .is_none_or(|(_, q)| q.name != cq.name)
+                {
+                    continue;
+                }
+                for s in pod_sets(j, w) {
+                    let provisioned = s.count > 0
+                        && (managed.is_empty()
+                            || managed.iter().any(|m| !s.request(m.as_str()).is_zero()));
+                    if !provisioned {
+                        continue;
+                    }
+                    for choice in super::nodes::flavor_choices(p, Some(cq), &s) {
+                        // The toleration belongs on the flavor that selects the pools.
+                        let mut applied = choice
+                            .iter()
+                            .filter(|f| check.applies_to(f.name.as_str()))
+                            .copied();
+                        let Some(f) = applied
+                            .clone()
+                            .find(|f| !f.node_labels.is_empty())
+                            .or_else(|| applied.next())
+                        else {
+                            continue;
+                        };
+                        if reported.contains(&f.name.as_str()) {
+                            continue;
+                        }
+                        if choice.iter().any(|f| f.topology_name.is_some()) {
+                            continue;
+                        }
+                        let Some(blocked) = untolerated(&groups, &choice, &s) else {
+                            continue;
+                        };
+                        reported.push(f.name.as_str());
+                        report_untolerated(ctx, cloud, a, f, &s, &blocked);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The pools pod set `s` could get under the flavors of `choice`, each with the first taint
+/// neither its template nor those flavors tolerate, when every one has such a taint.
+fn untolerated<'g>(
+    groups: &'g [crate::cloud::NodeGroup<'_>],
+    choice: &[&Flavor],
+    s: &PodSet<'_>,
+) -> Option<Vec<(&'g str, &'g Taint)>> {
+    let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
+    let carries =
+        |g: &crate::cloud::NodeGroup<'_>, k: &str, v: &str| g.labels.get(k).is_some_and(|x| x == v);
+    let pools: Vec<_> = groups
+        .iter()
+        .filter(|g| !wants_gpu || g.gpu)
+        .filter(|g| s.node_selector.iter().all(|(k, v)| carries(g, k, v)))
+        .filter(|g| {
+            choice
+                .iter()
+                .flat_map(|f| &f.node_labels)
+                .all(|(k, v)| carries(g, k.as_str(), v.as_str()))
+        })
+        .collect();
+    let tolerations: Vec<&Toleration> = s
+        .tolerations
+        .iter()
+        .chain(choice.iter().flat_map(|f| &f.tolerations))
+        .collect();
+    let blocked: Vec<(&str, &Taint)> = pools
+        .iter()
+        .filter_map(|g| {
+            let t = g.taints.iter().find(|t| {
+                t.effect != TaintEffect::PreferNoSchedule
+                    && !tolerations.iter().any(|tol| tol.tolerates(t))
+            })?;
+            Some((g.name, t))
+        })
+        .collect();
+    (!pools.is_empty() && blocked.len() == pools.len()).then_some(blocked)
+}
+
+/// RK198 at flavor `f`'s tolerations (or, without the key, the flavor's item).
+fn report_untolerated(
+    ctx: &mut Ctx<'_>,
+    cloud: &dyn Cloud,
+    a: &AdmissionCheck,
+    f: &Flavor,
+    s: &PodSet<'_>,
+    blocked: &[(&str, &Taint)],
+) {
+    let fi = ctx
+        .profile
+        .flavors
+        .iter()
+        .position(|x| x.name == f.name)
+        .unwrap_or_default();
+    let list: Vec<String> = blocked
+        .iter()
+        .map(|(pool, t)| format!("`{pool}`: {}:{}", t.key, t.effect.as_str()))
+        .collect();
+    let first = blocked[0].1;
+    ctx.report(
+        &codes::PROVISIONING_TAINT_NOT_TOLERATED,
+        &format!("/flavors/{fi}/tolerations"),
+        format!(
+            "flavor `{}` of ProvisioningRequest check `{}` has only {}s with a taint {} does not tolerate ({}): Kueue writes the request's pod templates with the tolerations of the pod template and the flavors, and the autoscaler simulates those pods without admission (no ExtendedResourceToleration), so it finds no capacity and the workload is never admitted",
+            f.name,
+            a.name,
+            cloud.words().pool,
+            s.describe(),
+            list.join("; ")
+        ),
+        Some(format!(
+            "add `{{key: {}, operator: Exists, effect: {}}}` to the tolerations of flavor `{}` (Kueue adds them to the request's pod templates and to the pods it admits)",
+            first.key,
+            first.effect.as_str(),
+            f.name
+        )),
+    );
 }
 
 /// RK194: workloads whose pods land only on pools that may be at zero wait for a new node,

@@ -112,6 +112,46 @@ fn the_provisioning_example_wires_check_config_and_queue() {
     assert!(bundle.contains("--set extraArgs.enable-provisioning-requests=true"));
 }
 
+/// provisioning-eks: the flavor behind the ProvisioningRequest check tolerates the GPU node
+/// group's taint, so the request's pod templates carry it (kueue@v0.19.2 `pkg/podset/podset.go`
+/// `FromAssignment` copies only the flavor's tolerations into them); a profile that leaves it
+/// out is refused with RK198, located at the flavor (issue 40 item 1).
+#[test]
+fn the_provisioning_flavor_tolerates_its_tainted_pool() {
+    let objs = objects("examples/provisioning-eks");
+    let rf = find(&objs, "ResourceFlavor", "a10g");
+    assert_eq!(
+        rf["spec"]["tolerations"],
+        serde_json::json!([{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]),
+        "{rf}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("profile.yaml");
+    std::fs::write(
+        &file,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: no-toleration\nextends: examples/provisioning-eks\nflavors:\n  - name: a10g\n    tolerations: []\n",
+    )
+    .unwrap();
+    let out = raykueue(&["gen", "--profile", file.to_str().unwrap()]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(out.stdout.is_empty(), "no partial output");
+    assert!(
+        err.contains("error[RK198]: flavors[1].tolerations: flavor `a10g` of ProvisioningRequest check `gpu-capacity`"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`gpu-node-group`: nvidia.com/gpu:NoSchedule"),
+        "{err}"
+    );
+    let place = format!("--> {}:7:18", file.display());
+    assert!(err.contains(&place), "{place}\n{err}");
+    assert!(
+        err.contains("add `{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}` to the tolerations of flavor `a10g`"),
+        "{err}"
+    );
+}
+
 /// `validate` holds Topology, AdmissionCheck, ProvisioningRequestConfig and a TAS
 /// ResourceFlavor to Kueue v0.19.2's CRDs, CEL rules included (imported into
 /// `assets/schemas.json`).

@@ -14,7 +14,9 @@
 //! GKE adds itself when the cluster also has a pool without GPUs (always here: the create-time
 //! pool is the CPU pool). GKE's ExtendedResourceToleration admission plugin gives every pod
 //! that requests `nvidia.com/gpu` the matching toleration, so GPU workloads need none of their
-//! own, and a flavor needs none to be backed by the GPU pool.
+//! own, and a flavor needs none to be backed by the GPU pool, unless Kueue places or
+//! provisions before the pod is created: a topology-aware flavor (RK196) and one behind a
+//! ProvisioningRequest check (RK198) carry the toleration.
 //!
 //! The first pool is created with the cluster (`gcloud container clusters create` has no
 //! pool-name flag — gcloud 528's static completion tree — and GKE's "About node pools" page
