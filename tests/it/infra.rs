@@ -1057,6 +1057,87 @@ pub(crate) fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
     }
 }
 
+/// A stub that only records that it was called.
+const RECORDER: &str = "#!/usr/bin/env bash\n{ printf '%s\\x1f' \"${0##*/}\" \"$@\"; printf '\\x1e'; } >>\"$STUB_LOG\"\n";
+
+/// Every `.sh` file of a bundle, as paths relative to it.
+fn every_script(bundle: &Path) -> Vec<String> {
+    fn walk(dir: &Path, bundle: &Path, out: &mut Vec<String>) {
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, bundle, out);
+            } else if p.extension().is_some_and(|e| e == "sh") {
+                let rel = p.strip_prefix(bundle).unwrap();
+                out.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(bundle, bundle, &mut out);
+    out.sort();
+    out
+}
+
+/// Every generated script reads its arguments before it runs anything (issue 40 item 6:
+/// `infra/up.sh --help` used to start provisioning): `--help` and `-h` print its usage and what
+/// it does on stdout and exit 0; an unknown argument exits 2 with the usage on stderr; either way
+/// no cloud CLI, kubectl or helm is called (recording stubs of each come first on PATH).
+#[test]
+fn every_script_reads_its_arguments_before_it_calls_anything() {
+    let every = crate::common::shipped().into_iter().chain([
+        "profiles/examples/team-gke.yaml",
+        "profiles/examples/fair-sharing.yaml",
+        "profiles/examples/prod.yaml",
+        "profiles/examples/fleet.yaml",
+    ]);
+    let clis = [
+        "az",
+        "gcloud",
+        "aws",
+        "eksctl",
+        "aliyun",
+        "kubectl",
+        "helm",
+        "jq",
+        "curl",
+        "kubelogin",
+    ];
+    let mut seen = 0;
+    for profile in every {
+        let sb = Sandbox::new(profile);
+        for cli in clis {
+            sb.add_stub(cli, RECORDER);
+        }
+        for script in every_script(&sb.bundle()) {
+            let what = format!("{profile}: {script}");
+            for help in ["--help", "-h"] {
+                let (out, calls) = sb.run(&script, &[help], &[]);
+                let shown = String::from_utf8_lossy(&out.stdout);
+                assert_eq!(out.status.code(), Some(0), "{what} {help}: {}", text(&out));
+                assert!(shown.starts_with("usage: "), "{what} {help}: {shown}");
+                assert!(
+                    shown.lines().filter(|l| !l.trim().is_empty()).count() >= 3,
+                    "{what} {help} says what it does: {shown}"
+                );
+                assert!(calls.is_empty(), "{what} {help}: {calls:?}");
+            }
+            let (out, calls) = sb.run(&script, &["--bogus"], &[]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{what} --bogus: {}", text(&out));
+            assert!(
+                err.contains("unknown argument --bogus") && err.contains("usage: "),
+                "{what} --bogus: {err}"
+            );
+            assert!(out.stdout.is_empty(), "{what} --bogus");
+            assert!(calls.is_empty(), "{what} --bogus: {calls:?}");
+            seen += 1;
+        }
+    }
+    // 11 bundles × up, verify, down, smoke; the fleet's connect, verify and member scripts.
+    assert!(seen >= 44, "{seen} scripts");
+}
+
 /// Every provider's scripts (each shipped profile, and the GKE example that extends `team`).
 #[test]
 fn scripts_pass_bash_n_and_shellcheck_and_are_executable() {
