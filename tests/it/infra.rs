@@ -1057,6 +1057,28 @@ pub(crate) fn assert_clean_bash(paths: &[PathBuf], excluded: &[&str]) {
     }
 }
 
+/// The comments of AKS's up.sh say what the script does (issue 40 item 4): AKS installs the
+/// NVIDIA driver, not the device plugin, which the script installs with Helm a few lines on.
+#[test]
+fn aks_up_comments_do_not_claim_aks_installs_the_device_plugin() {
+    for profile in shipped_aks() {
+        let sb = Sandbox::new(profile);
+        let up = fs::read_to_string(sb.bundle().join("infra/up.sh")).unwrap();
+        assert!(
+            !up.contains("installs the NVIDIA driver and device plugin"),
+            "{profile}"
+        );
+        if up.contains("helm upgrade --install \"$NVIDIA_RELEASE\"") {
+            assert!(
+                up.contains(
+                    "# GPU pool: AKS installs the NVIDIA driver on its nodes, not the device plugin"
+                ),
+                "{profile}"
+            );
+        }
+    }
+}
+
 /// A stub that only records that it was called.
 const RECORDER: &str = "#!/usr/bin/env bash\n{ printf '%s\\x1f' \"${0##*/}\" \"$@\"; printf '\\x1e'; } >>\"$STUB_LOG\"\n";
 
