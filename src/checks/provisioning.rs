@@ -158,6 +158,23 @@ fn queues_of<'p>(p: &'p Profile, a: &AdmissionCheck) -> Vec<(usize, &'p ClusterQ
         .collect()
 }
 
+/// The ClusterQueues that name check `a`, each with its entry for it.
+fn checked_queues<'p>(
+    p: &'p Profile,
+    a: &AdmissionCheck,
+) -> Vec<(&'p ClusterQueue, &'p crate::profile::ClusterQueueCheck)> {
+    queues_of(p, a)
+        .into_iter()
+        .filter_map(|(_, cq)| {
+            let check = cq
+                .admission_checks
+                .iter()
+                .find(|c| c.name() == a.name.as_str())?;
+            Some((cq, check))
+        })
+        .collect()
+}
+
 /// The flavors check `a` applies to on the queues that name it.
 /// The node groups a flavor's node labels select.
 fn backing<'g, 'a>(
@@ -176,14 +193,7 @@ fn backing<'g, 'a>(
 
 fn covered_flavors<'p>(p: &'p Profile, a: &AdmissionCheck) -> Vec<&'p Flavor> {
     let mut out: Vec<&Flavor> = Vec::new();
-    for (_, cq) in queues_of(p, a) {
-        let Some(check) = cq
-            .admission_checks
-            .iter()
-            .find(|c| c.name() == a.name.as_str())
-        else {
-            continue;
-        };
+    for (cq, check) in checked_queues(p, a) {
         for name in cq_flavors(cq) {
             if check.applies_to(name)
                 && let Some(f) = p.flavors.iter().find(|f| f.name.as_str() == name)
@@ -314,14 +324,7 @@ fn taints(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
     let mut reported: Vec<&str> = Vec::new();
     for a in &p.admission_checks {
         let managed = &a.provisioning_request.managed_resources;
-        for (_, cq) in queues_of(p, a) {
-            let Some(check) = cq
-                .admission_checks
-                .iter()
-                .find(|c| c.name() == a.name.as_str())
-            else {
-                continue;
-            };
+        for (cq, check) in checked_queues(p, a) {
             for (j, w) in p.workloads.iter().enumerate() {
                 if by_name
                     .cluster_queue_of(w)

@@ -43,14 +43,7 @@ fn explain_says_why_each_pending_workload_waits() {
     insta::with_settings!({snapshot_path => "../../golden/live"}, {
         insta::assert_snapshot!("explain-team-busy-json", serde_json::to_string_pretty(&v).unwrap());
     });
-    let by = |name: &str| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["workload"] == name)
-            .unwrap_or_else(|| panic!("{name} explained"))
-            .clone()
-    };
+    let by = |name: &str| explained(&v, name);
     // Admitted and finished Workloads are not explained.
     for gone in ["ray/a-train", "ray/b-train", "ray/a-old"] {
         assert!(
@@ -94,14 +87,7 @@ fn explain_gives_a_deactivated_workload_no_position_and_nothing_ahead() {
     let out = explain(&[DEACTIVATED, "--output", "json"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let by = |name: &str| {
-        v.as_array()
-            .unwrap()
-            .iter()
-            .find(|e| e["workload"] == name)
-            .unwrap_or_else(|| panic!("{name} explained"))
-            .clone()
-    };
+    let by = |name: &str| explained(&v, name);
     let paused = by("ray/b-paused");
     assert_eq!(paused["position"], 0, "{paused}");
     assert_eq!(paused["ahead"], serde_json::json!([]), "{paused}");
@@ -861,4 +847,14 @@ fn explain_names_the_first_ten_workloads_ahead_and_counts_them_all() {
         human.contains("position: 18 in ClusterQueue team-a-cq"),
         "{human}"
     );
+}
+
+/// The explanation of Workload `name` in `explain --output json`'s list.
+fn explained(list: &serde_json::Value, name: &str) -> serde_json::Value {
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["workload"] == name)
+        .unwrap_or_else(|| panic!("{name} explained"))
+        .clone()
 }
