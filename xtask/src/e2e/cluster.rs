@@ -35,11 +35,25 @@ pub struct Ports {
 /// `WebhookServer` options): one control plane with KubeRay's webhook per machine at a time.
 pub const KUBERAY_WEBHOOK_PORT: u16 = 9443;
 
+/// A loopback port no process listens on and this process has not handed out before. The
+/// kernel may give a port it just released to the next `bind(0)`, and control planes started
+/// side by side (the tier's lanes and tests) would then both take it before either listens.
 fn free_port() -> Result<u16, String> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("no free loopback port: {e}"))
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    let mut given = GIVEN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for _ in 0..100 {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .map_err(|e| format!("no free loopback port: {e}"))?;
+        if !given.contains(&port) {
+            given.push(port);
+            return Ok(port);
+        }
+    }
+    Err("no loopback port left that this process has not handed out".into())
 }
 
 impl Ports {
