@@ -88,10 +88,15 @@ pub(super) fn files(
             .iter()
             .map(|(rel, text)| ((*rel).to_owned(), (*text).to_owned())),
     );
-    let scenario = starter_scenario(from, text);
+    let resolved = crate::input::resolve::Resolved {
+        source: crate::base::source::Source::new(format!("profiles/{from}.yaml"), *text),
+        base_dir: None,
+    };
+    let profile = crate::compile::check_profile(&resolved).0.map(|(_, p)| p);
+    let scenario = profile.as_ref().and_then(starter_scenario);
     out.push((
         "README.md".to_owned(),
-        readme(from, text, scenario.is_some())?,
+        readme(from, profile.as_ref(), scenario.is_some())?,
     ));
     if let Some(scenario) = scenario {
         out.push(("scenario.yaml".to_owned(), scenario));
@@ -102,12 +107,7 @@ pub(super) fn files(
 /// A scenario to start `simulate` from: each workload the profile queues through Kueue,
 /// submitted a minute after the one before and running half an hour, so the README's
 /// `simulate -s scenario.yaml` runs as written. None when the profile queues nothing.
-fn starter_scenario(from: &str, shipped: &str) -> Option<String> {
-    let resolved = crate::input::resolve::Resolved {
-        source: crate::base::source::Source::new(format!("profiles/{from}.yaml"), shipped),
-        base_dir: None,
-    };
-    let (_, profile) = crate::compile::check_profile(&resolved).0?;
+fn starter_scenario(profile: &crate::profile::Profile) -> Option<String> {
     let mut lines = vec![
         "# A what-if for `raykueue simulate -p profile.yaml -s scenario.yaml`: each queued workload".to_owned(),
         "# of profile.yaml (`from`: its pod sets as Kueue counts them), one a minute, each running".to_owned(),
@@ -121,7 +121,7 @@ fn starter_scenario(from: &str, shipped: &str) -> Option<String> {
     let queued: Vec<(&str, &str)> = profile
         .workloads
         .iter()
-        .filter_map(|w| Some((w.name.as_str(), w.admission(&profile).queue()?)))
+        .filter_map(|w| Some((w.name.as_str(), w.admission(profile).queue()?)))
         .collect();
     if queued.is_empty() {
         return None;
@@ -152,15 +152,10 @@ fn profile_text(from: &str, shipped: &str) -> String {
 /// The README names the profile's first workload in its commands.
 fn readme(
     from: &str,
-    shipped: &str,
+    profile: Option<&crate::profile::Profile>,
     scenario: bool,
 ) -> Result<String, crate::base::diagnostic::Diagnostic> {
-    let resolved = crate::input::resolve::Resolved {
-        source: crate::base::source::Source::new(format!("profiles/{from}.yaml"), shipped),
-        base_dir: None,
-    };
-    let profile = crate::compile::check_profile(&resolved).0.map(|(_, p)| p);
-    let workload = profile.as_ref().and_then(|p| {
+    let workload = profile.and_then(|p| {
         p.workloads.first().map(|w| {
             serde_json::json!({
                 "kind": w.kind.as_str(),
@@ -169,9 +164,8 @@ fn readme(
             })
         })
     });
-    let name = profile.as_ref().map_or(from, |p| p.name.as_str());
+    let name = profile.map_or(from, |p| p.name.as_str());
     let words = profile
-        .as_ref()
         .and_then(|p| p.cloud())
         .map(crate::cloud::Cloud::words);
     crate::output::render::render_text(
@@ -180,7 +174,7 @@ fn readme(
             "name": name,
             "from": from,
             "workload": workload,
-            "queued": profile.as_ref().is_some_and(|p| p.operators.kueue.is_some()),
+            "queued": profile.is_some_and(|p| p.operators.kueue.is_some()),
             "scenario": scenario,
             // The provider's words: `AKS` and `az` for the Azure profiles.
             "service": words.map_or("the cloud", |w| w.service),

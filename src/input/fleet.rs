@@ -21,13 +21,10 @@ use std::sync::OnceLock;
 /// the text, so a profile is parsed once; a fleet written in flow style is read as a profile,
 /// whose schema check then names `kind`.
 pub fn is_fleet(resolved: &Resolved) -> bool {
-    resolved.source.text.lines().any(|l| {
-        let Some(rest) = l.strip_prefix("kind:") else {
-            return false;
-        };
-        let value = rest.split(" #").next().unwrap_or_default().trim();
-        matches!(value, "Fleet" | "\"Fleet\"" | "'Fleet'")
-    })
+    matches!(
+        super::kind::kind_of(&resolved.source.text),
+        Some((super::kind::Kind::Fleet, _))
+    )
 }
 
 /// One member profile, read and typed (not yet checked).
