@@ -876,6 +876,18 @@ pub(crate) const ACCELERATOR_MISMATCH: Code = code(
     "a GKE node pool's accelerator disagrees with the GPUs its machine type carries",
     "`g2-standard-4` with `type: nvidia-tesla-t4`",
 );
+pub(crate) const RESERVATION_ONLY: Code = code(
+    "RK425",
+    Error,
+    "a GKE node pool of a machine family Compute Engine offers only from a reservation, flex-start or spot (A3 Ultra, A4, A4X), with none of them",
+    "`machineType: a3-ultragpu-8g` without `capacity`",
+);
+pub(crate) const CAPACITY_UNUSABLE: Code = code(
+    "RK426",
+    Error,
+    "a GKE node pool's consumption option it cannot take: one its machine family is not offered as, on the pool created with the cluster, beside queued provisioning, or flex-start without autoscale",
+    "`machineType: a4x-highgpu-4g` with `capacity: spot`",
+);
 pub(crate) const NO_AUTOSCALER: Code = code(
     "RK433",
     Warning,
@@ -887,6 +899,18 @@ pub(crate) const TAINT_BLOCKS_DEVICE_PLUGIN: Code = code(
     Error,
     "a taint on an AmazonLinux2023 GPU node group that eksctl's NVIDIA device plugin does not tolerate: its nodes never advertise nvidia.com/gpu",
     "the guide's `ray.io/node-type=worker:NoSchedule`",
+);
+pub(crate) const AUTOSCALER_OTHER_MINOR: Code = code(
+    "RK437",
+    Warning,
+    "the pinned Cluster Autoscaler chart runs a CA of another Kubernetes minor than the EKS cluster's: the autoscaler simulates its own minor's scheduler",
+    "`kubernetesVersion: \"1.34\"` with `autoscaler: {version: \"9.59.0\"}` (CA 1.35.0)",
+);
+pub(crate) const AUTOSCALER_RELEASE_UNKNOWN: Code = code(
+    "RK438",
+    Error,
+    "`aws.autoscaler` pins no chart version, and the cluster's Kubernetes minor (which picks the release) is not given or not known",
+    "`autoscaler: {}` without `kubernetesVersion`",
 );
 pub(crate) const COUNT_WITH_AUTOSCALE: Code = code(
     "RK442",
@@ -963,7 +987,7 @@ pub(crate) const PROVISIONING_CLASS_UNDOCUMENTED: Code = code(
 pub(crate) const PROVISIONING_NEEDS_AUTOSCALER: Code = code(
     "RK472",
     Error,
-    "a ProvisioningRequest check on EKS without a Cluster Autoscaler that serves the v1 API (aws.autoscaler, chart 9.45.0 or later)",
+    "a ProvisioningRequest check on EKS without a Cluster Autoscaler that serves the v1 API (aws.autoscaler; a pinned chart 9.45.0 or later)",
     "`admissionChecks` with no `aws.autoscaler`",
 );
 pub(crate) const QUEUED_POOL_WITHOUT_CHECK: Code = code(
@@ -1366,8 +1390,12 @@ pub const ALL: &[Code] = &[
     KUBERNETES_TOO_OLD,
     FIRST_POOL_NAME,
     ACCELERATOR_MISMATCH,
+    RESERVATION_ONLY,
+    CAPACITY_UNUSABLE,
     NO_AUTOSCALER,
     TAINT_BLOCKS_DEVICE_PLUGIN,
+    AUTOSCALER_OTHER_MINOR,
+    AUTOSCALER_RELEASE_UNKNOWN,
     COUNT_WITH_AUTOSCALE,
     VSWITCH_OUTSIDE_VPC,
     CIDR_OVERLAP,

@@ -517,6 +517,7 @@ fn injection_base(profile: &str) -> Value {
     if section == "aws" {
         p[section]["autoscaler"]["repo"] = json!("https://kubernetes.github.io/autoscaler");
         p[section]["autoscaler"]["chart"] = json!("cluster-autoscaler");
+        p[section]["autoscaler"]["version"] = json!("9.53.0");
     } else {
         p[section]["vpc"]["cidr"] = json!("192.168.0.0/16");
         p[section]["vpc"]["vswitchCidr"] = json!("192.168.0.0/20");

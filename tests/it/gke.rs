@@ -485,3 +485,84 @@ fn a_pinned_project_puts_the_google_service_account_in_the_manifest() {
     let up = &files.iter().find(|(n, _)| n == "infra/up.sh").unwrap().1;
     assert!(!up.contains("kubectl annotate"), "nothing left to annotate");
 }
+
+/// `capacity` writes Google's flags for each consumption option on `node-pools create`
+/// (cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations, `--spot`,
+/// `--flex-start`), and the real gcloud parses them when cloud-argcheck is here.
+#[test]
+fn each_capacity_option_writes_its_gcloud_flags() {
+    let mut p: Value =
+        serde_saphyr::from_str(crate::common::shipped_text("examples/tas-gke")).unwrap();
+    let pools = p["gcp"]["nodePools"].as_array_mut().unwrap();
+    let extra = |name: &str, capacity: Value| {
+        json!({"name": name, "machineType": "a3-ultragpu-8g", "autoscale": {"min": 0, "max": 2},
+               "capacity": capacity})
+    };
+    pools.push(extra("spot", json!("spot")));
+    pools.push(extra("flex", json!("flexStart")));
+    pools.push(extra("any", json!({"reservation": {}})));
+    pools.push(extra(
+        "shared",
+        json!({"reservation": {"name": "blocks", "project": "host-project-1"}}),
+    ));
+    let (_keep, sb) = crate::infra::sandbox_for(&p);
+    let (up, calls) = sb.run("up.sh", &[], &[]);
+    assert_eq!(up.status.code(), Some(0), "{}", text(&up));
+    let flags_of = |pool: &str| {
+        let call = calls
+            .iter()
+            .find(|c| {
+                c.starts_with(&[
+                    "gcloud".into(),
+                    "container".into(),
+                    "node-pools".into(),
+                    "create".into(),
+                    pool.into(),
+                ])
+            })
+            .unwrap_or_else(|| panic!("no node-pools create {pool}"));
+        parse(call).1
+    };
+    let has = |pool: &str, flag: &str, value: Option<&str>| {
+        flags_of(pool)
+            .iter()
+            .any(|(f, v)| f == flag && v.as_deref() == value)
+    };
+    assert!(has("a3-ultra", "--reservation-affinity", Some("specific")));
+    assert!(has(
+        "a3-ultra",
+        "--reservation",
+        Some("a3-ultra-reservation")
+    ));
+    assert!(has("spot", "--spot", None));
+    assert!(
+        !flags_of("spot")
+            .iter()
+            .any(|(f, _)| f == "--reservation-affinity")
+    );
+    assert!(has("flex", "--flex-start", None));
+    assert!(has("flex", "--reservation-affinity", Some("none")));
+    assert!(!has("flex", "--enable-queued-provisioning", None));
+    assert!(has("any", "--reservation-affinity", Some("any")));
+    assert!(!flags_of("any").iter().any(|(f, _)| f == "--reservation"));
+    assert!(has(
+        "shared",
+        "--reservation",
+        Some("projects/host-project-1/reservations/blocks")
+    ));
+    let tool = repo().join("../shared/tools/cloud-argcheck");
+    if !tool.exists() {
+        skip("cloud-argcheck", "../shared/tools/cloud-argcheck is absent");
+        return;
+    }
+    let out = Command::new(&tool)
+        .args(scripts(&sb.bundle()))
+        .output()
+        .unwrap();
+    let t = text(&out);
+    if out.status.code() == Some(2) {
+        skip("cloud-argcheck", t.trim());
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{t}");
+}

@@ -634,7 +634,7 @@ pub(crate) fn write_profile(dir: &Path, value: &Value) -> PathBuf {
     path
 }
 
-fn sandbox_for(value: &Value) -> (tempfile::TempDir, Sandbox) {
+pub(crate) fn sandbox_for(value: &Value) -> (tempfile::TempDir, Sandbox) {
     let keep = tempfile::tempdir().unwrap();
     let path = write_profile(keep.path(), value);
     let sb = Sandbox::new(path.to_str().unwrap());

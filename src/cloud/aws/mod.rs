@@ -96,31 +96,85 @@ fn listed(list: &[&str], instance_type: &str) -> bool {
     })
 }
 
-/// The Cluster Autoscaler chart versions from which the chart's CA serves the
-/// `autoscaling.x-k8s.io/v1` ProvisioningRequest API Kueue v0.19.2 uses (CA 1.31.1 is the first
-/// whose CRD serves v1; kubernetes/autoscaler `cluster-autoscaler/apis/config/crd/
-/// autoscaling.x-k8s.io_provisioningrequests.yaml` at cluster-autoscaler-1.31.0 and 1.31.1), with
-/// the CA version each ships (`charts/cluster-autoscaler/Chart.yaml` `appVersion` at
-/// cluster-autoscaler-chart-9.45.0 … 9.59.0): the tag the CRD is applied from. Newest first.
+/// The Cluster Autoscaler each chart version ships (`charts/cluster-autoscaler/Chart.yaml`
+/// `appVersion`, kubernetes/autoscaler at tags cluster-autoscaler-chart-9.35.0 … 9.59.0; the
+/// chart moved under `cluster-autoscaler/` at 9.52.0): from the first chart of each CA release.
+/// Newest first.
 pub(crate) const AUTOSCALER_CHARTS: &[((u64, u64, u64), &str)] = &[
     ((9, 54, 0), "1.35.0"),
     ((9, 53, 0), "1.34.2"),
     ((9, 52, 0), "1.34.1"),
     ((9, 47, 0), "1.33.0"),
     ((9, 45, 0), "1.32.0"),
+    ((9, 38, 0), "1.31.0"),
+    ((9, 37, 0), "1.30.0"),
+    ((9, 35, 0), "1.29.0"),
 ];
 
-/// The Cluster Autoscaler version a chart version ships, when it serves ProvisioningRequest v1.
+/// The Cluster Autoscaler release raykueue installs for each Kubernetes minor: the autoscaler's
+/// README asks for "the latest Cluster Autoscaler release that corresponds to the minor version
+/// of Kubernetes" the cluster runs, since it simulates the scheduler of its own minor
+/// (kubernetes/autoscaler@cluster-autoscaler-1.35.0 `cluster-autoscaler/README.md`, "Releases").
+/// Each row: the minor, the newest chart whose `appVersion` has that minor, and the minor's
+/// newest CA tag, which the chart runs through `image.tag` (its README: other versions "may work
+/// by overriding the `image`"). Read off the repository's tags at 55c37cd5 (2026-08-22); no
+/// chart ships CA 1.36 yet, so 1.36 runs the newest chart.
+pub(crate) const AUTOSCALER_RELEASES: &[(u32, &str, &str)] = &[
+    (29, "9.36.0", "1.29.5"),
+    (30, "9.37.0", "1.30.7"),
+    (31, "9.44.0", "1.31.5"),
+    (32, "9.46.6", "1.32.7"),
+    (33, "9.51.0", "1.33.6"),
+    (34, "9.53.0", "1.34.5"),
+    (35, "9.59.0", "1.35.2"),
+    (36, "9.59.0", "1.36.1"),
+];
+
+/// The first Cluster Autoscaler that serves the `autoscaling.x-k8s.io/v1` ProvisioningRequest
+/// API Kueue v0.19.2 uses (kubernetes/autoscaler `cluster-autoscaler/apis/config/crd/
+/// autoscaling.x-k8s.io_provisioningrequests.yaml` at cluster-autoscaler-1.31.0 and 1.31.1).
+const PROVISIONING_V1_SINCE: (u64, u64, u64) = (1, 31, 1);
+
+/// A dotted version's first three numbers (`9.59.0`, `1.35.2`, `9.1.0-rc.1`).
+fn triple(v: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = v.split(['.', '-']).take(3).map(|n| n.parse::<u64>().ok());
+    Some((parts.next()??, parts.next()??, parts.next()??))
+}
+
+/// The Cluster Autoscaler version a chart version ships, when the chart is 9.35.0 or newer.
 pub(crate) fn autoscaler_app_version(chart: &str) -> Option<&'static str> {
-    let mut parts = chart
-        .split(['.', '-'])
-        .take(3)
-        .map(|n| n.parse::<u64>().ok());
-    let v = (parts.next()??, parts.next()??, parts.next()??);
+    let v = triple(chart)?;
     AUTOSCALER_CHARTS
         .iter()
         .find(|(min, _)| v >= *min)
         .map(|(_, app)| *app)
+}
+
+/// Whether a Cluster Autoscaler version serves ProvisioningRequest v1.
+pub(crate) fn serves_provisioning_v1(ca: &str) -> bool {
+    triple(ca).is_some_and(|v| v >= PROVISIONING_V1_SINCE)
+}
+
+/// The release of `AUTOSCALER_RELEASES` for a Kubernetes version (`"1.34"`, `"1.34.2"`).
+pub(crate) fn autoscaler_release(kubernetes: &str) -> Option<(u32, &'static str, &'static str)> {
+    let minor: u32 = kubernetes
+        .strip_prefix("1.")?
+        .split('.')
+        .next()?
+        .parse()
+        .ok()?;
+    AUTOSCALER_RELEASES.iter().find(|r| r.0 == minor).copied()
+}
+
+/// What `up.sh` installs for `aws.autoscaler`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct AutoscalerInstall {
+    /// The chart version.
+    pub(crate) chart: String,
+    /// `image.tag`, when raykueue picked the release (a pinned chart runs its own).
+    pub(crate) image_tag: Option<String>,
+    /// The Cluster Autoscaler that runs, when known.
+    pub(crate) ca: Option<&'static str>,
 }
 
 /// Whether the group's instance type has NVIDIA GPUs.
@@ -359,13 +413,16 @@ impl Cloud for Aws {
         serde_json::to_value(AwsCtx {
             region: self.region.to_string(),
             cluster: self.cluster.name.to_string(),
-            autoscaler: self.autoscaler.as_ref().map(|a| AutoscalerCtx {
-                repo: a.repo.to_string(),
-                chart: a.chart.to_string(),
-                version: a.version.to_string(),
-                namespace: eksctl::AUTOSCALER_NAMESPACE,
-                service_account: eksctl::AUTOSCALER_SERVICE_ACCOUNT,
-            }),
+            autoscaler: self.autoscaler.as_ref().zip(self.autoscaler_install()).map(
+                |(a, install)| AutoscalerCtx {
+                    repo: a.repo.to_string(),
+                    chart: a.chart.to_string(),
+                    version: install.chart,
+                    image_tag: install.image_tag,
+                    namespace: eksctl::AUTOSCALER_NAMESPACE,
+                    service_account: eksctl::AUTOSCALER_SERVICE_ACCOUNT,
+                },
+            ),
             identity: self.ray_identity(p).map(|r| IdentityCtx {
                 namespace: r.namespace.to_owned(),
                 service_account: r.service_account.to_owned(),
@@ -387,6 +444,26 @@ impl Cloud for Aws {
 }
 
 impl Aws {
+    /// The Cluster Autoscaler chart and version `up.sh` installs: the pinned chart, or the
+    /// release for the cluster's Kubernetes minor. `None` without `aws.autoscaler`, or when
+    /// neither a pin nor a known minor says which (RK438).
+    pub(crate) fn autoscaler_install(&self) -> Option<AutoscalerInstall> {
+        let a = self.autoscaler.as_ref()?;
+        if let Some(pinned) = &a.version {
+            return Some(AutoscalerInstall {
+                chart: pinned.to_string(),
+                image_tag: None,
+                ca: autoscaler_app_version(pinned),
+            });
+        }
+        let (_, chart, ca) = autoscaler_release(self.cluster.kubernetes_version.as_deref()?)?;
+        Some(AutoscalerInstall {
+            chart: chart.to_owned(),
+            image_tag: Some(format!("v{ca}")),
+            ca: Some(ca),
+        })
+    }
+
     /// What `up.sh` installs for ProvisioningRequest checks: the CRD from the Cluster
     /// Autoscaler's own tag (the chart does not install it: kubernetes/autoscaler
     /// @cluster-autoscaler-chart-9.59.0 `charts/cluster-autoscaler/` has no `crds/`), before
@@ -400,7 +477,10 @@ impl Aws {
                     .any(|r| r.name() == c.name.as_str())
             })
         });
-        let ca = autoscaler_app_version(&self.autoscaler.as_ref()?.version)?;
+        let ca = self
+            .autoscaler_install()?
+            .ca
+            .filter(|ca| serves_provisioning_v1(ca))?;
         used.then(|| ProvisioningCtx {
             crd_url: format!(
                 "https://raw.githubusercontent.com/kubernetes/autoscaler/cluster-autoscaler-{ca}/cluster-autoscaler/apis/config/crd/autoscaling.x-k8s.io_provisioningrequests.yaml"
@@ -443,6 +523,8 @@ struct AutoscalerCtx {
     repo: String,
     chart: String,
     version: String,
+    /// The CA image the chart runs, when raykueue picked the release for the cluster's minor.
+    image_tag: Option<String>,
     namespace: &'static str,
     service_account: &'static str,
 }
@@ -476,6 +558,59 @@ mod tests {
             value: Some(LabelValue(value.into())),
             effect,
         }
+    }
+
+    fn aws(kubernetes: Option<&str>, pinned: Option<&str>) -> Aws {
+        serde_json::from_value(serde_json::json!({
+            "region": "us-west-2",
+            "cluster": {"name": "c", "kubernetesVersion": kubernetes},
+            "nodePools": [{"name": "g", "instanceType": "m5.xlarge", "count": 1}],
+            "autoscaler": {"version": pinned},
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_autoscaler_follows_the_cluster_minor_unless_pinned() {
+        let picked = aws(Some("1.33"), None).autoscaler_install().unwrap();
+        assert_eq!(
+            (
+                picked.chart.as_str(),
+                picked.image_tag.as_deref(),
+                picked.ca
+            ),
+            ("9.51.0", Some("v1.33.6"), Some("1.33.6"))
+        );
+        let patch = aws(Some("1.35.1"), None).autoscaler_install().unwrap();
+        assert_eq!(patch.image_tag.as_deref(), Some("v1.35.2"));
+        let pinned = aws(Some("1.33"), Some("9.59.0"))
+            .autoscaler_install()
+            .unwrap();
+        assert_eq!(
+            (pinned.chart.as_str(), pinned.image_tag, pinned.ca),
+            ("9.59.0", None, Some("1.35.0"))
+        );
+        assert_eq!(aws(None, None).autoscaler_install(), None);
+        assert_eq!(aws(Some("1.40"), None).autoscaler_install(), None);
+    }
+
+    /// The two tables agree: each minor's chart ships that minor's CA (but 1.36, which no chart
+    /// ships yet), and the picked CA is of that minor.
+    #[test]
+    fn each_release_row_names_a_chart_of_its_minor() {
+        for &(minor, chart, ca) in AUTOSCALER_RELEASES {
+            assert!(ca.starts_with(&format!("1.{minor}.")), "{minor}: {ca}");
+            let shipped = autoscaler_app_version(chart).unwrap();
+            if minor == 36 {
+                assert_eq!(shipped, "1.35.0");
+            } else {
+                assert!(
+                    shipped.starts_with(&format!("1.{minor}.")),
+                    "{chart}: {shipped}"
+                );
+            }
+        }
+        assert!(!serves_provisioning_v1("1.31.0") && serves_provisioning_v1("1.31.1"));
     }
 
     #[test]

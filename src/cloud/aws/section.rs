@@ -157,8 +157,11 @@ pub struct ClusterAutoscaler {
     pub repo: ChartRef,
     #[serde(default = "default_autoscaler_chart")]
     pub chart: ChartRef,
-    /// Pinned chart version (no leading `v`).
-    pub version: ChartVersion,
+    /// Pinned chart version (no leading `v`). Omitted, raykueue picks the release for the
+    /// cluster's `kubernetesVersion` (`AUTOSCALER_RELEASES`): the newest chart shipping that
+    /// Kubernetes minor's autoscaler, running that minor's newest patch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<ChartVersion>,
 }
 
 fn default_autoscaler_repo() -> ChartRef {

@@ -35,6 +35,28 @@ pub(crate) const MACHINE_TYPES: &[InstanceType] = &[
     gpu("a3-ultragpu-8g", 224, 2952, 8, "H200 141GB"),
 ];
 
+/// Machine-type families Compute Engine offers without its standard (on-demand) provisioning
+/// model: (name prefix, family, whether flex-start and spot VMs are offered). Google's
+/// comparison of consumption options lists A4X, A4 and A3 Ultra for future reservations and
+/// "any GPU machine except A4X" for flex-start and spot, and offers on-demand for none of them
+/// (cloud.google.com/ai-hypercomputer/docs/consumption-models, "Comparison of consumption
+/// options"; cloud.google.com/compute/docs/instances/about-flex-start-vms: flex-start supports
+/// "all accelerator-optimized machine types (except A4X and G4)").
+pub(crate) const RESERVATION_FAMILIES: &[(&str, &str, bool)] = &[
+    ("a3-ultragpu-", "A3 Ultra", true),
+    ("a4-highgpu-", "A4", true),
+    ("a4x-highgpu-", "A4X", false),
+];
+
+/// The family of a machine type that Compute Engine offers only from a reservation (or
+/// flex-start and spot, when the second value says so).
+pub(crate) fn reservation_family(machine: &str) -> Option<(&'static str, bool)> {
+    RESERVATION_FAMILIES
+        .iter()
+        .find(|(prefix, _, _)| machine.starts_with(prefix))
+        .map(|(_, family, others)| (*family, *others))
+}
+
 /// The catalogue entry of a machine type (GCP names are lowercase).
 pub(crate) fn machine_type(name: &str) -> Option<&'static InstanceType> {
     MACHINE_TYPES.iter().find(|s| s.name == name)

@@ -2,6 +2,7 @@
 //! refuse only once the request reaches it (gcloud checks neither machine/accelerator pairs nor
 //! autoscale ranges on the client), beyond the checks every cloud shares.
 
+use super::section::Capacity;
 use super::{DEFAULT_POOL, Gcp, catalogue};
 use crate::base::codes;
 use crate::base::diagnostic::Findings;
@@ -101,8 +102,95 @@ fn queued(g: &Gcp, p: &Profile, out: &mut Findings) {
     }
 }
 
+/// RK425, RK426: the consumption option of each pool, against what Compute Engine offers for
+/// its machine family (`catalogue::RESERVATION_FAMILIES`) and what the pool can take.
+fn capacity(g: &Gcp, out: &mut Findings) {
+    for (i, n) in g.node_pools.iter().enumerate() {
+        let at = format!("/gcp/nodePools/{i}");
+        let family = catalogue::reservation_family(&n.machine_type);
+        let refuse = |out: &mut Findings, why: String, hint: &str| {
+            out.report(
+                &codes::CAPACITY_UNUSABLE,
+                &format!("{at}/capacity"),
+                why,
+                Some(hint.to_owned()),
+            );
+        };
+        match &n.capacity {
+            Capacity::OnDemand if n.queued_provisioning => {
+                if let Some((family, false)) = family {
+                    out.report(
+                        &codes::CAPACITY_UNUSABLE,
+                        &format!("{at}/queuedProvisioning"),
+                        format!(
+                            "queued-provisioning pool `{}` is flex-start, and Compute Engine offers `{}` ({family}) only from a reservation",
+                            n.name, n.machine_type
+                        ),
+                        Some("drop `queuedProvisioning` and add `capacity: {reservation: {name: RESERVATION}}`".into()),
+                    );
+                }
+            }
+            Capacity::OnDemand => {
+                if let Some((family, others)) = family {
+                    out.report(
+                        &codes::RESERVATION_ONLY,
+                        &format!("{at}/machineType"),
+                        format!(
+                            "node pool `{}` runs `{}` ({family}), which Compute Engine offers only from a reservation{}: on demand, GKE cannot create its nodes",
+                            n.name,
+                            n.machine_type,
+                            if others { ", as flex-start or as spot VMs" } else { "" }
+                        ),
+                        Some(if others {
+                            "add `capacity: {reservation: {name: RESERVATION}}` (your reservation's name), `capacity: flexStart` or `capacity: spot` to the pool".into()
+                        } else {
+                            "add `capacity: {reservation: {name: RESERVATION}}` (your reservation's name) to the pool".into()
+                        }),
+                    );
+                }
+            }
+            _ if i == 0 => refuse(
+                out,
+                format!(
+                    "`{}` is created with the cluster (`gcloud container clusters create`), where raykueue sets no consumption option",
+                    n.name
+                ),
+                "keep the first pool on demand, and put reserved, flex-start or spot capacity on a second pool",
+            ),
+            _ if n.queued_provisioning => refuse(
+                out,
+                format!(
+                    "queued-provisioning pool `{}` is flex-start already: it takes no other consumption option",
+                    n.name
+                ),
+                "drop `capacity`, or drop `queuedProvisioning`",
+            ),
+            Capacity::Spot | Capacity::FlexStart if family.is_some_and(|(_, others)| !others) => {
+                refuse(
+                    out,
+                    format!(
+                        "Compute Engine offers `{}` only from a reservation, not as flex-start or spot VMs",
+                        n.machine_type
+                    ),
+                    "use `capacity: {reservation: {name: RESERVATION}}`",
+                );
+            }
+            Capacity::FlexStart if n.autoscale.is_none() => refuse(
+                out,
+                format!(
+                    "flex-start pool `{}` has no `autoscale` range: Compute Engine adds flex-start VMs only when the autoscaler asks for them",
+                    n.name
+                ),
+                "give it `autoscale: {min: 0, max: N}`",
+            ),
+            _ => {}
+        }
+    }
+}
+
 pub(super) fn run(g: &Gcp, p: &Profile, out: &mut Findings) {
     queued(g, p, out);
+    capacity(g, out);
     if let Some(first) = g.node_pools.first()
         && first.name.as_str() != DEFAULT_POOL
     {

@@ -404,6 +404,12 @@ struct PoolCtx {
     gpu: bool,
     /// Flex-start with queued provisioning.
     queued: bool,
+    /// Where the pool's VMs come from: `on-demand`, `spot` (`--spot`), `flex-start`
+    /// (`--flex-start`, without queued provisioning), `reservation` (`--reservation`) or
+    /// `any-reservation` (`--reservation-affinity any`).
+    capacity: &'static str,
+    /// `--reservation`: the reservation, `projects/P/reservations/N` when another project shares it.
+    reservation: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -477,5 +483,19 @@ fn pool(n: &GkeNodePool) -> PoolCtx {
         }),
         gpu: n.gpus().is_some(),
         queued: n.queued_provisioning,
+        capacity: match &n.capacity {
+            Capacity::OnDemand => "on-demand",
+            Capacity::Spot => "spot",
+            Capacity::FlexStart => "flex-start",
+            Capacity::Reservation(r) if r.name.is_some() => "reservation",
+            Capacity::Reservation(_) => "any-reservation",
+        },
+        reservation: match &n.capacity {
+            Capacity::Reservation(r) => r.name.as_ref().map(|name| match &r.project {
+                Some(project) => format!("projects/{project}/reservations/{name}"),
+                None => name.to_string(),
+            }),
+            _ => None,
+        },
     }
 }

@@ -71,6 +71,14 @@ name_type!(
     "a Google service account ID: 6 to 30 lowercase letters, digits and '-', starting with a letter"
 );
 name_type!(
+    /// Compute Engine reservation name (`a3u-reservation`).
+    ReservationName,
+    "^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$",
+    1,
+    63,
+    "a Compute Engine reservation name: 1 to 63 lowercase letters, digits and '-', starting with a letter"
+);
+name_type!(
     /// IAM role (`roles/storage.objectUser`).
     GcpRole,
     "^(roles|projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/roles)/[A-Za-z0-9_.]+$",
@@ -140,6 +148,46 @@ pub struct GkeNodePool {
     /// `count`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub queued_provisioning: bool,
+    /// How Compute Engine supplies the pool's VMs: on demand (the default), `spot`,
+    /// `flexStart`, or `{reservation: {name}}`. A3 Ultra, A4 and A4X come only from a
+    /// reservation, flex-start or spot (RK425).
+    #[serde(default, skip_serializing_if = "Capacity::is_on_demand")]
+    pub capacity: Capacity,
+}
+
+/// A pool's consumption option (cloud.google.com/ai-hypercomputer/docs/consumption-models).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum Capacity {
+    /// The standard provisioning model: no flag.
+    #[default]
+    OnDemand,
+    /// Spot VMs (`--spot`): cheaper, reclaimed by Compute Engine at any time.
+    Spot,
+    /// Flex-start VMs (`--flex-start`): Compute Engine provisions them when capacity frees, for
+    /// up to seven days; the pool autoscales from zero.
+    FlexStart,
+    /// VMs from a Compute Engine reservation.
+    Reservation(Reservation),
+}
+
+impl Capacity {
+    pub fn is_on_demand(&self) -> bool {
+        *self == Self::OnDemand
+    }
+}
+
+/// Which reservation a pool consumes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Reservation {
+    /// The reservation (`--reservation-affinity specific --reservation NAME`); without it, any
+    /// matching reservation (`--reservation-affinity any`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<ReservationName>,
+    /// The project that shares the reservation, when it is not the cluster's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<GcpProjectId>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
