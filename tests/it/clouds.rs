@@ -282,7 +282,7 @@ case "$1 $2 ${3:-}" in
 esac
 "#;
 
-fn cloud_sandbox(profile: &str) -> Sandbox {
+pub(crate) fn cloud_sandbox(profile: &str) -> Sandbox {
     let sb = Sandbox::new(profile);
     for (name, text) in [("aws", AWS), ("eksctl", EKSCTL), ("aliyun", ALIYUN)] {
         sb.add_stub(name, text);

@@ -133,7 +133,8 @@ fn gke_offline_runs_record_every_command() {
             "{name}: keeps the cluster"
         );
         let mut transcript = format!("# down.sh\n{}", sb.transcript(&calls));
-        let (down_cluster, calls) = sb.run("down.sh", &["--delete-cluster"], &[]);
+        let (down_cluster, calls) =
+            sb.run("down.sh", &["--delete-cluster"], &[("STUB_EXISTS", "1")]);
         assert_eq!(
             down_cluster.status.code(),
             Some(0),
@@ -357,7 +358,7 @@ fn gcp_values_that_bypass_the_schema_stay_inert_in_the_scripts() {
     assert_clean_bash(&scripts(&sb.bundle()), &["SC2016"]);
     let (up, up_calls) = sb.run("up.sh", &[], &[]);
     let (verify, _) = sb.run("verify.sh", &[], &[]);
-    let (down, down_calls) = sb.run("down.sh", &["--delete-cluster"], &[]);
+    let (down, down_calls) = sb.run("down.sh", &["--delete-cluster"], &[("STUB_EXISTS", "1")]);
     for (name, o) in [("up", &up), ("verify", &verify), ("down", &down)] {
         assert_eq!(o.status.code(), Some(0), "{name}\n{}", text(o));
     }

@@ -65,7 +65,7 @@ case $args in
     # One node of the pool the label names: NAME READY GPU.
     [[ -n ${STUB_NO_GPU_NODES:-} ]] && exit 0
     for a in "$@"; do [[ $a != -* && $a == *=* ]] && pool=${a#*=}; done
-    per_pool="STUB_GPUS_${pool//-/_}"
+    per_pool="STUB_GPUS_${pool//[^A-Za-z0-9_]/_}"
     gpus=${STUB_GPUS:-${!per_pool:-1}}
     case $args in
       *" -l kubernetes.azure.com/agentpool="*) node="aks-$pool-12345678-vmss000000" ;;
@@ -103,6 +103,24 @@ exit 0
 pub(crate) const HELM: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' helm "$@"; printf '\x1e'; } >>"$STUB_LOG"
 "#;
+
+/// Fault injection, in every stub after it records its call: with `STUB_FAIL_AT=N` the run's
+/// N-th call (of any stub) fails, exit 1, with a message of its own that the script must show.
+const FAULT: &str = r#"if [[ -n ${STUB_FAIL_AT:-} ]] && (($(tr -cd '\036' <"$STUB_LOG" | wc -c) == STUB_FAIL_AT)); then
+  printf 'stub: injected failure of call %s\n' "$STUB_FAIL_AT" >&2
+  exit 1
+fi
+"#;
+
+/// Writes a stub with the fault-injection lines after the one that records its call.
+fn install_stub(bin: &Path, name: &str, text: &str) {
+    let (record, rest) = text
+        .split_once(">>\"$STUB_LOG\"\n")
+        .unwrap_or_else(|| panic!("stub {name} records no call"));
+    let p = bin.join(name);
+    fs::write(&p, format!("{record}>>\"$STUB_LOG\"\n{FAULT}{rest}")).unwrap();
+    make_executable(&p);
+}
 
 /// A bundle written by `gen --out`, plus a stub bin folder and a call log.
 pub(crate) struct Sandbox {
@@ -143,18 +161,14 @@ impl Sandbox {
             ("kubectl", KUBECTL),
             ("helm", HELM),
         ] {
-            let p = bin.join(name);
-            fs::write(&p, text).unwrap();
-            make_executable(&p);
+            install_stub(&bin, name, text);
         }
         Self { dir }
     }
 
     /// Put (or replace) a stub command in the sandbox's bin folder.
     pub(crate) fn add_stub(&self, name: &str, text: &str) {
-        let p = self.dir.path().join("bin").join(name);
-        fs::write(&p, text).unwrap();
-        make_executable(&p);
+        install_stub(&self.dir.path().join("bin"), name, text);
     }
 
     /// The sandbox folder (scripts run here: an injected `touch` would land in it).
@@ -221,7 +235,11 @@ impl Sandbox {
                 }
                 if line.contains("_GPUS=") {
                     if let Some(n) = value(line).filter(|n| !n.is_empty()) {
-                        cmd.env(format!("STUB_GPUS_{}", pool.replace('-', "_")), n);
+                        let var: String = pool
+                            .chars()
+                            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                            .collect();
+                        cmd.env(format!("STUB_GPUS_{var}"), n);
                     }
                 } else if let Some(name) = value(line) {
                     pool = name;
@@ -302,7 +320,7 @@ pub(crate) fn text(o: &Output) -> String {
 }
 
 /// The create-like calls: what must not happen when everything exists.
-fn creates(calls: &[Vec<String>]) -> Vec<String> {
+pub(crate) fn creates(calls: &[Vec<String>]) -> Vec<String> {
     calls
         .iter()
         .filter(|c| c[0] == "az")
@@ -360,7 +378,11 @@ fn offline_runs_record_every_command() {
             "{profile}: down.sh without --delete-resource-group keeps Azure resources"
         );
         let mut transcript = format!("# down.sh\n{}", sb.transcript(&calls));
-        let (down_rg, calls) = sb.run("down.sh", &["--delete-resource-group"], &[]);
+        let (down_rg, calls) = sb.run(
+            "down.sh",
+            &["--delete-resource-group"],
+            &[("STUB_EXISTS", "1")],
+        );
         assert_eq!(
             down_rg.status.code(),
             Some(0),
@@ -459,7 +481,11 @@ fn kuberay_gpu_runs_seed_004s_commands_with_its_values() {
     // GPU pool at zero nodes (autoscaler min 0): verify says so and passes.
     assert!(text(&out).contains("autoscales from 0"), "{}", text(&out));
 
-    let (down, calls) = sb.run("down.sh", &["--delete-resource-group"], &[]);
+    let (down, calls) = sb.run(
+        "down.sh",
+        &["--delete-resource-group"],
+        &[("STUB_EXISTS", "1")],
+    );
     assert_eq!(down.status.code(), Some(0));
     assert!(called(
         &calls,
@@ -1346,7 +1372,8 @@ fn values_that_bypass_the_schema_stay_inert_in_the_scripts() {
     ];
     let (up, up_calls) = sb.run("up.sh", &[], &env);
     let (verify, _) = sb.run("verify.sh", &[], &env);
-    let (down, down_calls) = sb.run("down.sh", &["--delete-resource-group"], &env);
+    let down_env = [env[0], env[1], ("STUB_EXISTS", "1")];
+    let (down, down_calls) = sb.run("down.sh", &["--delete-resource-group"], &down_env);
     let (down_k8s, _) = sb.run("down.sh", &[], &env);
     for (name, o) in [
         ("up", &up),

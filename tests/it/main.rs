@@ -23,6 +23,7 @@ mod docs;
 mod e2e;
 mod facts;
 mod fastpath;
+mod faults;
 mod fleet;
 mod gitops;
 mod gke;
