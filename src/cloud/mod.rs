@@ -294,7 +294,7 @@ pub(crate) enum Carried {
 /// Every label a Topology level can name on the pool's nodes, with how they carry it: the
 /// pool's labels (cloud-set and the profile's, one value per pool), `kubernetes.io/hostname`
 /// (set by the kubelet), `topology.kubernetes.io/zone` and `region` (set by every managed
-/// service: kubernetes.io/docs/reference/node/node-labels/ and `../shared/docs/TAS-LABELS.md`),
+/// service: kubernetes.io/docs/reference/node/node-labels/; per cloud in `docs/capacity.md`),
 /// and the cloud's placement labels.
 pub(crate) fn topology_labels(
     cloud: &dyn Cloud,

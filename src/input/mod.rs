@@ -1,4 +1,4 @@
-//! Stages 1–2, the input: find the profile a user named (`resolve`), read it with the position
+//! Stage 2 (`lib.rs`), the input: find the profile a user named (`resolve`), read it with the position
 //! of every node (`load`), merge `extends:` overlays (`overlay`), check it against the profile
 //! schema and type it (`schema`), report deprecated fields (`deprecated`), and read the local script files its workloads name
 //! (`scripts`).

@@ -1,4 +1,4 @@
-//! Stages 5–7, the output: text written from the model (`render` for scripts and Markdown; the
+//! Stage 8 (`lib.rs`), the output: text written from the model (`render` for scripts and Markdown; the
 //! YAML writer is `base::yaml`), the bundle's files assembled (`bundle`), every object checked
 //! against its upstream schema (`validate`), and the bundle written or compared (`emit`).
 

@@ -2,8 +2,8 @@
 //! that ask for one of their levels (topology-aware scheduling, TAS), AdmissionChecks with their
 //! ProvisioningRequestConfig, and raykueue's own start-up estimate of a node pool at zero.
 //! Field names and limits are Kueue v0.19.2's (`apis/kueue/v1beta2/topology_types.go`,
-//! `admissioncheck_types.go`, `provisioningrequestconfig_types.go`, and their CRDs); the spelling
-//! of the profile keys is fixed by `../shared/docs/KUEUE-SURFACE.md`.
+//! `admissioncheck_types.go`, `provisioningrequestconfig_types.go`, and their CRDs); the profile
+//! keys are spelled as `docs/profile.md` lists them.
 
 use super::{Dns1123Label, Dns1123Subdomain, GoDuration, QualifiedName, limits};
 use schemars::JsonSchema;

@@ -1,5 +1,5 @@
-//! What the simulation reports, and its two renderings: JSON lines (the contract of
-//! `../shared/docs/SIMULATE.md`) and a human timeline table with each ClusterQueue's usage
+//! What the simulation reports, and its two renderings: JSON lines (their fields in
+//! `docs/simulate.md`) and a human timeline table with each ClusterQueue's usage
 //! after every second that had events.
 
 use super::flavors::NoFitReason;

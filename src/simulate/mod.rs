@@ -1,9 +1,9 @@
 //! `raykueue simulate`: an offline what-if of Kueue v0.19 admission for a profile. Which
 //! workloads of a scenario Kueue would admit, when, on which flavors, who borrows, who is
-//! preempted, and who can never be admitted (contract: `../shared/docs/SIMULATE.md`).
+//! preempted, and who can never be admitted (the user's contract: `docs/simulate.md`).
 //!
 //! The modules follow one second of simulated time: `scenario` (the file and its checks) →
-//! `model` (queues, quotas and pod sets as indices) → this module's clock (ends, then
+//! `world` (queues, quotas and pod sets as indices) → this module's clock (ends, then
 //! submissions, then scheduling cycles until nothing changes) → `cycle` (one Kueue
 //! scheduling cycle) using `queues` (heaps and parked workloads), `flavors` (flavor
 //! assignment), `preemption` (targets), `fair_sharing` (shares, the tournament and the

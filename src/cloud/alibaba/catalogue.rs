@@ -3,7 +3,7 @@
 //! `aliyun.accelerator/nvidia_name` node label.
 //!
 //! Source of the GPU types: Alibaba Cloud's ECS "GPU计算型实例规格族" tables (gn6i, gn7i, gn7,
-//! gn7e), as collected in `../shared/docs/CLOUDS.md` §3.7; where the English and Chinese
+//! gn7e; help.aliyun.com, ECS instance families); where the English and Chinese
 //! tables differ (gn7: 95/380/760 vs 94/378/756 GiB) the smaller, Chinese figure is kept.
 //! Families not collected there (gn7s, gn6v, gn6e, gn8is, the H series) are left out; a type
 //! missing here is not an error: the rules warn and skip their capacity checks for it.

@@ -277,7 +277,7 @@ impl Cloud for Alibaba {
     /// globally unique label alibabacloud.com/nodepool-id for each node pool",
     /// help.aliyun.com/en/ack/ack-managed-and-ack-dedicated/user-guide/schedule-an-application-pod-to-a-specific-node-pool).
     /// ACK's switch labels exist only on Lingjun nodes of ACK Lingjun clusters
-    /// (`../shared/docs/TAS-LABELS.md`), not on the ECS pools raykueue makes.
+    /// (help.aliyun.com, ACK Lingjun node labels; `docs/capacity.md`), not on the ECS pools raykueue makes.
     fn topology_labels(&self, _group: &SeamGroup<'_>) -> Vec<(&'static str, Carried)> {
         vec![("alibabacloud.com/nodepool-id", Carried::PerPool)]
     }

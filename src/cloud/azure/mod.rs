@@ -269,7 +269,7 @@ impl Cloud for Azure {
     /// for Kueue batch jobs with the cluster autoscaler on AKS"). Which Kubernetes version it
     /// needs is not settled: that README says 1.30+, an Azure/AKS review (PR #5867) 1.33+, and a
     /// maintainer wrote in February 2026 that it could not be enabled (Azure/AKS#5492). AKS has
-    /// no rack or host labels (`../shared/docs/TAS-LABELS.md`), so only the defaults apply.
+    /// no rack or host labels (learn.microsoft.com, AKS node labels; `docs/capacity.md`), so only the defaults apply.
     /// raykueue takes the later figure: below Kubernetes 1.33, or with AKS's default version,
     /// the class may not be served (a warning, as the sources disagree).
     fn provisioning(&self, _p: &Profile, class: &str) -> Provisioning {

@@ -1,7 +1,7 @@
 //! GCP's catalogue: the machine types raykueue knows (vCPU, memory, GPUs), the accelerator each
 //! GPU machine type carries, and an approximation of what GKE leaves allocatable on a node.
 //!
-//! How sure each number is (`../shared/docs/CLOUDS.md` §2.7):
+//! How sure each number is, and its source:
 //! - GPU model and count per accelerator-optimized machine type (G2, A2, A3 High):
 //!   GoogleCloudPlatform/cluster-toolkit@19416ae5 `modules/compute/gke-node-pool/gpu_definition.tf`.
 //! - vCPU and memory only where a source here confirms them: `e2-standard-4` and

@@ -1,8 +1,8 @@
 //! Google Cloud (GKE): the `gcp:` profile section, what GKE puts on its nodes, where the
 //! operators run, Workload Identity Federation, and the values of the `gcloud` scripts
 //! (`templates/infra/gcp/`). The commands follow the KubeRay GKE guide (ray-project/ray
-//! `doc/source/cluster/kubernetes/user-guides/gcp-gke-gpu-cluster.md`; facts and sources in
-//! `../shared/docs/CLOUDS.md` §2).
+//! `doc/source/cluster/kubernetes/user-guides/gcp-gke-gpu-cluster.md`; the choices and their
+//! sources for users in `docs/providers.md`).
 //!
 //! What a pool's nodes carry: the pool's own `labels`, plus what GKE sets itself —
 //! `cloud.google.com/gke-nodepool` (pool name), `node.kubernetes.io/instance-type` (machine
