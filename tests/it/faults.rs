@@ -1,4 +1,4 @@
-//! Fault injection into every generated `up.sh`, `verify.sh` and `down.sh` of the shipped
+//! Fault injection into every generated `up.sh`, `verify.sh`, `down.sh` and `smoke.sh` of the shipped
 //! bundles: each run is recorded against the stubs, then replayed once per call with that call
 //! failing (`STUB_FAIL_AT`). A script never fails open: the failure ends it with a non-zero
 //! exit (verify.sh goes on with its other checks, then exits 1) and the CLI's own message is
@@ -30,8 +30,9 @@ const BUNDLES: [(&str, &str); 7] = [
 ];
 
 /// Calls whose failure a script may survive: what they print is for the reader, and nothing
-/// that follows depends on it (verify.sh's context banner and its listing of Kueue's pods).
-fn tolerated(call: &[String]) -> bool {
+/// that follows depends on it (verify.sh's context banner and its listing of Kueue's pods), and
+/// smoke.sh's clean-up on exit, when the result is already known.
+fn tolerated(script: &str, call: &[String]) -> bool {
     let words: Vec<&str> = call
         .iter()
         .map(String::as_str)
@@ -39,6 +40,9 @@ fn tolerated(call: &[String]) -> bool {
         .collect();
     matches!(words.as_slice(), ["kubectl", "config", "current-context"])
         || (call[0] == "kubectl" && words.ends_with(&["get", "pods"]))
+        || (script == "smoke.sh"
+            && words == ["kubectl", "delete"]
+            && call.iter().any(|w| w == "--wait=false"))
 }
 
 /// The calls that make or change something: none may run when everything exists.
@@ -67,6 +71,16 @@ struct Run<'a> {
     args: Vec<&'a str>,
     /// `STUB_EXISTS`: the cloud where everything exists.
     full: bool,
+}
+
+impl<'a> Run<'a> {
+    fn of(script: &'a str, args: &[&'a str], full: bool) -> Self {
+        Self {
+            script,
+            args: args.to_vec(),
+            full,
+        }
+    }
 }
 
 /// One line of the report; panics with every fail-open case found.
@@ -102,7 +116,7 @@ fn inject(sb: &Sandbox, bundle: &str, run: &Run) -> String {
         } else if out.status.code() == Some(0) && shown && made.get(at) == Some(call) {
             // Retried at once, and the stub fails a call only once: a transient error recovered.
             retried += 1;
-        } else if !tolerated(call) {
+        } else if !tolerated(run.script, call) {
             open.push(format!(
                 "call {at} `{}`: exit {:?}, message shown: {shown}, changes after it: {:?}\n{}",
                 call.join(" "),
@@ -143,33 +157,18 @@ fn every_failed_call_of_every_script_stops_it_with_the_clis_message() {
             .map(|&(bundle, delete)| {
                 s.spawn(move || {
                     let sb = cloud_sandbox(bundle);
-                    let runs = [
-                        Run {
-                            script: "up.sh",
-                            args: vec![],
-                            full: false,
-                        },
-                        Run {
-                            script: "up.sh",
-                            args: vec![],
-                            full: true,
-                        },
-                        Run {
-                            script: "verify.sh",
-                            args: vec![],
-                            full: false,
-                        },
-                        Run {
-                            script: "down.sh",
-                            args: vec![],
-                            full: false,
-                        },
-                        Run {
-                            script: "down.sh",
-                            args: vec![delete],
-                            full: true,
-                        },
+                    let mut runs = vec![
+                        Run::of("up.sh", &[], false),
+                        Run::of("up.sh", &[], true),
+                        Run::of("verify.sh", &[], false),
+                        Run::of("down.sh", &[], false),
+                        Run::of("down.sh", &[delete], true),
                     ];
+                    // A one-GPU RayJob polled without pause: a failed poll is polled again.
+                    if sb.bundle().join("infra/smoke.sh").exists() {
+                        let args = ["--timeout", "5", "--interval", "0"];
+                        runs.push(Run::of("smoke.sh", &args, false));
+                    }
                     runs.iter()
                         .map(|run| {
                             let line = inject(&sb, bundle, run);
