@@ -260,10 +260,16 @@ const EKSCTL: &str = r#"#!/usr/bin/env bash
 "#;
 
 /// Answers the ACK and VPC calls up.sh and down.sh make with the JSON shapes of the API
-/// reference; with `STUB_EXISTS` every look-up finds its resource.
+/// reference; with `STUB_EXISTS` every look-up finds its resource (the cluster in state
+/// `$STUB_CLUSTER_STATE`, default `running`). A call whose `$1 $2 $3` starts with `$STUB_FAIL`
+/// fails as the CLI does on bad credentials; DELETE of a cluster already deleting is refused.
 const ALIYUN: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' aliyun "$@"; printf '\x1e'; } >>"$STUB_LOG"
 exists=${STUB_EXISTS:-}
+if [[ -n ${STUB_FAIL:-} && "$1 $2 ${3:-}" == "$STUB_FAIL"* ]]; then
+  printf 'ERROR: SDK.ServerError\nErrorCode: InvalidAccessKeyId.NotFound\nMessage: Specified access key is not found.\n' >&2
+  exit 1
+fi
 case "$1 $2 ${3:-}" in
   "vpc DescribeVpcs "*) if [[ -n $exists ]]; then echo '{"Vpcs":{"Vpc":[{"VpcId":"vpc-stub"}]}}'; else echo '{"Vpcs":{"Vpc":[]}}'; fi ;;
   "vpc CreateVpc "*) echo '{"VpcId":"vpc-stub"}' ;;
@@ -271,13 +277,15 @@ case "$1 $2 ${3:-}" in
   "vpc DescribeVSwitches "*) if [[ -n $exists ]]; then echo '{"VSwitches":{"VSwitch":[{"VSwitchId":"vsw-stub"}]}}'; else echo '{"VSwitches":{"VSwitch":[]}}'; fi ;;
   "vpc CreateVSwitch "*) echo '{"VSwitchId":"vsw-stub"}' ;;
   "vpc DescribeVSwitchAttributes "*) echo '{"Status":"Available"}' ;;
-  "cs GET /api/v1/clusters") if [[ -n $exists ]]; then echo '{"clusters":[{"name":"kuberay-gpu-cluster","cluster_id":"c-stub"}]}'; else echo '{"clusters":[]}'; fi ;;
+  "cs GET /api/v1/clusters") if [[ -n $exists ]]; then echo '{"clusters":[{"name":"kuberay-gpu-cluster","cluster_id":"c-stub","state":"'"${STUB_CLUSTER_STATE:-running}"'"}]}'; else echo '{"clusters":[]}'; fi ;;
   "cs POST /clusters") echo '{"cluster_id":"c-stub"}' ;;
   "cs GET /clusters/c-stub") echo '{"state":"running"}' ;;
   "cs GET /clusters/c-stub/nodepools") if [[ -n $exists ]]; then echo '{"nodepools":[{"nodepool_info":{"name":"cpu-pool"}},{"nodepool_info":{"name":"gpu-pool"}}]}'; else echo '{"nodepools":[]}'; fi ;;
   "cs POST /clusters/c-stub/nodepools") echo '{"nodepool_id":"np-stub"}' ;;
   "cs GET /k8s/c-stub/user_config") echo '{"config":"apiVersion: v1\nkind: Config\n"}' ;;
-  "cs DELETE /clusters/c-stub") echo '{}' ;;
+  "cs DELETE /clusters/c-stub")
+    if [[ ${STUB_CLUSTER_STATE:-} == deleting ]]; then echo "ERROR: SDK.ServerError ErrorCode: StateConflict" >&2; exit 1; fi
+    echo '{}' ;;
   *) echo "aliyun stub: unexpected call: $*" >&2; exit 1 ;;
 esac
 "#;
@@ -422,6 +430,173 @@ fn ack_up_sends_schema_valid_bodies_and_prints_the_manual_step() {
         out.contains("Node Scaling") && out.contains("no CLI command"),
         "{out}"
     );
+}
+
+// ---- ACK faults (issue 40) ---------------------------------------------------------------
+
+/// A `sleep` that returns at once, so a poll loop that never stops shows as many calls instead
+/// of a hung test.
+const SLEEP: &str = "#!/usr/bin/env bash\nexit 0\n";
+
+fn ack_sandbox() -> Option<Sandbox> {
+    if !jq_available() {
+        skip("ACK faults", "jq is not installed");
+        return None;
+    }
+    let sb = cloud_sandbox("kuberay-gpu-ack");
+    sb.add_stub("sleep", SLEEP);
+    Some(sb)
+}
+
+fn aliyun_calls<'a>(calls: &'a [Vec<String>], words: &str) -> Vec<&'a Vec<String>> {
+    let words: Vec<&str> = words.split(' ').collect();
+    calls
+        .iter()
+        .filter(|c| c[0] == "aliyun" && c.len() > words.len() && c[1..=words.len()] == words[..])
+        .collect()
+}
+
+/// jq failing to build a request body (here: a corrupt ack/create-cluster.json) stops up.sh
+/// naming jq; no request goes out with an empty body.
+#[test]
+fn ack_faults_a_body_jq_cannot_build_is_never_sent() {
+    let Some(sb) = ack_sandbox() else { return };
+    std::fs::write(
+        sb.bundle().join("infra/ack/create-cluster.json"),
+        "{not json",
+    )
+    .unwrap();
+    let (up, calls) = sb.run("up.sh", &[], &[]);
+    let out = text(&up);
+    assert_ne!(up.status.code(), Some(0), "{out}");
+    assert!(aliyun_calls(&calls, "cs POST").is_empty(), "{calls:?}");
+    assert!(
+        out.contains("error: jq cannot build the request body from")
+            && out.contains("create-cluster.json"),
+        "{out}"
+    );
+}
+
+/// A look-up that fails for another reason than "not found" (bad credentials) stops up.sh with
+/// the CLI's message and the call named; nothing is created as if it were absent.
+#[test]
+fn ack_faults_a_failed_look_up_stops_up_before_any_create() {
+    let Some(sb) = ack_sandbox() else { return };
+    for (fail, named) in [
+        ("vpc DescribeVpcs", "aliyun vpc DescribeVpcs failed"),
+        (
+            "vpc DescribeVSwitches",
+            "aliyun vpc DescribeVSwitches failed",
+        ),
+        (
+            "cs GET /api/v1/clusters",
+            "aliyun cs GET /api/v1/clusters failed",
+        ),
+        (
+            "cs GET /clusters/c-stub/nodepools",
+            "aliyun cs GET /clusters/c-stub/nodepools failed",
+        ),
+    ] {
+        let (up, calls) = sb.run("up.sh", &[], &[("STUB_EXISTS", "1"), ("STUB_FAIL", fail)]);
+        let out = text(&up);
+        assert_eq!(up.status.code(), Some(1), "{fail}\n{out}");
+        assert!(
+            out.contains("InvalidAccessKeyId.NotFound"),
+            "{fail}: the CLI's message\n{out}"
+        );
+        assert!(out.contains(&format!("error: {named}")), "{fail}\n{out}");
+        assert_eq!(cloud_creates(&calls), Vec::<String>::new(), "{fail}");
+        assert!(
+            calls.iter().all(|c| c[0] != "kubectl" && c[0] != "helm"),
+            "{fail}: {calls:?}"
+        );
+    }
+}
+
+/// wait_for stops at the first failed probe (the aliyun call, not a not-ready status) instead
+/// of polling 160 times; a not-ready status is polled again.
+#[test]
+fn ack_faults_wait_for_stops_at_a_failed_probe() {
+    let Some(sb) = ack_sandbox() else { return };
+    let (up, calls) = sb.run(
+        "up.sh",
+        &[],
+        &[
+            ("STUB_EXISTS", "1"),
+            ("STUB_FAIL", "vpc DescribeVpcAttribute"),
+        ],
+    );
+    let out = text(&up);
+    assert_eq!(up.status.code(), Some(1), "{out}");
+    assert_eq!(
+        aliyun_calls(&calls, "vpc DescribeVpcAttribute").len(),
+        1,
+        "{out}"
+    );
+    assert!(out.contains("InvalidAccessKeyId.NotFound"), "{out}");
+    assert!(
+        out.contains("error: cannot read the status of VPC vpc-stub"),
+        "{out}"
+    );
+    assert!(calls.iter().all(|c| c[0] == "aliyun"), "{calls:?}");
+}
+
+/// verify.sh fails, naming the command, when kubectl cannot read what the RRSA check needs;
+/// it is not reported as a missing label.
+#[test]
+fn ack_faults_verify_fails_naming_the_kubectl_call_that_failed() {
+    let Some(sb) = ack_sandbox() else { return };
+    let kubectl = crate::infra::KUBECTL.replacen(
+        "args=\" $* \"\n",
+        "args=\" $* \"\n[[ $args == *\" get namespace \"* ]] && { echo 'error: You must be logged in to the server (Unauthorized)' >&2; exit 1; }\n",
+        1,
+    );
+    assert_ne!(kubectl, crate::infra::KUBECTL);
+    sb.add_stub("kubectl", &kubectl);
+    let (verify, _) = sb.run("verify.sh", &[], &[]);
+    let out = text(&verify);
+    assert_eq!(verify.status.code(), Some(1), "{out}");
+    assert!(out.contains("FAILED: kubectl get namespace"), "{out}");
+    assert!(out.contains("Unauthorized"), "{out}");
+}
+
+/// down.sh --delete-cluster run again succeeds: after the cluster is gone (no DELETE), and
+/// while its deletion is under way (no second DELETE, which ACK would refuse); a failed
+/// look-up is not "gone".
+#[test]
+fn ack_faults_down_delete_cluster_is_rerunnable() {
+    let Some(sb) = ack_sandbox() else { return };
+    let (gone, calls) = sb.run("down.sh", &["--delete-cluster"], &[]);
+    assert_eq!(gone.status.code(), Some(0), "{}", text(&gone));
+    assert!(aliyun_calls(&calls, "cs DELETE").is_empty(), "{calls:?}");
+    let (deleting, calls) = sb.run(
+        "down.sh",
+        &["--delete-cluster"],
+        &[("STUB_EXISTS", "1"), ("STUB_CLUSTER_STATE", "deleting")],
+    );
+    assert_eq!(deleting.status.code(), Some(0), "{}", text(&deleting));
+    assert!(aliyun_calls(&calls, "cs DELETE").is_empty(), "{calls:?}");
+    assert!(
+        text(&deleting).contains("already deleting"),
+        "{}",
+        text(&deleting)
+    );
+    let (failed, calls) = sb.run(
+        "down.sh",
+        &["--delete-cluster"],
+        &[
+            ("STUB_EXISTS", "1"),
+            ("STUB_FAIL", "cs GET /api/v1/clusters"),
+        ],
+    );
+    let out = text(&failed);
+    assert_eq!(failed.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("error: aliyun cs GET /api/v1/clusters failed")
+            && out.contains("InvalidAccessKeyId.NotFound"),
+        "{out}"
+    );
+    assert!(calls.iter().all(|c| c[0] == "aliyun"), "{calls:?}");
 }
 
 /// Every `aws` command of the EKS scripts and the generated eksctl file, through the real AWS
