@@ -112,13 +112,16 @@ const FAULT: &str = r#"if [[ -n ${STUB_FAIL_AT:-} ]] && (($(tr -cd '\036' <"$STU
 fi
 "#;
 
-/// Writes a stub with the fault-injection lines after the one that records its call.
+/// Writes a stub with the fault-injection lines after the one that records its call (a stub
+/// that records nothing, like `sleep`, is written as it is).
 fn install_stub(bin: &Path, name: &str, text: &str) {
-    let (record, rest) = text
-        .split_once(">>\"$STUB_LOG\"\n")
-        .unwrap_or_else(|| panic!("stub {name} records no call"));
+    let record = ">>\"$STUB_LOG\"\n";
+    let text = match text.split_once(record) {
+        Some((head, rest)) => format!("{head}{record}{FAULT}{rest}"),
+        None => text.to_owned(),
+    };
     let p = bin.join(name);
-    fs::write(&p, format!("{record}>>\"$STUB_LOG\"\n{FAULT}{rest}")).unwrap();
+    fs::write(&p, text).unwrap();
     make_executable(&p);
 }
 
