@@ -400,7 +400,7 @@ pub(crate) const ELASTIC_GATE_OFF: Code = code(
 pub(crate) const WRONG_KIND_FIELD: Code = code(
     "RK127",
     Error,
-    "a field that belongs to another kind (RayJob-only fields, `serve` outside RayService, `submitter` outside K8sJobMode)",
+    "a field that belongs to another kind (RayJob-only fields, `serve` outside RayService, `submitter` outside K8sJobMode, Ray fields on a Job, Job fields on a Ray kind)",
     "`submitter` with `submissionMode: SidecarMode`",
 );
 pub(crate) const ENTRYPOINT_REQUIRED: Code = code(
@@ -414,6 +414,12 @@ pub(crate) const SERVE_REQUIRED: Code = code(
     Error,
     "a RayService without `serve` applications",
     "`kind: RayService` without `serve`",
+);
+pub(crate) const TEMPLATE_REQUIRED: Code = code(
+    "RK152",
+    Error,
+    "a workload without the pods of its kind: a Ray kind without `head`, a Job without `pod`",
+    "`kind: Job` without `pod`",
 );
 pub(crate) const FRAMEWORK_MISSING: Code = code(
     "RK130",
@@ -1315,6 +1321,7 @@ pub const ALL: &[Code] = &[
     WRONG_KIND_FIELD,
     ENTRYPOINT_REQUIRED,
     SERVE_REQUIRED,
+    TEMPLATE_REQUIRED,
     FRAMEWORK_MISSING,
     SCRIPT_UNREADABLE,
     SCRIPT_KEY_CLASH,

@@ -26,7 +26,7 @@ use super::Ctx;
 use crate::base::codes;
 use crate::facts::Quotas;
 use crate::facts::counted::QuotaView;
-use crate::facts::pods::{self, PodSet, pod_sets};
+use crate::facts::pods::{PodSet, pod_sets};
 use crate::profile::{Quantity, Workload};
 use crate::simulate::never::{Finding, findings};
 use crate::simulate::world::{Fr, World, flavor_mismatch, only_tas_mismatch, profile_world};
@@ -295,7 +295,7 @@ impl Words<'_> {
             let breakdown: Vec<String> = touching
                 .iter()
                 .map(|s| {
-                    let name = pod_set_name(w, s);
+                    let name = s.kueue_name();
                     if r == "pods" {
                         format!("{name} {}", s.count)
                     } else {
@@ -345,18 +345,5 @@ impl Words<'_> {
                 "raise the quotas of ClusterQueue `{cq_name}`, or make the pod sets smaller"
             )),
         );
-    }
-}
-
-/// The pod set's name as Kueue's RayJob/RayCluster integration gives it.
-fn pod_set_name(w: &Workload, s: &PodSet<'_>) -> String {
-    match s.role {
-        pods::Role::Head => "head".to_string(),
-        pods::Role::Worker(j) => w
-            .workers
-            .get(j)
-            .map_or("?", |g| g.name.as_str())
-            .to_string(),
-        pods::Role::Submitter => "submitter".to_string(),
     }
 }

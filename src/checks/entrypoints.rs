@@ -1,5 +1,5 @@
-//! Whether a workload can start (RK150–RK151): every file its RayJob entrypoint or Serve import
-//! names under `scriptsMountPath` is one of its `scripts` (the ConfigMap mounted there), and a
+//! Whether a workload can start (RK150–RK151): every file its RayJob entrypoint, Job command or
+//! Serve import names under `scriptsMountPath` is one of its `scripts` (the ConfigMap mounted there), and a
 //! RayService head with GPUs says how much of itself Ray may use.
 
 use super::Ctx;
@@ -20,6 +20,13 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             for file in mounted_files(entrypoint, mount) {
                 if !keys.contains(file) {
                     dangling(ctx, &format!("{base}/entrypoint"), w, &keys, file, mount);
+                }
+            }
+        }
+        for (j, word) in w.command.iter().enumerate() {
+            for file in mounted_files(word, mount) {
+                if !keys.contains(file) {
+                    dangling(ctx, &format!("{base}/command/{j}"), w, &keys, file, mount);
                 }
             }
         }
@@ -138,18 +145,18 @@ fn serve_import(
 /// tasks and replicas, next to the Serve controller and proxy. The upstream Azure example says
 /// `num-cpus: "4"`, `num-gpus: "1"` on its Serve head.
 fn head_params(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
-    let Some(gpus) = w.head.resources.get(GPU_RESOURCE) else {
+    let Some(head) = &w.head else { return };
+    let Some(gpus) = head.resources.get(GPU_RESOURCE) else {
         return;
     };
     let missing: Vec<&str> = ["num-cpus", "num-gpus"]
         .into_iter()
-        .filter(|k| !w.head.ray_start_params.contains_key(*k))
+        .filter(|k| !head.ray_start_params.contains_key(*k))
         .collect();
     if missing.is_empty() {
         return;
     }
-    let cpus = w
-        .head
+    let cpus = head
         .resources
         .get("cpu")
         .map_or_else(|| "all".to_owned(), ToString::to_string);

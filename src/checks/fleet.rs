@@ -446,18 +446,22 @@ fn manager_workload_shape(i: usize, w: &Workload, members: &[Member<'_>], out: &
     if clouds.len() < 2 {
         return;
     }
-    let groups = std::iter::once((
-        "head".to_owned(),
-        &w.head.node_selector,
-        w.head.tolerations.len(),
-    ))
-    .chain(w.workers.iter().enumerate().map(|(g, wg)| {
-        (
-            format!("workers/{g}"),
-            &wg.node_selector,
-            wg.tolerations.len(),
+    let groups = w
+        .head
+        .iter()
+        .map(|h| ("head".to_owned(), &h.node_selector, h.tolerations.len()))
+        .chain(
+            w.pod
+                .iter()
+                .map(|p| ("pod".to_owned(), &p.node_selector, p.tolerations.len())),
         )
-    }));
+        .chain(w.workers.iter().enumerate().map(|(g, wg)| {
+            (
+                format!("workers/{g}"),
+                &wg.node_selector,
+                wg.tolerations.len(),
+            )
+        }));
     for (at, selector, tolerations) in groups {
         let field = if !selector.is_empty() {
             "nodeSelector"
@@ -568,15 +572,6 @@ fn quota(members: &[Member<'_>], out: &mut Out<'_>) {
     }
 }
 
-/// The Kueue integration that queues a Ray workload kind.
-fn framework_of(kind: WorkloadKind) -> Framework {
-    match kind {
-        WorkloadKind::RayJob => Framework::RayJob,
-        WorkloadKind::RayService => Framework::RayService,
-        WorkloadKind::RayCluster => Framework::RayCluster,
-    }
-}
-
 /// Integrations whose CRDs raykueue installs on a cluster: the built-in kinds, and Ray's when
 /// the profile installs KubeRay.
 fn crds_installed(p: &Profile, f: Framework) -> bool {
@@ -605,7 +600,7 @@ fn integrations(members: &[Member<'_>], out: &mut Out<'_>) {
         .workloads
         .iter()
         .filter(|w| w.queue.is_some())
-        .map(|w| framework_of(w.kind))
+        .map(|w| w.kind.framework())
         .collect();
     for (i, f) in enabled.iter().enumerate() {
         if !crds_installed(manager, *f)

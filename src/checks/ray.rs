@@ -165,7 +165,13 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             );
         }
     }
-    for (i, w) in p.workloads.iter().enumerate() {
+    // KubeRay's rules; a plain Job's image and pods are Kubernetes' own.
+    for (i, w) in p
+        .workloads
+        .iter()
+        .enumerate()
+        .filter(|(_, w)| w.kind.is_ray())
+    {
         let base = format!("/workloads/{i}");
         names(ctx, &base, w);
         if let Some(img) = &w.image {
@@ -173,7 +179,10 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         }
         versions(ctx, i, w);
         replicas(ctx, &base, w);
-        for (ptr, params) in std::iter::once((format!("{base}/head"), &w.head.ray_start_params))
+        for (ptr, params) in w
+            .head
+            .iter()
+            .map(|h| (format!("{base}/head"), &h.ray_start_params))
             .chain(
                 w.workers
                     .iter()

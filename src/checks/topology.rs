@@ -138,7 +138,7 @@ fn uses_tas(p: &Profile) -> bool {
         || p.flavors.iter().any(|f| f.topology_name.is_some())
         || p.workloads
             .iter()
-            .any(|w| w.head.topology.is_some() || w.workers.iter().any(|g| g.topology.is_some()))
+            .any(|w| pod_sets(0, w).iter().any(|s| s.topology.is_some()))
 }
 
 /// RK186: `TopologyAwareScheduling` is beta and on in 0.19 (kueue@v0.19.2
@@ -174,7 +174,10 @@ fn elastic(ctx: &mut Ctx<'_>) {
         if !w.elastic {
             continue;
         }
-        let head = std::iter::once((format!("/workloads/{i}/head/topology"), &w.head.topology));
+        let head = w
+            .head
+            .iter()
+            .map(|h| (format!("/workloads/{i}/head/topology"), &h.topology));
         let workers = w
             .workers
             .iter()

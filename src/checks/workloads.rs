@@ -7,7 +7,7 @@ use super::Ctx;
 use crate::base::codes;
 use crate::input::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
 use crate::profile::{
-    Admission, DEFAULT_LOCAL_QUEUE, Framework, MAX_POD_SETS, SubmissionMode, Workload,
+    Admission, DEFAULT_LOCAL_QUEUE, Framework, MAX_POD_SETS, Resources, SubmissionMode, Workload,
     WorkloadKind, max_worker_groups,
 };
 // Kueue's PodSet limit, one definition with the output validation's.
@@ -162,32 +162,81 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 
 fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     let kind = w.kind.as_str();
-    if w.kind != WorkloadKind::RayJob {
-        let rayjob_only = [
-            ("entrypoint", w.entrypoint.is_some()),
-            ("runtimeEnv", w.runtime_env.is_some()),
-            ("submissionMode", w.submission_mode.is_some()),
-            ("submitter", w.submitter.is_some()),
-            (
-                "ttlSecondsAfterFinished",
-                w.ttl_seconds_after_finished.is_some(),
-            ),
-            ("activeDeadlineSeconds", w.active_deadline_seconds.is_some()),
-            ("backoffLimit", w.backoff_limit.is_some()),
-        ];
-        for (field, present) in rayjob_only {
-            if present {
-                ctx.report(
-                    &codes::WRONG_KIND_FIELD,
-                    &format!("{base}/{field}"),
-                    format!(
-                        "`{field}` applies to RayJobs only; `{}` is a {kind}",
-                        w.name
-                    ),
-                    Some(format!("remove `{field}`, or make the workload a RayJob")),
-                );
-            }
+    let one_shot = [
+        (
+            "ttlSecondsAfterFinished",
+            w.ttl_seconds_after_finished.is_some(),
+        ),
+        ("activeDeadlineSeconds", w.active_deadline_seconds.is_some()),
+        ("backoffLimit", w.backoff_limit.is_some()),
+    ];
+    let rayjob_only = [
+        ("entrypoint", w.entrypoint.is_some()),
+        ("runtimeEnv", w.runtime_env.is_some()),
+        ("submissionMode", w.submission_mode.is_some()),
+        ("submitter", w.submitter.is_some()),
+    ];
+    let job_only = [
+        ("command", !w.command.is_empty()),
+        ("parallelism", w.parallelism.is_some()),
+        ("completions", w.completions.is_some()),
+        ("completionMode", w.completion_mode.is_some()),
+        ("pod", w.pod.is_some()),
+    ];
+    let ray_only = [
+        ("head", w.head.is_some()),
+        ("workers", !w.workers.is_empty()),
+        ("rayVersion", w.ray_version.is_some()),
+        ("elastic", w.elastic),
+    ];
+    let (wrong, owner): (Vec<(&str, bool)>, &str) = match w.kind {
+        WorkloadKind::RayJob => (job_only.to_vec(), "a Job"),
+        WorkloadKind::Job => (
+            rayjob_only.iter().chain(&ray_only).copied().collect(),
+            "a Ray kind",
+        ),
+        WorkloadKind::RayService | WorkloadKind::RayCluster => (
+            rayjob_only
+                .iter()
+                .chain(&one_shot)
+                .chain(&job_only)
+                .copied()
+                .collect(),
+            "a RayJob or Job",
+        ),
+    };
+    for (field, present) in wrong {
+        if present {
+            let owner = if rayjob_only.iter().any(|(f, _)| *f == field) {
+                "a RayJob"
+            } else if one_shot.iter().any(|(f, _)| *f == field) {
+                "a RayJob or Job"
+            } else {
+                owner
+            };
+            ctx.report(
+                &codes::WRONG_KIND_FIELD,
+                &format!("{base}/{field}"),
+                format!("`{field}` applies to {owner}; `{}` is a {kind}", w.name),
+                Some(format!("remove `{field}`, or make the workload {owner}")),
+            );
         }
+    }
+    if w.kind.is_ray() && w.head.is_none() {
+        ctx.report(
+            &codes::TEMPLATE_REQUIRED,
+            &format!("{base}/kind"),
+            format!("{kind} `{}` has no `head`", w.name),
+            Some("add `head: {resources: {cpu: \"2\", memory: 8Gi}}`".into()),
+        );
+    }
+    if w.kind == WorkloadKind::Job && w.pod.is_none() {
+        ctx.report(
+            &codes::TEMPLATE_REQUIRED,
+            &format!("{base}/kind"),
+            format!("Job `{}` has no `pod`", w.name),
+            Some("add `pod: {requests: {cpu: \"1\", memory: 1Gi}}`".into()),
+        );
     }
     match w.kind {
         WorkloadKind::RayJob => {
@@ -227,7 +276,7 @@ fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                 );
             }
         }
-        WorkloadKind::RayCluster => {}
+        WorkloadKind::RayCluster | WorkloadKind::Job => {}
     }
     if let Some(serve) = &w.serve {
         if w.kind != WorkloadKind::RayService {
@@ -298,18 +347,29 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             );
         }
     }
-    let pods = std::iter::once((
-        format!("{base}/head/resources"),
-        "the head",
-        &w.head.resources,
-    ))
-    .chain(w.workers.iter().enumerate().map(|(g, group)| {
-        (
-            format!("{base}/workers/{g}/resources"),
-            "a worker group",
-            &group.resources,
+    // Ray needs cpu and memory on every pod; a Job's pod needs some request (a GPU Job may ask
+    // for GPUs alone, as the upstream Azure example's labs do).
+    let job_pod = w
+        .pod
+        .as_ref()
+        .map(crate::profile::JobPod::effective_requests)
+        .filter(Resources::is_empty);
+    let pods = w
+        .head
+        .iter()
+        .map(|h| (format!("{base}/head/resources"), "the head", &h.resources))
+        .chain(
+            job_pod
+                .iter()
+                .map(|r| (format!("{base}/pod"), "the pod", r)),
         )
-    }));
+        .chain(w.workers.iter().enumerate().map(|(g, group)| {
+            (
+                format!("{base}/workers/{g}/resources"),
+                "a worker group",
+                &group.resources,
+            )
+        }));
     for (pointer, what, resources) in pods {
         let missing: Vec<&str> = ["cpu", "memory"]
             .into_iter()
@@ -320,10 +380,12 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                 &codes::NO_REQUESTS,
                 &pointer,
                 format!("{what} of `{}` requests no {}", w.name, missing.join(" and ")),
-                Some(
+                Some(if w.kind.is_ray() {
                     "give every Ray pod cpu and memory (requests equal limits), e.g. `resources: {cpu: \"4\", memory: 16Gi}`; without them Kueue assigns no flavor and the pod lands on any node"
-                        .into(),
-                ),
+                        .into()
+                } else {
+                    "give the Job's pod its requests, e.g. `pod: {requests: {cpu: \"1\", memory: 1Gi}}`; without them Kueue assigns no flavor and the pod lands on any node".into()
+                }),
             );
         }
     }
@@ -355,15 +417,20 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 fn image(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     let p = ctx.profile;
     let Some(img) = w.image_in(p) else {
+        let hint = if w.kind.is_ray() {
+            "set `image` on the workload, or `ray.image` for every workload"
+        } else {
+            "set the Job's `image` (`ray.image` is for Ray workloads)"
+        };
         ctx.report(
             &codes::NO_IMAGE,
             &format!("{base}/kind"),
             format!("workload `{}` has no image", w.name),
-            Some("set `image` on the workload, or `ray.image` for every workload".into()),
+            Some(hint.into()),
         );
         return;
     };
-    if w.ray_version_in(p).is_none() {
+    if w.kind.is_ray() && w.ray_version_in(p).is_none() {
         let pointer = if w.image.is_some() {
             format!("{base}/image")
         } else {

@@ -1,11 +1,11 @@
 //! The pods a workload creates, grouped as Kueue counts them (pod sets: head, one per worker
-//! group, and the RayJob submitter), with what each pod requests, selects and tolerates. The
-//! admission and placement rules both read this one model.
+//! group, and the RayJob submitter; a Job's one `main`), with what each pod requests, selects
+//! and tolerates. The admission and placement rules both read this one model.
 
 use crate::base::pointer::pointer_push;
 use crate::profile::{
-    ClusterQueue, Profile, Quantity, SubmissionMode, Toleration, TopologyRequest, Workload,
-    WorkloadKind,
+    ClusterQueue, HeadGroup, Profile, Quantity, SubmissionMode, Toleration, TopologyRequest,
+    Workload, WorkloadKind,
 };
 use std::collections::{BTreeMap, HashMap};
 
@@ -15,6 +15,9 @@ pub(crate) enum Role {
     Head,
     Worker(usize),
     Submitter,
+    /// A Job's one pod set (kueue@v0.19.2 `pkg/controller/jobs/job/job_controller.go`
+    /// `PodSets`: `kueue.DefaultPodSetName`, `main`).
+    Main,
 }
 
 /// One Kueue pod set of a workload.
@@ -55,12 +58,28 @@ impl PodSet<'_> {
                     .map_or("?", |g| g.name.as_str())
             ),
             Role::Submitter => "submitter pod".to_string(),
+            Role::Main => "pod set".to_string(),
         };
         format!(
             "the {what} of {} `{}`",
             self.workload.kind.as_str(),
             self.workload.name
         )
+    }
+
+    /// The pod set's name in the Workload: Kueue's RayJob/RayCluster integration names them
+    /// `head`, each worker group by its name, and `submitter`; its Job integration `main`.
+    pub(crate) fn kueue_name(&self) -> String {
+        match self.role {
+            Role::Head => "head".to_owned(),
+            Role::Worker(j) => self
+                .workload
+                .workers
+                .get(j)
+                .map_or_else(String::new, |g| g.name.to_string()),
+            Role::Submitter => "submitter".to_owned(),
+            Role::Main => "main".to_owned(),
+        }
     }
 
     /// The request of one pod for `resource` (zero when not requested).
@@ -100,37 +119,39 @@ pub(crate) fn submission_mode(w: &Workload) -> SubmissionMode {
     w.submission_mode.unwrap_or_default()
 }
 
-/// The pod sets of workload `index`, in Kueue's order: head, worker groups, submitter.
+/// The pod sets of workload `index`, in Kueue's order: head, worker groups, submitter; a Job's
+/// one. A Ray workload without a head (an error the workload rules report) has none for it.
 pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
     let base = format!("/workloads/{index}");
-    let mode = submission_mode(w);
-    let mut head_requests: BTreeMap<String, Quantity> = w
-        .head
-        .resources
-        .iter()
-        .map(|(k, v)| (k.to_string(), *v))
-        .collect();
-    if w.kind == WorkloadKind::RayJob && mode == SubmissionMode::SidecarMode {
-        add(&mut head_requests, "cpu", q(SUBMITTER_CPU));
-        add(&mut head_requests, "memory", q(SUBMITTER_MEMORY));
+    if w.kind == WorkloadKind::Job {
+        return w.pod.as_ref().map_or_else(Vec::new, |pod| {
+            let count = u64::from(w.job_pod_count());
+            vec![PodSet {
+                workload: w,
+                index,
+                role: Role::Main,
+                count,
+                max_count: count,
+                requests: selector_q(&pod.effective_requests()),
+                node_selector: selector(&pod.node_selector),
+                tolerations: &pod.tolerations,
+                topology: pod.topology.as_ref(),
+                resources_pointer: format!(
+                    "{base}/pod/{}",
+                    if pod.requests.is_empty() {
+                        "limits"
+                    } else {
+                        "requests"
+                    }
+                ),
+                pointer: format!("{base}/pod"),
+            }]
+        });
     }
-    if w.elastic {
-        add(&mut head_requests, "cpu", q(AUTOSCALER_CPU));
-        add(&mut head_requests, "memory", q(AUTOSCALER_MEMORY));
+    let mut out = Vec::new();
+    if let Some(head) = &w.head {
+        out.push(head_pod_set(index, w, head));
     }
-    let mut out = vec![PodSet {
-        workload: w,
-        index,
-        role: Role::Head,
-        count: 1,
-        max_count: 1,
-        requests: head_requests,
-        node_selector: selector(&w.head.node_selector),
-        tolerations: &w.head.tolerations,
-        topology: w.head.topology.as_ref(),
-        resources_pointer: format!("{base}/head/resources"),
-        pointer: format!("{base}/head"),
-    }];
     for (j, g) in w.workers.iter().enumerate() {
         let hosts = u64::from(g.num_of_hosts);
         out.push(PodSet {
@@ -139,11 +160,7 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
             role: Role::Worker(j),
             count: u64::from(g.replicas) * hosts,
             max_count: u64::from(g.max().max(g.replicas)) * hosts,
-            requests: g
-                .resources
-                .iter()
-                .map(|(k, v)| (k.to_string(), *v))
-                .collect(),
+            requests: selector_q(&g.resources),
             node_selector: selector(&g.node_selector),
             tolerations: &g.tolerations,
             topology: g.topology.as_ref(),
@@ -153,7 +170,7 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
     }
     // The submitter pod has no node selector or tolerations of its own (KubeRay's default
     // submitter template); Kueue's flavor labels and tolerations still apply to it.
-    if w.kind == WorkloadKind::RayJob && mode == SubmissionMode::K8sJobMode {
+    if w.kind == WorkloadKind::RayJob && submission_mode(w) == SubmissionMode::K8sJobMode {
         let (requests, resources_pointer) = if let Some(s) = &w.submitter {
             (
                 s.resources
@@ -183,6 +200,38 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
         });
     }
     out
+}
+
+/// The head's pod set: its resources, plus the submitter container of SidecarMode and the
+/// autoscaler sidecar of an elastic workload.
+fn head_pod_set<'a>(index: usize, w: &'a Workload, head: &'a HeadGroup) -> PodSet<'a> {
+    let base = format!("/workloads/{index}");
+    let mut requests = selector_q(&head.resources);
+    if w.kind == WorkloadKind::RayJob && submission_mode(w) == SubmissionMode::SidecarMode {
+        add(&mut requests, "cpu", q(SUBMITTER_CPU));
+        add(&mut requests, "memory", q(SUBMITTER_MEMORY));
+    }
+    if w.elastic {
+        add(&mut requests, "cpu", q(AUTOSCALER_CPU));
+        add(&mut requests, "memory", q(AUTOSCALER_MEMORY));
+    }
+    PodSet {
+        workload: w,
+        index,
+        role: Role::Head,
+        count: 1,
+        max_count: 1,
+        requests,
+        node_selector: selector(&head.node_selector),
+        tolerations: &head.tolerations,
+        topology: head.topology.as_ref(),
+        resources_pointer: format!("{base}/head/resources"),
+        pointer: format!("{base}/head"),
+    }
+}
+
+fn selector_q<K: ToString>(m: &BTreeMap<K, Quantity>) -> BTreeMap<String, Quantity> {
+    m.iter().map(|(k, v)| (k.to_string(), *v)).collect()
 }
 
 fn selector<K: ToString>(m: &BTreeMap<K, String>) -> BTreeMap<String, String> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// What `--profile` takes, for the commands' help: every shipped name (a test holds it to
 /// `SHIPPED`).
-pub(crate) const PROFILE_HELP: &str = "Shipped profile name (single, team, kuberay-gpu, kuberay-gpu-gke, kuberay-gpu-eks, kuberay-gpu-ack, examples/tas-gke, examples/provisioning-eks) or path to a profile YAML file";
+pub(crate) const PROFILE_HELP: &str = "Shipped profile name (single, team, autoscale, gpu-autoscale, kuberay-gpu, kuberay-gpu-gke, kuberay-gpu-eks, kuberay-gpu-ack, examples/tas-gke, examples/provisioning-eks) or path to a profile YAML file";
 
 /// The shipped profiles, embedded at build time. A name with a folder (`examples/tas-gke`) is
 /// a shipped example under `profiles/examples/`.
@@ -20,6 +20,20 @@ pub const SHIPPED: &[(&str, &str)] = &[
     (
         "team",
         include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/profiles/team.yaml")),
+    ),
+    (
+        "autoscale",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/profiles/autoscale.yaml"
+        )),
+    ),
+    (
+        "gpu-autoscale",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/profiles/gpu-autoscale.yaml"
+        )),
     ),
     (
         "kuberay-gpu",
@@ -74,6 +88,13 @@ pub const SHIPPED_SCRIPTS: &[(&str, &str)] = &[
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/profiles/scripts/gpu_check.py"
+        )),
+    ),
+    (
+        "scripts/gpu_verify.py",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/profiles/scripts/gpu_verify.py"
         )),
     ),
     (

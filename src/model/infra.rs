@@ -113,6 +113,8 @@ struct PlatformCtx {
     cluster_queues: Vec<String>,
     /// `namespace/name`.
     local_queues: Vec<String>,
+    /// The ProvisioningRequest admission checks.
+    admission_checks: Vec<String>,
 }
 
 #[derive(Serialize)]
@@ -327,6 +329,11 @@ fn platform(p: &Profile) -> PlatformCtx {
             .collect(),
         cluster_queues,
         local_queues,
+        admission_checks: p
+            .admission_checks
+            .iter()
+            .map(|a| a.name.to_string())
+            .collect(),
     }
 }
 

@@ -211,7 +211,8 @@ fn topology(t: &Topology) -> Object {
     )
 }
 
-/// The ProvisioningRequestConfig of a ProvisioningRequest check, named as the check.
+/// The ProvisioningRequestConfig of a ProvisioningRequest check (named as the check unless
+/// the profile names it).
 fn provisioning_request_config(a: &AdmissionCheck) -> Object {
     let pr = &a.provisioning_request;
     let mut spec = Map::new();
@@ -243,13 +244,13 @@ fn provisioning_request_config(a: &AdmissionCheck) -> Object {
     );
     Object::data(
         "ProvisioningRequestConfig",
-        a.name.as_str(),
+        a.config_name(),
         None,
         FILE_PROVISIONING_CONFIGS,
         k8s(
             KUEUE_API,
             "ProvisioningRequestConfig",
-            json!(meta(&a.name, None)),
+            json!(meta(a.config_name(), None)),
             [("spec", Value::Object(spec))],
         ),
     )
@@ -276,7 +277,7 @@ fn admission_check(a: &AdmissionCheck) -> Object {
                     "parameters": {
                         "apiGroup": "kueue.x-k8s.io",
                         "kind": "ProvisioningRequestConfig",
-                        "name": a.name,
+                        "name": a.config_name(),
                     },
                 }),
             )],

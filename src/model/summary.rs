@@ -47,6 +47,23 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
                 }
             }
             let local = local.get(cq.name.as_str()).cloned().unwrap_or_default();
+            let checks: Vec<Value> = cq
+                .admission_checks
+                .iter()
+                .map(|c| {
+                    let pr = p
+                        .admission_checks
+                        .iter()
+                        .find(|a| a.name.as_str() == c.name())
+                        .map(|a| &a.provisioning_request);
+                    json!({
+                        "name": c.name(),
+                        "class": pr.map(|r| r.provisioning_class_name.as_str()),
+                        "managed": pr.map(|r| r.managed_resources.iter().map(ToString::to_string).collect::<Vec<_>>()),
+                        "onFlavors": c.on_flavors(),
+                    })
+                })
+                .collect();
             queues.push(moved([
                 ("name", json!(cq.name)),
                 ("cohort", json!(cq.cohort_name)),
@@ -66,6 +83,7 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
                     ))),
                 ),
                 ("localQueues", Value::from(local)),
+                ("checks", Value::Array(checks)),
                 ("rows", Value::Array(rows)),
             ]));
         }

@@ -72,15 +72,6 @@ pub(crate) fn workload(
             format!("workload `{}` has no image", w.name),
         )
     })?;
-    let ray_version = w.ray_version_in(p).ok_or_else(|| {
-        Diagnostic::new(
-            &codes::NO_RAY_VERSION,
-            format!(
-                "workload `{}`: no rayVersion and none in the image tag",
-                w.name
-            ),
-        )
-    })?;
     let mut out = Vec::new();
 
     let scripts = read
@@ -123,6 +114,21 @@ pub(crate) fn workload(
         Some(name)
     };
 
+    if !w.kind.is_ray() {
+        out.push(job(p, w, ns, &dir, image.as_str(), configmap.as_deref()));
+        return Ok(out);
+    }
+    // The workload rules stop a Ray kind without a head (RK152) before output.
+    let head = w.head.clone().unwrap_or_default();
+    let ray_version = w.ray_version_in(p).ok_or_else(|| {
+        Diagnostic::new(
+            &codes::NO_RAY_VERSION,
+            format!(
+                "workload `{}`: no rayVersion and none in the image tag",
+                w.name
+            ),
+        )
+    })?;
     // Queued also when Kueue's webhook will default it to the namespace's `default`
     // LocalQueue: the label is then written out, so the object says what the cluster does.
     let admission = w.admission(p);
@@ -147,7 +153,7 @@ pub(crate) fn workload(
         // through `rayClusterConfig.suspend` (its `spec.suspend` is never touched by Kueue).
         cluster.insert("suspend".into(), json!(true));
     }
-    cluster.insert("headGroupSpec".into(), head(&pods, &w.head));
+    cluster.insert("headGroupSpec".into(), head_group(&pods, &head));
     if !w.workers.is_empty() {
         cluster.insert(
             "workerGroupSpecs".into(),
@@ -155,15 +161,7 @@ pub(crate) fn workload(
         );
     }
 
-    let mut labels = Map::new();
-    labels.insert(MANAGED_BY.0.into(), json!(MANAGED_BY.1));
-    if let Some(q) = admission.queue() {
-        labels.insert(QUEUE_LABEL.into(), json!(q));
-    }
-    if let Some(pc) = &w.priority_class {
-        labels.insert(PRIORITY_LABEL.into(), json!(pc));
-    }
-    let mut metadata = json!({ "name": w.name, "namespace": ns, "labels": labels });
+    let mut metadata = object_metadata(w, ns, admission);
     let mut annotations = Map::new();
     if w.elastic && queued {
         annotations.insert(ELASTIC_ANNOTATION.into(), json!("true"));
@@ -243,7 +241,9 @@ pub(crate) fn workload(
             spec.insert("rayClusterConfig".into(), cluster);
             ray_object("RayService", w, ns, file, metadata, Value::Object(spec))
         }
-        WorkloadKind::RayCluster => ray_object("RayCluster", w, ns, file, metadata, cluster),
+        WorkloadKind::RayCluster | WorkloadKind::Job => {
+            ray_object("RayCluster", w, ns, file, metadata, cluster)
+        }
     };
     let mut obj = obj;
     if queued && p.managed_fleet().is_some() {
@@ -253,6 +253,129 @@ pub(crate) fn workload(
     }
     out.push(obj);
     Ok(out)
+}
+
+/// Name, namespace and labels of a workload's object: raykueue's, the queue Kueue admits it
+/// through, its priority class.
+fn object_metadata(w: &Workload, ns: &str, admission: crate::profile::Admission<'_>) -> Value {
+    let mut labels = Map::new();
+    labels.insert(MANAGED_BY.0.into(), json!(MANAGED_BY.1));
+    if let Some(q) = admission.queue() {
+        labels.insert(QUEUE_LABEL.into(), json!(q));
+    }
+    if let Some(pc) = &w.priority_class {
+        labels.insert(PRIORITY_LABEL.into(), json!(pc));
+    }
+    json!({ "name": w.name, "namespace": ns, "labels": labels })
+}
+
+/// The container name of a Job's pods when the profile names none.
+const JOB_CONTAINER: &str = "main";
+const SHM_VOLUME: &str = "dshm";
+
+/// A `batch/v1` Job set up for Kueue's `batch/job` integration (kueue@v0.19.2
+/// `pkg/controller/jobs/job`): queue label, suspended until admitted (Kueue sets
+/// `suspend: false` when it admits it, `RunWithPodSetsInfo`), one pod set of
+/// `min(parallelism, completions)` pods (`podsCount`).
+fn job(
+    p: &Profile,
+    w: &Workload,
+    ns: &str,
+    dir: &str,
+    image: &str,
+    configmap: Option<&str>,
+) -> Object {
+    let admission = w.admission(p);
+    let pod = w.pod.clone().unwrap_or_default();
+    let pods = Pods {
+        image,
+        service_account: service_account(p, w),
+        identity_labels: p.cloud().map_or(&[][..], |c| c.identity_pod_labels()),
+        configmap,
+        mount_path: &w.scripts_mount_path,
+        serve_port: None,
+        elastic_gate: false,
+    };
+    let name = pod.container.as_ref().map_or(JOB_CONTAINER, |c| c.as_str());
+    let mut template = pod_template(
+        &pods,
+        name,
+        &Resources::new(),
+        None,
+        &pod.node_selector,
+        &pod.tolerations,
+        pod.topology.as_ref(),
+    );
+    let container = &mut template["spec"]["containers"][0];
+    if !w.command.is_empty() {
+        container["command"] = json!(w.command);
+    }
+    if !pod.env.is_empty() {
+        let env: Vec<Value> = pod
+            .env
+            .iter()
+            .map(|(name, value)| json!({ "name": name, "value": value }))
+            .collect();
+        container["env"] = Value::Array(env);
+    }
+    let mut resources = Map::new();
+    if !pod.requests.is_empty() {
+        resources.insert("requests".into(), json!(pod.requests));
+    }
+    if !pod.limits.is_empty() {
+        resources.insert("limits".into(), json!(pod.limits));
+    }
+    if !resources.is_empty() {
+        container["resources"] = Value::Object(resources);
+    }
+    if let Some(size) = &pod.shared_memory {
+        let mount = json!({ "name": SHM_VOLUME, "mountPath": "/dev/shm" });
+        push(&mut container["volumeMounts"], mount);
+        let volume =
+            json!({ "name": SHM_VOLUME, "emptyDir": { "medium": "Memory", "sizeLimit": size } });
+        push(&mut template["spec"]["volumes"], volume);
+    }
+    template["spec"]["restartPolicy"] = json!("Never");
+
+    let mut spec = Map::new();
+    put(&mut spec, "parallelism", w.parallelism.as_ref());
+    put(&mut spec, "completions", w.completions.as_ref());
+    put(&mut spec, "completionMode", w.completion_mode.as_ref());
+    put(&mut spec, "backoffLimit", w.backoff_limit.as_ref());
+    put(
+        &mut spec,
+        "activeDeadlineSeconds",
+        w.active_deadline_seconds.as_ref(),
+    );
+    put(
+        &mut spec,
+        "ttlSecondsAfterFinished",
+        w.ttl_seconds_after_finished.as_ref(),
+    );
+    if admission.is_queued() {
+        spec.insert("suspend".into(), json!(true));
+    }
+    spec.insert("template".into(), template);
+    Object::data(
+        "Job",
+        w.name.as_str(),
+        Some(ns),
+        format!("{dir}/{}", object_file_name(w.kind)),
+        super::k8s(
+            "batch/v1",
+            "Job",
+            object_metadata(w, ns, admission),
+            [("spec", Value::Object(spec))],
+        ),
+    )
+}
+
+/// Appends to a JSON array, creating it where there is none yet.
+fn push(slot: &mut Value, item: Value) {
+    match slot {
+        Value::Array(items) => items.push(item),
+        _ => *slot = json!([item]),
+    }
 }
 
 /// A KubeRay object (`ray.io/v1`) as data.
@@ -309,7 +432,7 @@ fn requests_limits(r: &Resources) -> Value {
     json!({ "requests": r, "limits": r })
 }
 
-fn head(pods: &Pods<'_>, h: &HeadGroup) -> Value {
+fn head_group(pods: &Pods<'_>, h: &HeadGroup) -> Value {
     let mut spec = Map::new();
     if !h.ray_start_params.is_empty() {
         spec.insert("rayStartParams".into(), json!(h.ray_start_params));

@@ -108,10 +108,23 @@ pub struct AdmissionCheck {
     pub provisioning_request: ProvisioningRequestConfig,
 }
 
+impl AdmissionCheck {
+    /// The name of the check's ProvisioningRequestConfig: its own, else the check's.
+    pub fn config_name(&self) -> &str {
+        self.provisioning_request
+            .name
+            .as_ref()
+            .map_or(self.name.as_str(), |n| n.as_str())
+    }
+}
+
 /// Kueue's ProvisioningRequestConfig.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ProvisioningRequestConfig {
+    /// The ProvisioningRequestConfig's own name; the check's when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<Dns1123Label>,
     /// The autoscaler's class: `queued-provisioning.gke.io` (GKE),
     /// `best-effort-atomic-scale-up.autoscaling.x-k8s.io` or `check-capacity.autoscaling.x-k8s.io`
     /// (the upstream Cluster Autoscaler's).

@@ -1,5 +1,5 @@
-//! Ray workloads in the profile: RayJobs, RayServices and RayClusters, each admitted through a
-//! Kueue LocalQueue.
+//! Workloads in the profile: RayJobs, RayServices and RayClusters, and plain `batch/v1` Jobs,
+//! each admitted through a Kueue LocalQueue.
 
 use super::{
     Dns1035Label, Dns1123Label, Dns1123Subdomain, EnvName, Image, QualifiedName, Quantity,
@@ -14,6 +14,8 @@ pub enum WorkloadKind {
     RayJob,
     RayService,
     RayCluster,
+    /// A plain `batch/v1` Job (Kueue's `batch/job` integration): one pod template, no Ray.
+    Job,
 }
 
 impl WorkloadKind {
@@ -22,7 +24,13 @@ impl WorkloadKind {
             Self::RayJob => "RayJob",
             Self::RayService => "RayService",
             Self::RayCluster => "RayCluster",
+            Self::Job => "Job",
         }
+    }
+
+    /// Whether the workload is a Ray object (head and worker groups) rather than a plain Job.
+    pub fn is_ray(self) -> bool {
+        self != Self::Job
     }
 
     /// Whether an object of this kind runs once and is done: a RayJob ends, and with
@@ -30,7 +38,7 @@ impl WorkloadKind {
     /// synced folder would re-create it after it is deleted, and the job would run again for
     /// ever — so only long-running kinds (RayService, RayCluster) are synced.
     pub fn is_one_shot(self) -> bool {
-        self == Self::RayJob
+        matches!(self, Self::RayJob | Self::Job)
     }
 
     /// The Kueue integration that manages this kind.
@@ -39,6 +47,7 @@ impl WorkloadKind {
             Self::RayJob => super::Framework::RayJob,
             Self::RayService => super::Framework::RayService,
             Self::RayCluster => super::Framework::RayCluster,
+            Self::Job => super::Framework::BatchJob,
         }
     }
 }
@@ -102,7 +111,7 @@ pub enum SubmissionMode {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Workload {
     pub kind: WorkloadKind,
-    /// Object name (RayJob/RayService ≤ 47 characters, RayCluster ≤ 53).
+    /// Object name (RayJob/RayService ≤ 47 characters, RayCluster ≤ 53, Job ≤ 63).
     pub name: Dns1035Label,
     /// Defaults to the profile's namespace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -134,17 +143,17 @@ pub struct Workload {
     /// RayJob: resources of the submitter pod (K8sJobMode); Kueue counts them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submitter: Option<Submitter>,
-    /// RayJob: seconds to keep the finished cluster.
+    /// RayJob or Job: seconds to keep the finished cluster or Job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     #[serde(deserialize_with = "limits::opt_range::<_, i32, 0, { i32::MAX as i64 }>")]
     pub ttl_seconds_after_finished: Option<i32>,
-    /// RayJob: deadline in seconds.
+    /// RayJob or Job: deadline in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1))]
     #[serde(deserialize_with = "limits::opt_range::<_, i32, 1, { i32::MAX as i64 }>")]
     pub active_deadline_seconds: Option<i32>,
-    /// RayJob: retries.
+    /// RayJob or Job: retries.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     #[serde(deserialize_with = "limits::opt_range::<_, i32, 0, { i32::MAX as i64 }>")]
@@ -157,7 +166,9 @@ pub struct Workload {
     /// RayService: Ray Serve applications.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serve: Option<Serve>,
-    pub head: HeadGroup,
+    /// Ray kinds: the head group (required for them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<HeadGroup>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub workers: Vec<WorkerGroup>,
     /// Local files (relative to the profile) packed into a ConfigMap mounted in every pod.
@@ -166,6 +177,72 @@ pub struct Workload {
     /// Where the scripts are mounted.
     #[serde(default = "default_scripts_mount")]
     pub scripts_mount_path: String,
+    /// Job: the container's command, exec form (`[sh, -c, "…"]`); the image's own when omitted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub command: Vec<String>,
+    /// Job: pods running at once (`spec.parallelism`, Kubernetes' default 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100_000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 100000>")]
+    pub parallelism: Option<u32>,
+    /// Job: pods that must succeed (`spec.completions`); `parallelism` when omitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 0, max = 100_000))]
+    #[serde(deserialize_with = "limits::opt_range::<_, u32, 0, 100000>")]
+    pub completions: Option<u32>,
+    /// Job: `Indexed` gives every pod a completion index (ranks of a distributed job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completion_mode: Option<CompletionMode>,
+    /// Job: its one pod template (required for a Job).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod: Option<JobPod>,
+}
+
+/// `spec.completionMode` of a Job.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum CompletionMode {
+    NonIndexed,
+    Indexed,
+}
+
+/// The pod template of a Job.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct JobPod {
+    /// The container's name (`main` when omitted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<Dns1123Label>,
+    /// Environment variables of the container.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<EnvName, String>,
+    /// `resources.requests` of the container.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub requests: Resources,
+    /// `resources.limits` of the container; Kubernetes takes a missing request from its limit,
+    /// and Kueue counts it so.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: Resources,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub node_selector: BTreeMap<QualifiedName, String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tolerations: Vec<Toleration>,
+    /// Size of a memory-backed `/dev/shm` (NCCL and PyTorch data loaders need more than the
+    /// container runtime's 64 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_memory: Option<Quantity>,
+    /// Topology-aware scheduling of the Job's pods (Kueue's pod-set annotations).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub topology: Option<TopologyRequest>,
+}
+
+impl JobPod {
+    /// What one pod requests as Kubernetes defaults it and Kueue counts it: the limits, with
+    /// the requests given over them.
+    pub fn effective_requests(&self) -> Resources {
+        let mut out = self.limits.clone();
+        out.extend(self.requests.iter().map(|(k, v)| (k.clone(), *v)));
+        out
+    }
 }
 
 fn default_scripts_mount() -> String {
@@ -220,7 +297,7 @@ pub struct ServeApplication {
 /// Requests = limits for the Ray container: `cpu`, `memory`, `nvidia.com/gpu`, ...
 pub type Resources = BTreeMap<QualifiedName, Quantity>;
 
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct HeadGroup {
     pub resources: Resources,
@@ -295,8 +372,11 @@ impl Workload {
             .map_or(profile.namespace.as_str(), |n| n.as_str())
     }
 
-    /// The image of every pod: the workload's own, else `ray.image`.
+    /// The image of every pod: the workload's own, else (for a Ray kind) `ray.image`.
     pub fn image_in<'a>(&'a self, profile: &'a super::Profile) -> Option<&'a Image> {
+        if !self.kind.is_ray() {
+            return self.image.as_ref();
+        }
         self.image
             .as_ref()
             .or_else(|| profile.ray.as_ref().map(|r| &r.image))
@@ -316,6 +396,13 @@ impl Workload {
             .as_ref()
             .map(|v| v.0.clone())
             .or_else(|| ray_version_from_image(&ray.image))
+    }
+
+    /// Pods Kueue counts for a Job: `parallelism`, or `completions` when that is smaller
+    /// (kueue@v0.19.2 `pkg/controller/jobs/job/job_controller.go` `podsCount`).
+    pub fn job_pod_count(&self) -> u32 {
+        let parallelism = self.parallelism.unwrap_or(1);
+        self.completions.map_or(parallelism, |c| c.min(parallelism))
     }
 
     /// Whether a workload of this kind and submission mode counts a submitter PodSet.

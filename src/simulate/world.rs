@@ -767,7 +767,7 @@ fn profile_pod_sets(
     pods::pod_sets(index, pw)
         .into_iter()
         .map(|ps| {
-            let name = pod_set_name(pw, ps.role);
+            let name = ps.kueue_name();
             let counted = view.apply(&ps.requests);
             let (requests, spelling) = totals(
                 res,
@@ -798,19 +798,6 @@ fn profile_pod_sets(
             }
         })
         .collect()
-}
-
-/// Kueue's RayJob/RayCluster integration names the pod sets `head`, each worker group by its
-/// name, and `submitter`.
-fn pod_set_name(pw: &Workload, role: pods::Role) -> String {
-    match role {
-        pods::Role::Head => "head".to_owned(),
-        pods::Role::Worker(j) => pw
-            .workers
-            .get(j)
-            .map_or_else(String::new, |g| g.name.to_string()),
-        pods::Role::Submitter => "submitter".to_owned(),
-    }
 }
 
 /// One pod set of a submission as its pods ask, before Kueue's exclusions and
@@ -855,7 +842,7 @@ pub(crate) fn raw_pod_sets(profile: &Profile, w: &ScenarioWorkload) -> Vec<RawPo
     pods::pod_sets(index, pw)
         .into_iter()
         .map(|ps| RawPodSet {
-            name: pod_set_name(pw, ps.role),
+            name: ps.kueue_name(),
             count: ps.count,
             requests: ps.requests.clone(),
             node_selector: ps.node_selector.clone(),

@@ -16,8 +16,9 @@ use crate::infra::{Sandbox, snapshot_calls, text};
 
 /// The shipped bundles with scripts, and the flag of their `down.sh` that deletes the cloud's
 /// resources.
-const BUNDLES: [(&str, &str); 7] = [
+const BUNDLES: [(&str, &str); 8] = [
     ("single", "--delete-resource-group"),
+    ("gpu-autoscale", "--delete-resource-group"),
     ("team", "--delete-resource-group"),
     ("kuberay-gpu", "--delete-resource-group"),
     ("kuberay-gpu-gke", "--delete-cluster"),

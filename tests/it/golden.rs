@@ -86,6 +86,196 @@ fn fair_sharing_example_simulation_matches_its_golden() {
     });
 }
 
+/// The upstream Azure example's GPU labs as scenarios on `gpu-autoscale`: who is admitted after
+/// the provisioning check, who waits for quota, who never fits.
+#[test]
+fn gpu_lab_scenarios_match_their_goldens() {
+    let run = |scenario: &str, output: &str| {
+        let out = crate::common::raykueue(&[
+            "simulate",
+            "--profile",
+            "gpu-autoscale",
+            "--scenario",
+            &format!("profiles/examples/gpu-lab-{scenario}-scenario.yaml"),
+            "--output",
+            output,
+        ]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::common::stderr(&out)
+        );
+        crate::common::stdout(&out)
+    };
+    let training = run("training", "human");
+    // The gang waits for the verification Job's GPUs, then is admitted whole after the check.
+    assert!(
+        training.contains("300s  Admitted after checks gpu-provisioning  multinode-training "),
+        "{training}"
+    );
+    assert!(
+        training.contains("never admissible: multinode-training-x8 (ExceedsMaxQuota)"),
+        "{training}"
+    );
+    let contention = run("contention", "human");
+    assert!(
+        contention.contains("120s  Admitted after checks gpu-provisioning  contention-c "),
+        "{contention}"
+    );
+    insta::with_settings!({
+        snapshot_path => "../../golden",
+        prepend_module_to_snapshot => false,
+        omit_expression => true,
+    }, {
+        for scenario in ["training", "contention"] {
+            insta::assert_snapshot!(
+                format!("gpu-lab-{scenario}-simulate"),
+                format!(
+                    "$ raykueue simulate --output json\n{}\n$ raykueue simulate\n{}",
+                    run(scenario, "json"),
+                    run(scenario, "human")
+                )
+            );
+        }
+    });
+}
+
+/// `gen --profile autoscale` and `gen --profile gpu-autoscale` print the objects of the upstream
+/// Azure example's options C and D field for field (Azure/AKS@a5bf7121
+/// `examples/kueue-and-ray-on-aks/2-kueue-queues/manifests/40-autoscale-queue.yaml`,
+/// Azure/AKS@3a60394e `…/50-gpu-autoscale-queue.yaml`; their values restated here): names,
+/// namespaces and specs, besides raykueue's own `managed-by` label.
+#[test]
+fn autoscale_profiles_print_the_upstream_options_c_and_d() {
+    use serde_json::json;
+    let check = |name: &str| {
+        let pr = |config: &str, resource: &str| {
+            json!({"provisioningClassName": "best-effort-atomic-scale-up.autoscaling.x-k8s.io",
+                   "managedResources": [resource], "name": config})
+        };
+        let ac = |config: &str| {
+            json!({"controllerName": "kueue.x-k8s.io/provisioning-request",
+                   "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": config}})
+        };
+        let (ns, objects) = if name == "autoscale" {
+            (
+                "cas-kueue-demo",
+                vec![
+                    ("Namespace", "cas-kueue-demo", None),
+                    (
+                        "ResourceFlavor",
+                        "scalepool",
+                        Some(json!({"nodeLabels": {"agentpool": "scalepool"}})),
+                    ),
+                    (
+                        "ProvisioningRequestConfig",
+                        "cas-provreq-config",
+                        Some(pr("cas-provreq-config", "cpu")),
+                    ),
+                    (
+                        "AdmissionCheck",
+                        "cas-provisioning",
+                        Some(ac("cas-provreq-config")),
+                    ),
+                    (
+                        "ClusterQueue",
+                        "cas-cluster-queue",
+                        Some(json!({
+                    "namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
+                    "resourceGroups": [{"coveredResources": ["cpu", "memory"], "flavors": [{"name": "scalepool", "resources": [
+                        {"name": "cpu", "nominalQuota": "100"}, {"name": "memory", "nominalQuota": "200Gi"}]}]}],
+                    "admissionChecksStrategy": {"admissionChecks": [{"name": "cas-provisioning", "onFlavors": ["scalepool"]}]}})),
+                    ),
+                    (
+                        "LocalQueue",
+                        "cas-local-queue",
+                        Some(json!({"clusterQueue": "cas-cluster-queue"})),
+                    ),
+                ],
+            )
+        } else {
+            (
+                "gpu-lab",
+                vec![
+                    ("Namespace", "gpu-lab", None),
+                    (
+                        "ResourceFlavor",
+                        "gpu-a100",
+                        Some(json!({"nodeLabels": {"agentpool": "gpupool"},
+                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]})),
+                    ),
+                    (
+                        "ProvisioningRequestConfig",
+                        "gpu-provreq-config",
+                        Some(pr("gpu-provreq-config", "nvidia.com/gpu")),
+                    ),
+                    (
+                        "AdmissionCheck",
+                        "gpu-provisioning",
+                        Some(ac("gpu-provreq-config")),
+                    ),
+                    (
+                        "ClusterQueue",
+                        "gpu-cluster-queue",
+                        Some(json!({
+                    "namespaceSelector": {}, "queueingStrategy": "BestEffortFIFO",
+                    "resourceGroups": [{"coveredResources": ["nvidia.com/gpu", "cpu", "memory"], "flavors": [{"name": "gpu-a100", "resources": [
+                        {"name": "nvidia.com/gpu", "nominalQuota": "16"}, {"name": "cpu", "nominalQuota": "200"},
+                        {"name": "memory", "nominalQuota": "3000Gi"}]}]}],
+                    "admissionChecksStrategy": {"admissionChecks": [{"name": "gpu-provisioning", "onFlavors": ["gpu-a100"]}]}})),
+                    ),
+                    (
+                        "LocalQueue",
+                        "gpu-local-queue",
+                        Some(json!({"clusterQueue": "gpu-cluster-queue"})),
+                    ),
+                ],
+            )
+        };
+        let out = crate::common::raykueue(&["gen", "--profile", name]);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            crate::common::stderr(&out)
+        );
+        let docs = crate::cli::parse_stream(&crate::common::stdout(&out));
+        let got: Vec<(String, String)> = docs
+            .iter()
+            .map(|d| {
+                (
+                    d["kind"].as_str().unwrap().to_owned(),
+                    d["metadata"]["name"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect();
+        let want: Vec<(String, String)> = objects
+            .iter()
+            .map(|(k, n, _)| ((*k).to_owned(), (*n).to_owned()))
+            .collect();
+        assert_eq!(got, want, "{name}: the same objects, in apply order");
+        for ((kind, _, spec), doc) in objects.iter().zip(&docs) {
+            if *kind == "LocalQueue" {
+                assert_eq!(doc["metadata"]["namespace"], ns);
+            }
+            let mut spec_got = doc["spec"].clone();
+            let mut spec_want = spec.clone().unwrap_or(serde_json::Value::Null);
+            // The config's name is its metadata's, not a spec field.
+            if *kind == "ProvisioningRequestConfig" {
+                assert_eq!(Some(&doc["metadata"]["name"]), spec_want.get("name"));
+                spec_want.as_object_mut().unwrap().remove("name");
+            }
+            if spec.is_none() {
+                spec_got = serde_json::Value::Null;
+            }
+            assert_eq!(spec_got, spec_want, "{name}: {kind}");
+        }
+    };
+    check("autoscale");
+    check("gpu-autoscale");
+}
+
 /// The SPEC's values, asserted directly so a wrongly accepted snapshot cannot hide them.
 #[test]
 fn team_stream_carries_the_spec_values() {

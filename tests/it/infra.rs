@@ -79,6 +79,9 @@ case $args in
   *" get nodes "*) printf 'NAME   GPU\naks-system-0   <none>\n' ;;
   *" rollout status "*) [[ -z ${STUB_ROLLOUT_FAILS:-} ]] ;;
   *" get clusterqueue "*) printf True ;;
+  *" get admissioncheck "*) printf '%s' "${STUB_CHECK_ACTIVE:-True}" ;;
+  *" api-resources --api-group autoscaling.x-k8s.io "*)
+    [[ -n ${STUB_NO_PROVISIONING_API:-} ]] || echo provisioningrequests.autoscaling.x-k8s.io ;;
   *" get serviceaccount "*) printf '%s' "${STUB_SA_CLIENT_ID:-22222222-2222-2222-2222-222222222222}" ;;
 esac
 "#;
@@ -583,6 +586,37 @@ fn aks_gpu_pools_get_the_device_plugin_and_verify_counts_their_gpus() {
     );
 }
 
+/// The ProvisioningRequest gate on AKS (`autoscale`, `gpu-autoscale`): up.sh stops before
+/// Kueue when the cluster does not serve ProvisioningRequests (Kueue would start without its
+/// check controller, kueue@v0.19.2 cmd/kueue/main.go), and verify.sh fails an inactive check.
+#[test]
+fn aks_provisioning_gate_is_refused_without_the_api_and_verified_active() {
+    for profile in ["autoscale", "gpu-autoscale"] {
+        let sb = Sandbox::new(profile);
+        let (out, calls) = sb.run("up.sh", &[], &[("STUB_NO_PROVISIONING_API", "1")]);
+        let t = text(&out);
+        assert_eq!(out.status.code(), Some(1), "{profile}: {t}");
+        assert!(t.contains("AKS does not serve ProvisioningRequests"), "{t}");
+        assert!(
+            !calls.iter().any(|c| c[0] == "helm"),
+            "{profile}: nothing is installed after the refusal: {calls:?}"
+        );
+        let (out, _) = sb.run("up.sh", &[], &[]);
+        assert_eq!(out.status.code(), Some(0), "{profile}: {}", text(&out));
+
+        let (out, _) = sb.run("verify.sh", &[], &[]);
+        assert_eq!(out.status.code(), Some(0), "{profile}: {}", text(&out));
+        assert!(text(&out).contains("is active"), "{}", text(&out));
+        let (out, _) = sb.run("verify.sh", &[], &[("STUB_CHECK_ACTIVE", "False")]);
+        assert_eq!(out.status.code(), Some(1), "{profile}");
+        assert!(
+            text(&out).contains("AdmissionCheck") && text(&out).contains("is not active"),
+            "{}",
+            text(&out)
+        );
+    }
+}
+
 /// A GPU pool's taints beyond the chart's default tolerations are tolerated by the device
 /// plugin (its values replace the chart's list, so the defaults are listed again).
 #[test]
@@ -874,7 +908,11 @@ fn deletes_smoke_job(call: &[String]) -> bool {
 /// `golden/calls/<profile>-smoke.snap`.
 #[test]
 fn smoke_submits_waits_prints_and_deletes_its_job() {
-    for profile in shipped_aks() {
+    // Profiles that install KubeRay have a smoke test; the Job-only ones have none.
+    let with_kuberay = crate::common::shipped_aks()
+        .into_iter()
+        .filter(|p| crate::common::shipped_text(p).contains("\n  kuberay:"));
+    for profile in with_kuberay {
         let sb = Sandbox::new(profile);
         let (out, calls) = sb.run("smoke.sh", &[], &[]);
         let t = text(&out);
@@ -1198,7 +1236,9 @@ fn scripts_pass_bash_n_and_shellcheck_and_are_executable() {
     for profile in every {
         let sb = Sandbox::new(profile);
         let paths = scripts(&sb.bundle());
-        assert_eq!(paths.len(), 4, "{profile}: up, verify, down, smoke");
+        // smoke.sh is a RayJob: the Job-only bundles, without KubeRay, have none.
+        let smoke = usize::from(!matches!(profile, "autoscale" | "gpu-autoscale"));
+        assert_eq!(paths.len(), 3 + smoke, "{profile}: up, verify, down, smoke");
         assert_clean_bash(&paths, &[]);
         #[cfg(unix)]
         for p in &paths {
@@ -1441,7 +1481,13 @@ fn az_commands_pass_az_argcheck() {
         return;
     }
     // team shares single's az commands; the prod example adds an autoscaled GPU pool.
-    for profile in ["kuberay-gpu", "single", "profiles/examples/prod.yaml"] {
+    for profile in [
+        "kuberay-gpu",
+        "single",
+        "autoscale",
+        "gpu-autoscale",
+        "profiles/examples/prod.yaml",
+    ] {
         let sb = Sandbox::new(profile);
         let infra = sb.bundle().join("infra");
         // smoke.sh runs no az command; the tool runs it (its polling loop stopped) and checks
@@ -1451,6 +1497,15 @@ fn az_commands_pass_az_argcheck() {
             ("down.sh", "--delete-resource-group"),
             ("smoke.sh", "--timeout 5"),
         ] {
+            // The Job-only profiles install no KubeRay and have no smoke test.
+            if !infra.join(script).exists() && matches!(profile, "autoscale" | "gpu-autoscale") {
+                continue;
+            }
+            // Its GPU pool's `--labels` is a bash array, which the static pass cannot expand:
+            // its up.sh is checked as recorded below.
+            if (profile, script) == ("gpu-autoscale", "up.sh") {
+                continue;
+            }
             let mut cmd = Command::new(&tool);
             if !args.is_empty() {
                 cmd.arg(format!("--script-args={args}"));
@@ -1464,6 +1519,41 @@ fn az_commands_pass_az_argcheck() {
             assert_eq!(out.status.code(), Some(0), "{profile} {script}\n{t}");
             assert!(t.contains(" 0 failed"), "{profile} {script}\n{t}");
         }
+        // The tool's static pass cannot expand bash arrays (`--labels "${POOL1_LABELS[@]}"`),
+        // and its deep run finds every resource present: the creates are checked as the stubs
+        // recorded them on an empty cloud, word for word.
+        let (out, calls) = sb.run("up.sh", &[], &[]);
+        assert_eq!(out.status.code(), Some(0), "{profile}: {}", text(&out));
+        for call in calls
+            .iter()
+            .filter(|c| c[0] == "az" && c.iter().any(|w| w == "add" || w == "create"))
+        {
+            let line = call
+                .iter()
+                .map(|w| shell_quote(w))
+                .collect::<Vec<_>>()
+                .join(" ");
+            let out = Command::new(&tool)
+                .arg("--cmd")
+                .arg(&line)
+                .output()
+                .unwrap();
+            let t = text(&out);
+            assert_eq!(out.status.code(), Some(0), "{profile}: {line}\n{t}");
+            assert!(t.contains(" 0 failed"), "{profile}: {line}\n{t}");
+        }
+    }
+}
+
+/// A word as bash reads it back: single-quoted unless it is plain.
+fn shell_quote(w: &str) -> String {
+    if !w.is_empty()
+        && w.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@".contains(c))
+    {
+        w.to_owned()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }
 

@@ -74,6 +74,8 @@ const NATIVE: &[(&str, &str, &str, bool)] = &[
 /// Core kinds with no file of their own, only a definition in `_definitions.json`: definition,
 /// apiVersion, kind, namespaced. A fleet's workers grant the manager access with these.
 const NATIVE_DEFINITIONS: &[(&str, &str, &str, bool)] = &[
+    // The plain Jobs of Kueue's `batch/job` integration.
+    ("io.k8s.api.batch.v1.Job", "batch/v1", "Job", true),
     (
         "io.k8s.api.rbac.v1.ClusterRole",
         "rbac.authorization.k8s.io/v1",
@@ -429,7 +431,9 @@ fn is_int_or_string_any_of(v: &Value) -> bool {
         })
         .collect();
     types.sort_unstable();
-    types == ["integer", "string"]
+    // A Quantity is string-or-number in the native schemas; raykueue writes every quantity as a
+    // string, so int-or-string (which a fractional number fails) is the check it needs.
+    types == ["integer", "string"] || types == ["number", "string"]
 }
 
 /// CEL rules, kept with their message (or messageExpression) and fieldPath.
@@ -610,5 +614,7 @@ fn is_native_int_or_string(v: &Value) -> bool {
         .filter_map(|i| native_type(i.get("type")?).map(|(t, _)| t))
         .collect();
     types.sort_unstable();
-    types == ["integer", "string"]
+    // A Quantity is string-or-number in the native schemas; raykueue writes every quantity as a
+    // string, so int-or-string (which a fractional number fails) is the check it needs.
+    types == ["integer", "string"] || types == ["number", "string"]
 }
