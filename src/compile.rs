@@ -172,6 +172,7 @@ pub fn stream(
         .chain(objects.workloads)
         .chain(objects.smoke)
         .chain(objects.gitops)
+        .chain(objects.monitoring)
         .filter(|o| part.selects(&a.profile, &o.file))
         .collect();
     let written = bundle::write(printed)?;

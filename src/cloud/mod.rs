@@ -26,7 +26,7 @@ pub(crate) mod instance;
 pub(crate) use instance::{Allocatable, GPU_RESOURCE, InstanceType, successors};
 
 use crate::base::diagnostic::{Diagnostic, Findings};
-use crate::profile::{Autoscale, NvidiaInstall, PoolSize, Profile, Taint};
+use crate::profile::{Autoscale, Collector, NvidiaInstall, PoolSize, Profile, Taint};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -151,6 +151,18 @@ impl Placement {
     }
 }
 
+/// A cloud's managed Prometheus, and which collector `monitoring.collector` defaults to there
+/// (`docs/monitoring.md`). Each cloud's value cites its provider's documentation.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PrometheusFacts {
+    /// The managed service, by its provider's name.
+    pub(crate) managed: &'static str,
+    /// How the managed service takes what to scrape (its own objects or configuration).
+    pub(crate) managed_scrape: &'static str,
+    /// What `monitoring.collector` is when the profile does not say.
+    pub(crate) default_collector: Collector,
+}
+
 /// One cloud, as the rest of raykueue sees it.
 pub(crate) trait Cloud: Sync {
     /// The profile key of the section (`azure`), also the template folder's name.
@@ -268,6 +280,9 @@ pub(crate) trait Cloud: Sync {
     /// Whether the cloud's autoscaler serves ProvisioningRequests of `class` for the profile's
     /// cluster (the provider's documentation is the source, in each impl).
     fn provisioning(&self, p: &Profile, class: &str) -> Provisioning;
+
+    /// The cloud's managed Prometheus and the default collector (sources in each impl).
+    fn prometheus(&self) -> &'static PrometheusFacts;
 
     /// Whether the pool's nodes come only through ProvisioningRequests (GKE's queued
     /// provisioning).

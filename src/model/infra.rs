@@ -362,6 +362,18 @@ pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diag
     if let Some(fleet) = p.managed_fleet() {
         config["multiKueue"] = super::fleet::configuration(fleet);
     }
+    // A monitored profile's dashboard and alerts read the ClusterQueues' usage, nominal quota
+    // and borrowing limit, which Kueue reports only with `metrics.enableClusterQueueResources`
+    // (kueue@v0.19.2 `pkg/metrics/metrics.go`; off in the chart's Configuration, where
+    // `charts/kueue/values.yaml` leaves it commented out). Unless the profile says otherwise.
+    let monitored = crate::facts::monitoring::resolve(p);
+    if monitored.is_some()
+        && let Some(metrics) = config.get_mut("metrics").and_then(Value::as_object_mut)
+    {
+        metrics
+            .entry("enableClusterQueueResources")
+            .or_insert(Value::Bool(true));
+    }
     // The chart writes the Configuration into its ConfigMap as is: a YAML string.
     let mut values = json!({
         "managerConfig": { "controllerManagerConfigYaml": yaml::to_yaml(&config)? },
@@ -388,6 +400,10 @@ pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diag
     place(&mut manager, p);
     if !manager.is_empty() {
         values["controllerManager"] = Value::Object(manager);
+    }
+    // KueueViz, Kueue's own dashboard (kueue@v0.19.2 charts/kueue/values.yaml `enableKueueViz`).
+    if monitored.is_some_and(|m| m.kueue_viz) {
+        values["enableKueueViz"] = Value::Bool(true);
     }
     Ok(values)
 }

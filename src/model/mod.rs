@@ -3,9 +3,11 @@
 //! reviewer summary) are their templates' values, which `output::render` renders. Nothing here
 //! renders a template or validates an object.
 
+pub(crate) mod dashboard;
 pub(crate) mod fleet;
 pub(crate) mod gitops;
 pub mod infra;
+pub(crate) mod monitoring;
 mod platform;
 pub(crate) mod smoke;
 mod summary;
@@ -114,6 +116,8 @@ pub struct Objects {
     pub workloads: Vec<Object>,
     pub smoke: Vec<Object>,
     pub gitops: Vec<Object>,
+    /// `monitoring/`: scrape objects, alert rules, the dashboard's ConfigMap.
+    pub monitoring: Vec<Object>,
 }
 
 impl Objects {
@@ -124,6 +128,7 @@ impl Objects {
             .chain(&self.workloads)
             .chain(&self.smoke)
             .chain(&self.gitops)
+            .chain(&self.monitoring)
     }
 }
 
@@ -140,6 +145,7 @@ pub fn objects(profile: &Profile, scripts: &ScriptFiles) -> Result<Objects, Vec<
         workloads: workloads?,
         smoke: smoke::smoke_objects(profile).map_err(|d| vec![d])?,
         gitops: gitops_objects(profile).map_err(|d| vec![d])?,
+        monitoring: monitoring::monitoring_objects(profile),
     })
 }
 
@@ -155,6 +161,9 @@ pub(crate) fn texts(
         "SUMMARY.md.j2".into(),
         summary_context(profile, unreclaimable),
     ));
+    if let Some(dashboard) = monitoring::dashboard_json(profile) {
+        files.push(dashboard);
+    }
     Ok(files)
 }
 

@@ -196,6 +196,7 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
             json!(provider.map_or("VM size", |pr| pr.words().machine)),
         ),
         ("workloads", Value::Array(workloads)),
+        ("monitoring", super::monitoring::summary(p)),
     ])
 }
 

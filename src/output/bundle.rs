@@ -68,6 +68,7 @@ pub(crate) fn assemble(
         workloads,
         smoke,
         gitops,
+        monitoring,
     } = objects;
     let wide = crate::base::par::wide(profile.items());
     let (platform, rest) = crate::base::par::join(
@@ -76,6 +77,7 @@ pub(crate) fn assemble(
         || (write(workloads), write(smoke), write(gitops)),
     );
     let (workloads, smoke, gitops) = rest;
+    let monitoring = write(monitoring)?;
     let mut bundle = Bundle::default();
     bundle.add_object_files(platform?, header);
     bundle.add_kustomization("platform", &bundle.files_in("platform"), header)?;
@@ -99,6 +101,22 @@ pub(crate) fn assemble(
         if !synced.is_empty() {
             bundle.add_kustomization(gitops::GITOPS_WORKLOADS, &synced, header)?;
         }
+    }
+    if !monitoring.is_empty() {
+        bundle.add_object_files(monitoring, header);
+        let mut resources = bundle.files_in(crate::model::monitoring::DIR);
+        resources.extend(
+            bundle
+                .files_in(crate::model::monitoring::DASHBOARDS)
+                .into_iter()
+                .filter(|f| {
+                    std::path::Path::new(f)
+                        .extension()
+                        .is_some_and(|e| e.eq_ignore_ascii_case("yaml"))
+                })
+                .map(|f| format!("dashboards/{f}")),
+        );
+        bundle.add_kustomization(crate::model::monitoring::DIR, &resources, header)?;
     }
     Ok(bundle)
 }

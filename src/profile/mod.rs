@@ -10,6 +10,7 @@ mod capacity;
 pub mod fleet;
 mod kueue_config;
 pub(crate) mod limits;
+mod monitoring;
 pub(crate) mod names;
 pub mod pools;
 pub mod quantity;
@@ -18,6 +19,7 @@ mod workload;
 pub use capacity::*;
 pub use fleet::Role;
 pub use kueue_config::*;
+pub use monitoring::*;
 pub use names::*;
 pub use pools::*;
 pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
@@ -111,6 +113,10 @@ pub struct Profile {
     /// `waitForPodsReady`); estimates, not measurements.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub estimates: Option<Estimates>,
+    /// Metrics, a dashboard made from the queues, and alerts (`monitoring/`). Without it: on
+    /// for a profile with GPU node pools or GPU quota, off otherwise (`docs/monitoring.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitoring: Option<Monitoring>,
     /// The profile's part in a fleet (`kind: Fleet`), set by the fleet pipeline; never written
     /// in a profile.
     #[serde(skip)]

@@ -17,11 +17,11 @@ mod checks;
 
 use super::instance::GPU_TAINT_KEY;
 use super::{
-    Allocatable, Carried, Cloud, InstanceType, NodeGroup as SeamGroup, Provisioning, Words,
-    taint_word,
+    Allocatable, Carried, Cloud, InstanceType, NodeGroup as SeamGroup, PrometheusFacts,
+    Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::{Diagnostic, Findings};
-use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
+use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -163,7 +163,22 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
     ))
 }
 
+/// Alibaba Cloud Managed Service for Prometheus, which ACK integrates as container monitoring
+/// (https://www.alibabacloud.com/help/en/prometheus/user-guide/using-container-monitoring-pro);
+/// its agent in the cluster takes ServiceMonitor and PodMonitor objects.
+/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
+/// managed flavour's are not written yet.
+const PROMETHEUS: PrometheusFacts = PrometheusFacts {
+    managed: "Alibaba Cloud Managed Service for Prometheus",
+    managed_scrape: "ServiceMonitor and PodMonitor objects read by its in-cluster agent",
+    default_collector: Collector::PrometheusOperator,
+};
+
 impl Cloud for Alibaba {
+    fn prometheus(&self) -> &'static PrometheusFacts {
+        &PROMETHEUS
+    }
+
     fn cluster_key(&self) -> String {
         format!("ACK cluster `{}` in `{}`", self.cluster.name, self.region)
     }

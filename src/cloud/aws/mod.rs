@@ -16,10 +16,12 @@ mod checks;
 use super::instance::GPU_TAINT_KEY;
 use super::{
     Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Carried, Cloud, InstanceType,
-    NodeGroup as SeamGroup, Provisioning, Words, taint_word,
+    NodeGroup as SeamGroup, PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::{Diagnostic, Findings};
-use crate::profile::{LabelValue, NvidiaInstall, Profile, QualifiedName, Taint, TaintEffect};
+use crate::profile::{
+    Collector, LabelValue, NvidiaInstall, Profile, QualifiedName, Taint, TaintEffect,
+};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -270,7 +272,24 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
     ))
 }
 
+/// Amazon Managed Service for Prometheus
+/// (https://docs.aws.amazon.com/prometheus/latest/userguide/AMP-ingest-methods.html): an AWS
+/// managed collector (an agentless scraper created with `aws amp create-scraper`) takes a
+/// Prometheus scrape configuration, not Kubernetes objects
+/// (https://docs.aws.amazon.com/prometheus/latest/userguide/AMP-collector-how-to.html).
+/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
+/// managed flavour's configuration is not written yet.
+const PROMETHEUS: PrometheusFacts = PrometheusFacts {
+    managed: "Amazon Managed Service for Prometheus",
+    managed_scrape: "an AWS managed collector's Prometheus scrape configuration",
+    default_collector: Collector::PrometheusOperator,
+};
+
 impl Cloud for Aws {
+    fn prometheus(&self) -> &'static PrometheusFacts {
+        &PROMETHEUS
+    }
+
     fn cluster_key(&self) -> String {
         format!("EKS cluster `{}` in `{}`", self.cluster.name, self.region)
     }

@@ -24,10 +24,10 @@ mod checks;
 
 use super::{
     Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Cloud, InstanceType, NodeGroup, Placement,
-    Provisioning, Words, taint_word,
+    PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::Findings;
-use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
+use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
 use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -78,7 +78,24 @@ pub(crate) const STORAGE_ACCOUNT_ENV: &str = "AZURE_STORAGE_ACCOUNT_NAME";
 /// `azure.storage.containers`, comma-separated, next to the account.
 pub(crate) const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
 
+/// Azure Monitor managed service for Prometheus
+/// (https://learn.microsoft.com/en-us/azure/azure-monitor/essentials/prometheus-metrics-overview):
+/// the AKS metrics add-on (`ama-metrics`) scrapes, and takes custom targets as its own
+/// `azmonitoring.coreos.com/v1` PodMonitor and ServiceMonitor objects
+/// (https://learn.microsoft.com/en-us/azure/azure-monitor/containers/prometheus-metrics-scrape-crd).
+/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
+/// managed flavour's are not written yet.
+const PROMETHEUS: PrometheusFacts = PrometheusFacts {
+    managed: "Azure Monitor managed service for Prometheus",
+    managed_scrape: "azmonitoring.coreos.com/v1 PodMonitor and ServiceMonitor objects",
+    default_collector: Collector::PrometheusOperator,
+};
+
 impl Cloud for Azure {
+    fn prometheus(&self) -> &'static PrometheusFacts {
+        &PROMETHEUS
+    }
+
     fn cluster_key(&self) -> String {
         format!(
             "AKS cluster `{}` in resource group `{}`",

@@ -40,10 +40,10 @@ mod checks;
 
 use super::{
     Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, CLASS_GKE_QUEUED, Carried, Cloud,
-    InstanceType, NodeGroup, Placement, Provisioning, Words, taint_word,
+    InstanceType, NodeGroup, Placement, PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::Findings;
-use crate::profile::{LabelValue, Profile, QualifiedName, Taint, TaintEffect};
+use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -116,7 +116,24 @@ impl Gcp {
     }
 }
 
+/// Google Cloud Managed Service for Prometheus
+/// (https://cloud.google.com/stackdriver/docs/managed-prometheus): managed collection on GKE
+/// takes `monitoring.googleapis.com/v1` PodMonitoring and ClusterPodMonitoring objects, and
+/// rules as `Rules`/`ClusterRules`
+/// (https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed).
+/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
+/// managed flavour's are not written yet.
+const PROMETHEUS: PrometheusFacts = PrometheusFacts {
+    managed: "Google Cloud Managed Service for Prometheus",
+    managed_scrape: "monitoring.googleapis.com/v1 PodMonitoring and ClusterPodMonitoring objects",
+    default_collector: Collector::PrometheusOperator,
+};
+
 impl Cloud for Gcp {
+    fn prometheus(&self) -> &'static PrometheusFacts {
+        &PROMETHEUS
+    }
+
     fn cluster_key(&self) -> String {
         let project = self.project.as_deref().map_or_else(
             || "gcloud's current project".to_owned(),

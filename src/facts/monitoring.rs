@@ -1,0 +1,73 @@
+//! Whether a profile is monitored, and how: its `monitoring` section with every default filled
+//! in. One definition, read by the model (`monitoring/`) and the docs' reasoning
+//! (`docs/monitoring.md`): without the section, a profile with GPUs (a node pool with NVIDIA GPUs,
+//! or ClusterQueue quota of `nvidia.com/gpu`) is monitored with its cloud's default collector,
+//! the way the upstream Azure example installs GPU monitoring with its GPU pool; a CPU-only
+//! profile is not.
+
+use crate::cloud::GPU_RESOURCE;
+use crate::profile::{Alerts, Collector, GpuMetrics, Monitoring, Profile};
+
+/// The monitoring a profile gets, defaults filled in.
+#[derive(Debug, Clone)]
+pub(crate) struct Resolved {
+    pub(crate) collector: Collector,
+    pub(crate) gpu_metrics: GpuMetrics,
+    pub(crate) kueue_viz: bool,
+    pub(crate) namespace: String,
+    pub(crate) release: String,
+    pub(crate) alerts: Alerts,
+}
+
+/// Whether the profile has GPUs: a node pool whose nodes advertise `nvidia.com/gpu`, or a
+/// ClusterQueue with quota of it.
+pub(crate) fn has_gpus(p: &Profile) -> bool {
+    let pools = p
+        .cloud()
+        .is_some_and(|c| c.node_groups().iter().any(|g| g.gpu));
+    let quota = p.queues.as_ref().is_some_and(|q| {
+        q.cluster_queues.iter().any(|cq| {
+            cq.resource_groups.iter().any(|rg| {
+                rg.covered_resources
+                    .iter()
+                    .any(|r| r.as_str() == GPU_RESOURCE)
+            })
+        })
+    });
+    pools || quota
+}
+
+/// The profile's monitoring, or `None` when it is off (`collector: none`, or no section and no
+/// GPUs).
+pub(crate) fn resolve(p: &Profile) -> Option<Resolved> {
+    let default;
+    let m = match &p.monitoring {
+        Some(m) => m,
+        None if has_gpus(p) => {
+            default = Monitoring::default();
+            &default
+        }
+        None => return None,
+    };
+    let collector = m.collector.unwrap_or_else(|| {
+        p.cloud().map_or(Collector::PrometheusOperator, |c| {
+            c.prometheus().default_collector
+        })
+    });
+    if collector == Collector::None {
+        return None;
+    }
+    let gpu_metrics = m.gpu_metrics.unwrap_or(if has_gpus(p) {
+        GpuMetrics::DcgmExporter
+    } else {
+        GpuMetrics::None
+    });
+    Some(Resolved {
+        collector,
+        gpu_metrics,
+        kueue_viz: m.kueue_viz,
+        namespace: m.namespace.to_string(),
+        release: m.release.to_string(),
+        alerts: m.alerts.clone(),
+    })
+}

@@ -1,0 +1,282 @@
+//! The Grafana dashboard made from the profile, built as data: one row per ClusterQueue (usage
+//! against nominal quota and borrowing limit per flavor and resource, pending and admitted
+//! workloads, admission wait time, preemptions and evictions by reason), one per cohort
+//! (its queues' usage against their nominal quota, admitted workloads), and one per GPU pool
+//! (GPU utilisation and memory, and which namespaces' pods hold the GPUs). Queries name only
+//! metrics and labels of `facts::metrics`; every panel reads the `datasource` variable.
+
+use crate::facts::metrics::node_label;
+use crate::facts::monitoring::Resolved;
+use crate::profile::{GpuMetrics, Profile};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Grafana's dashboard JSON schema version raykueue writes (Grafana 11's; the
+/// kube-prometheus-stack chart's Grafana reads it and migrates older ones).
+pub(crate) const SCHEMA_VERSION: u64 = 39;
+/// The template variable every panel's datasource names.
+pub(crate) const DATASOURCE_VAR: &str = "datasource";
+
+/// Panels laid out left to right, three to a line, each row header across the width.
+#[derive(Default)]
+struct Layout {
+    panels: Vec<Value>,
+    next_id: u64,
+    y: u64,
+    x: u64,
+}
+
+impl Layout {
+    fn id(&mut self) -> u64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    fn row(&mut self, title: String) {
+        if self.x > 0 {
+            self.y += 8;
+            self.x = 0;
+        }
+        let id = self.id();
+        self.panels.push(json!({
+            "type": "row",
+            "id": id,
+            "title": Value::String(title),
+            "collapsed": false,
+            "gridPos": { "h": 1, "w": 24, "x": 0, "y": self.y },
+            "panels": [],
+        }));
+        self.y += 1;
+    }
+
+    fn panel(&mut self, title: String, unit: &str, targets: Vec<(String, String)>) {
+        if self.x >= 24 {
+            self.x = 0;
+            self.y += 8;
+        }
+        let id = self.id();
+        let targets: Vec<Value> = targets
+            .into_iter()
+            .zip('A'..)
+            .map(|((expr, legend), ref_id)| {
+                json!({
+                    "datasource": datasource(),
+                    "expr": Value::String(expr),
+                    "legendFormat": Value::String(legend),
+                    "refId": ref_id.to_string(),
+                })
+            })
+            .collect();
+        self.panels.push(json!({
+            "type": "timeseries",
+            "id": id,
+            "title": Value::String(title),
+            "datasource": datasource(),
+            "gridPos": { "h": 8, "w": 8, "x": self.x, "y": self.y },
+            "fieldConfig": { "defaults": { "unit": unit }, "overrides": [] },
+            "options": { "legend": { "displayMode": "list", "placement": "bottom" } },
+            "targets": targets,
+        }));
+        self.x += 8;
+    }
+}
+
+fn datasource() -> Value {
+    json!({ "type": "prometheus", "uid": format!("${{{DATASOURCE_VAR}}}") })
+}
+
+/// Grafana's unit for a Kueue resource's quantities (Kueue reports memory in bytes, CPU in
+/// cores, other resources as counts).
+fn unit(resource: &str) -> &'static str {
+    match resource {
+        "memory" | "ephemeral-storage" => "bytes",
+        _ => "short",
+    }
+}
+
+/// The dashboard of a profile, as data.
+pub(crate) fn dashboard(p: &Profile, m: &Resolved) -> Value {
+    let mut l = Layout::default();
+    if let Some(q) = &p.queues {
+        // Per cohort: its queues, and the (flavor, resource) pairs they hold quota of.
+        let mut cohorts: BTreeMap<&str, BTreeSet<(&str, &str)>> = BTreeMap::new();
+        for cq in &q.cluster_queues {
+            let name = cq.name.as_str();
+            l.row(format!("ClusterQueue {name}"));
+            for rg in &cq.resource_groups {
+                for f in &rg.flavors {
+                    for r in &f.resources {
+                        let (flavor, resource) = (f.name.as_str(), r.name.as_str());
+                        if let Some(c) = &cq.cohort_name {
+                            cohorts
+                                .entry(c.as_str())
+                                .or_default()
+                                .insert((flavor, resource));
+                        }
+                        let sel = format!(
+                            "cluster_queue=\"{name}\", flavor=\"{flavor}\", resource=\"{resource}\""
+                        );
+                        let mut targets = vec![
+                            (
+                                format!("kueue_cluster_queue_resource_usage{{{sel}}}"),
+                                "usage".to_owned(),
+                            ),
+                            (
+                                format!("kueue_cluster_queue_nominal_quota{{{sel}}}"),
+                                "nominal quota".to_owned(),
+                            ),
+                        ];
+                        if cq.cohort_name.is_some() {
+                            targets.push((
+                                format!("kueue_cluster_queue_borrowing_limit{{{sel}}}"),
+                                "borrowing limit".to_owned(),
+                            ));
+                        }
+                        l.panel(
+                            format!("{name}: {resource} on {flavor}"),
+                            unit(resource),
+                            targets,
+                        );
+                    }
+                }
+            }
+            let cq_sel = format!("cluster_queue=\"{name}\"");
+            l.panel(
+                format!("{name}: workloads"),
+                "short",
+                vec![
+                    (
+                        format!("sum by (status) (kueue_pending_workloads{{{cq_sel}}})"),
+                        "pending ({{status}})".to_owned(),
+                    ),
+                    (
+                        format!("sum(kueue_admitted_active_workloads{{{cq_sel}}})"),
+                        "admitted".to_owned(),
+                    ),
+                ],
+            );
+            l.panel(
+                format!("{name}: admission wait time"),
+                "s",
+                vec![
+                    (
+                        format!("histogram_quantile(0.5, sum by (le) (rate(kueue_admission_wait_time_seconds_bucket{{{cq_sel}}}[5m])))"),
+                        "p50".to_owned(),
+                    ),
+                    (
+                        format!("histogram_quantile(0.9, sum by (le) (rate(kueue_admission_wait_time_seconds_bucket{{{cq_sel}}}[5m])))"),
+                        "p90".to_owned(),
+                    ),
+                ],
+            );
+            l.panel(
+                format!("{name}: preemptions and evictions"),
+                "short",
+                vec![
+                    (
+                        format!("sum by (reason) (increase(kueue_preempted_workloads_total{{preempting_cluster_queue=\"{name}\"}}[1h]))"),
+                        "preempted by it ({{reason}})".to_owned(),
+                    ),
+                    (
+                        format!("sum by (reason) (increase(kueue_evicted_workloads_total{{{cq_sel}}}[1h]))"),
+                        "evicted ({{reason}})".to_owned(),
+                    ),
+                ],
+            );
+        }
+        for (cohort, pairs) in &cohorts {
+            l.row(format!("Cohort {cohort}"));
+            for (flavor, resource) in pairs {
+                let sel =
+                    format!("cohort=\"{cohort}\", flavor=\"{flavor}\", resource=\"{resource}\"");
+                l.panel(
+                    format!("{cohort}: {resource} on {flavor}"),
+                    unit(resource),
+                    vec![
+                        (
+                            format!("sum by (cluster_queue) (kueue_cluster_queue_resource_usage{{{sel}}})"),
+                            "usage {{cluster_queue}}".to_owned(),
+                        ),
+                        (
+                            format!("sum(kueue_cluster_queue_nominal_quota{{{sel}}})"),
+                            "nominal quota (all queues)".to_owned(),
+                        ),
+                    ],
+                );
+            }
+            l.panel(
+                format!("{cohort}: admitted workloads"),
+                "short",
+                vec![(
+                    format!(
+                        "sum(kueue_cohort_subtree_admitted_active_workloads{{cohort=\"{cohort}\"}})"
+                    ),
+                    "admitted".to_owned(),
+                )],
+            );
+        }
+    }
+    if m.gpu_metrics == GpuMetrics::DcgmExporter
+        && let Some(cloud) = p.cloud()
+    {
+        let label = node_label(cloud.words().pool_label);
+        for g in cloud.node_groups().iter().filter(|g| g.gpu) {
+            let pool = g.name;
+            l.row(format!("GPU pool {pool}"));
+            let on_pool = format!(
+                "* on (node) group_left () max by (node) (kube_node_labels{{{label}=\"{pool}\"}})"
+            );
+            l.panel(
+                format!("{pool}: GPU utilisation"),
+                "percent",
+                vec![(
+                    format!("avg by (node, gpu) (DCGM_FI_DEV_GPU_UTIL) {on_pool}"),
+                    "{{node}} GPU {{gpu}}".to_owned(),
+                )],
+            );
+            l.panel(
+                format!("{pool}: GPU memory used"),
+                "decmbytes",
+                vec![(
+                    format!("sum by (node, gpu) (DCGM_FI_DEV_FB_USED) {on_pool}"),
+                    "{{node}} GPU {{gpu}}".to_owned(),
+                )],
+            );
+            l.panel(
+                format!("{pool}: GPUs held, by namespace"),
+                "short",
+                vec![(
+                    format!("count by (exported_namespace) (DCGM_FI_DEV_GPU_UTIL{{exported_pod!=\"\"}} {on_pool})"),
+                    "{{exported_namespace}}".to_owned(),
+                )],
+            );
+        }
+    }
+    json!({
+        "uid": format!("raykueue-{}", p.name),
+        "title": format!("raykueue: {}", p.name),
+        "tags": ["raykueue", "kueue", "ray"],
+        "schemaVersion": SCHEMA_VERSION,
+        "version": 1,
+        "editable": true,
+        "time": { "from": "now-6h", "to": "now" },
+        "refresh": "1m",
+        "templating": { "list": [{
+            "name": DATASOURCE_VAR,
+            "label": "Data source",
+            "type": "datasource",
+            "query": "prometheus",
+            "current": {},
+            "hide": 0,
+        }]},
+        "annotations": { "list": [] },
+        "panels": l.panels,
+    })
+}
+
+/// The dashboard as the text of its file (pretty-printed, with a trailing newline).
+pub(crate) fn text(p: &Profile, m: &Resolved) -> String {
+    let mut s = serde_json::to_string_pretty(&dashboard(p, m)).unwrap_or_default();
+    s.push('\n');
+    s
+}

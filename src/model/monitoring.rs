@@ -1,0 +1,432 @@
+//! The monitoring part (`monitoring/`), for a profile monitored by a Prometheus Operator stack
+//! (`facts::monitoring`): what its Prometheus scrapes (Kueue, the KubeRay operator, the Ray
+//! heads and workers of the profile's namespaces, the DCGM exporter), the alerts, and the
+//! Grafana dashboard made from the profile's queues (`dashboard`) as a ConfigMap its sidecar
+//! loads. Every query names only metrics and labels of `facts::metrics`.
+
+use super::dashboard;
+use super::{MANAGED_BY, Object, k8s};
+use crate::facts::monitoring::{self, Resolved};
+use crate::profile::{Collector, GpuMetrics, Profile};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+pub(crate) const DIR: &str = "monitoring";
+pub(crate) const DASHBOARDS: &str = "monitoring/dashboards";
+const MONITORING_API: &str = "monitoring.coreos.com/v1";
+/// The Grafana sidecar of kube-prometheus-stack loads ConfigMaps with this label
+/// (grafana/helm-charts `charts/grafana/values.yaml`, `sidecar.dashboards.label` and
+/// `labelValue`).
+pub(crate) const GRAFANA_DASHBOARD_LABEL: (&str, &str) = ("grafana_dashboard", "1");
+/// The DCGM exporter chart's name label (NVIDIA/dcgm-exporter@4.5.3-4.8.2
+/// `deployment/templates/_helpers.tpl`, `dcgm-exporter.selectorLabels`), its Service's port
+/// (`deployment/templates/service.yaml`), and where raykueue expects it: the monitoring
+/// namespace.
+const DCGM_NAME: &str = "dcgm-exporter";
+const DCGM_PORT: &str = "metrics";
+
+/// The monitoring objects, in apply order; none when the profile is not monitored by a
+/// Prometheus Operator stack.
+pub(crate) fn monitoring_objects(p: &Profile) -> Vec<Object> {
+    let Some(m) = monitoring::resolve(p) else {
+        return Vec::new();
+    };
+    if m.collector != Collector::PrometheusOperator {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    if let Some(o) = kueue_monitor(p, &m) {
+        out.push(o);
+    }
+    if let Some(o) = kuberay_monitor(p, &m) {
+        out.push(o);
+    }
+    out.extend(ray_monitors(p, &m));
+    if m.gpu_metrics == GpuMetrics::DcgmExporter {
+        out.push(dcgm_monitor(&m));
+    }
+    out.push(rules(p, &m));
+    out.push(dashboard_configmap(p, &m));
+    out
+}
+
+/// Labels of every monitoring object: raykueue's, and the stack's `release` (what its
+/// Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules by).
+fn metadata(name: &str, m: &Resolved) -> Value {
+    json!({
+        "name": name,
+        "namespace": m.namespace,
+        "labels": { MANAGED_BY.0: MANAGED_BY.1, "release": m.release },
+    })
+}
+
+fn object(kind: &'static str, name: &str, file: &str, m: &Resolved, spec: Value) -> Object {
+    Object::data(
+        kind,
+        name,
+        Some(&m.namespace),
+        format!("{DIR}/{file}"),
+        k8s(MONITORING_API, kind, metadata(name, m), [("spec", spec)]),
+    )
+}
+
+/// The Kueue chart's full name (kueue@v0.19.2 `charts/kueue/templates/_helpers.tpl`,
+/// `kueue.fullname`: the release name when it contains `kueue`, else `<release>-kueue`).
+pub(crate) fn kueue_fullname(release: &str) -> String {
+    if release.contains("kueue") {
+        release.to_owned()
+    } else {
+        format!("{release}-kueue")
+    }
+}
+
+/// The Kueue controller's metrics Service, as the Kueue chart's own ServiceMonitor scrapes it
+/// (kueue@v0.19.2 `charts/kueue/templates/prometheus/monitor.yaml`): HTTPS on port `https`,
+/// authenticated with the Prometheus service account's token, the chart's default
+/// `tlsConfig` (`metrics.serviceMonitor.tlsConfig: {insecureSkipVerify: true}` in
+/// `charts/kueue/values.yaml`: the certificate is Kueue's self-signed one), and the Service
+/// selected by its labels (`kueue.metricsService.labels`).
+fn kueue_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
+    let k = p.operators.kueue.as_ref()?;
+    let spec = json!({
+        "namespaceSelector": { "matchNames": [k.namespace.as_str()] },
+        "selector": { "matchLabels": {
+            "app.kubernetes.io/name": "kueue",
+            "app.kubernetes.io/instance": k.release.as_str(),
+            "app.kubernetes.io/component": "metrics-service",
+        }},
+        "endpoints": [{
+            "path": "/metrics",
+            "port": "https",
+            "scheme": "https",
+            "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
+            "tlsConfig": { "insecureSkipVerify": true },
+        }],
+    });
+    Some(object(
+        "ServiceMonitor",
+        "kueue",
+        "servicemonitor-kueue.yaml",
+        m,
+        spec,
+    ))
+}
+
+/// The KubeRay operator's Service, as its chart's ServiceMonitor scrapes it
+/// (ray-project/kuberay@v1.7.0 `helm-chart/kuberay-operator/templates/servicemonitor.yaml`:
+/// `/metrics` on target port `http`, selected by `app.kubernetes.io/name`).
+fn kuberay_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
+    let k = p.operators.kuberay.as_ref()?;
+    let spec = json!({
+        "namespaceSelector": { "matchNames": [k.namespace.as_str()] },
+        "selector": { "matchLabels": {
+            "app.kubernetes.io/name": k.chart.as_str().rsplit('/').next().unwrap_or("kuberay-operator"),
+            "app.kubernetes.io/instance": k.release.as_str(),
+        }},
+        "endpoints": [{ "path": "/metrics", "targetPort": "http" }],
+    });
+    Some(object(
+        "ServiceMonitor",
+        "kuberay-operator",
+        "servicemonitor-kuberay-operator.yaml",
+        m,
+        spec,
+    ))
+}
+
+/// The namespaces the profile's Ray pods run in, sorted.
+fn workload_namespaces(p: &Profile) -> Vec<String> {
+    let mut out: BTreeSet<String> = p
+        .workloads
+        .iter()
+        .map(|w| w.namespace_in(p).to_owned())
+        .collect();
+    out.insert(p.namespace.to_string());
+    out.into_iter().collect()
+}
+
+/// The Ray heads and workers, as KubeRay's example PodMonitors scrape them
+/// (ray-project/kuberay@v1.7.0 `config/prometheus/podMonitor.yaml`): pods by
+/// `ray.io/node-type`, Ray's metrics export port `metrics` (the head also the autoscaler's
+/// `as-metrics` and the dashboard's `dash-metrics`), each series labelled with its RayCluster
+/// (`ray_io_cluster`), in the profile's namespaces only.
+fn ray_monitors(p: &Profile, m: &Resolved) -> Vec<Object> {
+    let namespaces = workload_namespaces(p);
+    let relabel = || {
+        json!([{
+            "action": "replace",
+            "sourceLabels": ["__meta_kubernetes_pod_label_ray_io_cluster"],
+            "targetLabel": "ray_io_cluster",
+        }])
+    };
+    let endpoints = |ports: &[&str]| -> Value {
+        ports
+            .iter()
+            .map(|port| json!({ "port": port, "relabelings": relabel() }))
+            .collect()
+    };
+    [
+        (
+            "ray-head",
+            "head",
+            &["metrics", "as-metrics", "dash-metrics"][..],
+        ),
+        ("ray-workers", "worker", &["metrics"][..]),
+    ]
+    .into_iter()
+    .map(|(name, node_type, ports)| {
+        let spec = json!({
+            "jobLabel": name,
+            "namespaceSelector": { "matchNames": namespaces },
+            "selector": { "matchLabels": { "ray.io/node-type": node_type } },
+            "podMetricsEndpoints": endpoints(ports),
+        });
+        object("PodMonitor", name, "podmonitor-ray.yaml", m, spec)
+    })
+    .collect()
+}
+
+/// The DCGM exporter's Service in the monitoring namespace. Its series keep the target's labels
+/// (`honorLabels: false`, the chart's own ServiceMonitor default), so the GPU's pod appears as
+/// `exported_namespace` and `exported_pod`; `node` is the node the exporter runs on, which the
+/// dashboard joins with the node's pool label.
+fn dcgm_monitor(m: &Resolved) -> Object {
+    let spec = json!({
+        "namespaceSelector": { "matchNames": [m.namespace] },
+        "selector": { "matchLabels": { "app.kubernetes.io/name": DCGM_NAME } },
+        "endpoints": [{
+            "port": DCGM_PORT,
+            "path": "/metrics",
+            "honorLabels": false,
+            "relabelings": [{
+                "action": "replace",
+                "sourceLabels": ["__meta_kubernetes_endpoint_node_name"],
+                "targetLabel": "node",
+            }],
+        }],
+    });
+    object(
+        "ServiceMonitor",
+        DCGM_NAME,
+        "servicemonitor-dcgm-exporter.yaml",
+        m,
+        spec,
+    )
+}
+
+/// `a|b|c`, every name escaped for a PromQL regex in a double-quoted string.
+fn alternatives<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    names
+        .into_iter()
+        .map(|n| n.replace('.', "\\\\."))
+        .collect::<Vec<_>>()
+        .join("|")
+}
+
+/// The profile's ClusterQueues: all, and those with GPU quota.
+fn queues(p: &Profile) -> (Vec<&str>, Vec<&str>) {
+    let Some(q) = &p.queues else {
+        return (Vec::new(), Vec::new());
+    };
+    let all = q.cluster_queues.iter().map(|c| c.name.as_str()).collect();
+    let gpu = q
+        .cluster_queues
+        .iter()
+        .filter(|c| {
+            c.resource_groups.iter().any(|rg| {
+                rg.covered_resources
+                    .iter()
+                    .any(|r| r.as_str() == crate::cloud::GPU_RESOURCE)
+            })
+        })
+        .map(|c| c.name.as_str())
+        .collect();
+    (all, gpu)
+}
+
+/// One alerting rule.
+fn alert(name: &str, expr: String, for_: &str, severity: &str, summary: &str) -> Value {
+    json!({
+        "alert": name,
+        "expr": Value::String(expr),
+        "for": for_,
+        "labels": { "severity": severity },
+        "annotations": { "summary": summary },
+    })
+}
+
+/// The alerts platform teams get paged for, over the profile's queues.
+pub(crate) fn alert_rules(p: &Profile, m: &Resolved) -> Vec<Value> {
+    let a = &m.alerts;
+    let (all, gpu) = queues(p);
+    let cqs = alternatives(all.iter().copied());
+    let mut rules = Vec::new();
+    if !all.is_empty() {
+        // Pending although the cohort has nominal quota nobody uses: the workload asks for a
+        // flavor or resource its queue does not give, or more than a borrowing limit allows.
+        rules.push(alert(
+            "KueuePendingWithUnusedCohortQuota",
+            format!(
+                "(sum by (cluster_queue, cohort) ((sum by (cluster_queue) (kueue_pending_workloads{{cluster_queue=~\"{cqs}\"}}) > 0) * on (cluster_queue) group_left (cohort) (max by (cluster_queue, cohort) (kueue_cluster_queue_nominal_quota{{cohort!=\"\"}}) * 0 + 1))) and on (cohort) (count by (cohort) ((sum by (cohort, flavor, resource) (kueue_cluster_queue_nominal_quota{{cohort!=\"\"}}) - sum by (cohort, flavor, resource) (kueue_cluster_queue_resource_usage{{cohort!=\"\"}})) > 0))"
+            ),
+            a.pending_for.as_str(),
+            "warning",
+            "ClusterQueue {{ $labels.cluster_queue }} has pending workloads while cohort {{ $labels.cohort }} has unused nominal quota: a quota or flavor mistake, not load",
+        ));
+        rules.push(alert(
+            "KueueClusterQueueInactive",
+            format!("kueue_cluster_queue_status{{cluster_queue=~\"{cqs}\", status=\"active\"}} == 0"),
+            a.inactive_for.as_str(),
+            "critical",
+            "ClusterQueue {{ $labels.cluster_queue }} is not active: nothing is admitted through it",
+        ));
+        rules.push(alert(
+            "KueuePreemptionStorm",
+            format!(
+                "sum by (preempting_cluster_queue) (increase(kueue_preempted_workloads_total{{preempting_cluster_queue=~\"{cqs}\"}}[1h])) > {}",
+                a.preemptions_per_hour
+            ),
+            "0m",
+            "warning",
+            "ClusterQueue {{ $labels.preempting_cluster_queue }} preempted more than the threshold in the last hour",
+        ));
+    }
+    if m.gpu_metrics == GpuMetrics::DcgmExporter && !gpu.is_empty() {
+        rules.push(alert(
+            "GpusIdleWhileWorkloadsWait",
+            format!(
+                "(avg by (node) (DCGM_FI_DEV_GPU_UTIL) < {}) and on () (sum(kueue_pending_workloads{{cluster_queue=~\"{}\"}}) > 0)",
+                a.gpu_idle_below_percent,
+                alternatives(gpu.iter().copied())
+            ),
+            a.gpu_idle_for.as_str(),
+            "warning",
+            "GPUs on {{ $labels.node }} are idle while GPU workloads wait",
+        ));
+    }
+    if let Some(k) = &p.operators.kueue {
+        rules.push(alert(
+            "KueueControllerDown",
+            format!(
+                "absent(up{{namespace=\"{}\", service=\"{}-controller-manager-metrics-service\"}} == 1)",
+                k.namespace,
+                kueue_fullname(k.release.as_str())
+            ),
+            a.controller_down_for.as_str(),
+            "critical",
+            "Kueue's controller is not scraped: no workload is admitted, and Kueue's webhooks may refuse pods",
+        ));
+    }
+    rules
+}
+
+/// The PrometheusRule with the alerts, in one group.
+fn rules(p: &Profile, m: &Resolved) -> Object {
+    let spec = json!({
+        "groups": [{
+            "name": format!("raykueue-{}", p.name),
+            "rules": alert_rules(p, m),
+        }],
+    });
+    object(
+        "PrometheusRule",
+        &format!("raykueue-{}", p.name),
+        "prometheusrule.yaml",
+        m,
+        spec,
+    )
+}
+
+/// The file name of the profile's dashboard in `monitoring/dashboards/`.
+pub(crate) fn dashboard_file(p: &Profile) -> String {
+    format!("{DASHBOARDS}/raykueue-{}.json", p.name)
+}
+
+/// The dashboard's JSON file (`monitoring/dashboards/raykueue-<profile>.json`), for a Grafana
+/// that imports dashboards rather than reading the ConfigMap: the same text.
+pub(crate) fn dashboard_json(p: &Profile) -> Option<super::TextFile> {
+    let m = monitoring::resolve(p).filter(|m| m.collector == Collector::PrometheusOperator)?;
+    Some(super::TextFile::written(
+        dashboard_file(p),
+        dashboard::text(p, &m),
+    ))
+}
+
+/// The dashboard as a ConfigMap the Grafana sidecar loads.
+fn dashboard_configmap(p: &Profile, m: &Resolved) -> Object {
+    let name = format!("raykueue-{}-dashboard", p.name);
+    let key = format!("raykueue-{}.json", p.name);
+    let text = dashboard::text(p, m);
+    Object::data(
+        "ConfigMap",
+        name.clone(),
+        Some(&m.namespace),
+        format!("{DASHBOARDS}/configmap.yaml"),
+        json!({
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {
+                "name": name,
+                "namespace": m.namespace,
+                "labels": {
+                    MANAGED_BY.0: MANAGED_BY.1,
+                    GRAFANA_DASHBOARD_LABEL.0: GRAFANA_DASHBOARD_LABEL.1,
+                },
+            },
+            "data": { key: text },
+        }),
+    )
+}
+
+/// The summary's "Monitoring" section: what is scraped, the alerts and where the dashboard is;
+/// `null` when the profile is not monitored.
+pub(crate) fn summary(p: &Profile) -> Value {
+    let Some(m) = monitoring::resolve(p) else {
+        return Value::Null;
+    };
+    if m.collector == Collector::Managed {
+        let (service, scrape) =
+            p.cloud()
+                .map_or(("the cloud's managed Prometheus", "its own objects"), |c| {
+                    let f = c.prometheus();
+                    (f.managed, f.managed_scrape)
+                });
+        return json!({
+            "managed": format!("{service}, which takes {scrape}: raykueue does not write them yet, so `monitoring/` is not written"),
+        });
+    }
+    let mut scraped = Vec::new();
+    if let Some(k) = &p.operators.kueue {
+        scraped.push(format!(
+            "Kueue's controller (`{}`, HTTPS with the Prometheus service account's token)",
+            k.namespace
+        ));
+    }
+    if let Some(k) = &p.operators.kuberay {
+        scraped.push(format!("the KubeRay operator (`{}`)", k.namespace));
+    }
+    scraped.push(format!(
+        "Ray heads and workers (port `metrics`) in {}",
+        workload_namespaces(p)
+            .iter()
+            .map(|n| format!("`{n}`"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    if m.gpu_metrics == GpuMetrics::DcgmExporter {
+        scraped.push(format!("NVIDIA's DCGM exporter (`{}`)", m.namespace));
+    }
+    let alerts: Vec<Value> = alert_rules(p, &m)
+        .into_iter()
+        .map(|r| json!({ "name": r["alert"], "for": r["for"], "summary": r["annotations"]["summary"] }))
+        .collect();
+    json!({
+        "managed": null,
+        "namespace": m.namespace,
+        "release": m.release,
+        "scraped": scraped,
+        "alerts": alerts,
+        "dashboard": dashboard_file(p),
+        "configmap": format!("{DASHBOARDS}/configmap.yaml"),
+    })
+}
