@@ -220,7 +220,11 @@ mod fast {
         }
         let b = s.as_bytes();
         let first = *b.first()?;
-        let start_ok = first.is_ascii_alphabetic() || first == b'/' || quantity(s);
+        // `__meta_kubernetes_pod_label_…`, Prometheus' discovered labels, start with `_`.
+        let start_ok = first.is_ascii_alphabetic()
+            || first == b'/'
+            || (first == b'_' && b.iter().any(u8::is_ascii_alphabetic))
+            || quantity(s);
         let ok = s.len() <= MAX_LINE
             && start_ok
             && b.iter()

@@ -244,8 +244,10 @@ fn queues(p: &Profile) -> (Vec<&str>, Vec<&str>) {
     (all, gpu)
 }
 
-/// One alerting rule.
-fn alert(name: &str, expr: String, for_: &str, severity: &str, summary: &str) -> Value {
+/// One alerting rule. The expression ends with a newline, so that it is written as a literal
+/// block, as written here.
+fn alert(name: &str, mut expr: String, for_: &str, severity: &str, summary: &str) -> Value {
+    expr.push('\n');
     json!({
         "alert": name,
         "expr": Value::String(expr),
@@ -271,14 +273,16 @@ pub(crate) fn alert_rules(p: &Profile, m: &Resolved) -> Vec<Value> {
             ),
             a.pending_for.as_str(),
             "warning",
-            "ClusterQueue {{ $labels.cluster_queue }} has pending workloads while cohort {{ $labels.cohort }} has unused nominal quota: a quota or flavor mistake, not load",
+            "{{ $labels.cluster_queue }} waits though cohort {{ $labels.cohort }} has unused quota",
         ));
         rules.push(alert(
             "KueueClusterQueueInactive",
-            format!("kueue_cluster_queue_status{{cluster_queue=~\"{cqs}\", status=\"active\"}} == 0"),
+            format!(
+                "kueue_cluster_queue_status{{cluster_queue=~\"{cqs}\", status=\"active\"}} == 0"
+            ),
             a.inactive_for.as_str(),
             "critical",
-            "ClusterQueue {{ $labels.cluster_queue }} is not active: nothing is admitted through it",
+            "ClusterQueue {{ $labels.cluster_queue }} is inactive and admits nothing",
         ));
         rules.push(alert(
             "KueuePreemptionStorm",
@@ -288,7 +292,7 @@ pub(crate) fn alert_rules(p: &Profile, m: &Resolved) -> Vec<Value> {
             ),
             "0m",
             "warning",
-            "ClusterQueue {{ $labels.preempting_cluster_queue }} preempted more than the threshold in the last hour",
+            "ClusterQueue {{ $labels.preempting_cluster_queue }} preempts too often",
         ));
     }
     if m.gpu_metrics == GpuMetrics::DcgmExporter && !gpu.is_empty() {
@@ -314,7 +318,7 @@ pub(crate) fn alert_rules(p: &Profile, m: &Resolved) -> Vec<Value> {
             ),
             a.controller_down_for.as_str(),
             "critical",
-            "Kueue's controller is not scraped: no workload is admitted, and Kueue's webhooks may refuse pods",
+            "Kueue controller down, so nothing is admitted",
         ));
     }
     rules
