@@ -33,6 +33,7 @@ mod infra;
 mod init;
 mod live;
 mod man;
+mod monitoring;
 mod overlay;
 mod precommit;
 mod properties;

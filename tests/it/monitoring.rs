@@ -1,0 +1,383 @@
+//! `monitoring/` of every shipped profile (docs/monitoring.md): each object validates against
+//! its Prometheus Operator CRD; every dashboard query and alert expression names only metrics
+//! and labels of `raykueue::facts::metrics` (the table that cites kueue@v0.19.2
+//! `pkg/metrics/metrics.go` and the DCGM exporter's counters); the dashboard is what Grafana
+//! imports; and the rules pass `promtool check rules` (Debian's `prometheus` package).
+
+use crate::common::{shipped, skip};
+use raykueue::facts::metrics;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+fn compiled(name: &str) -> raykueue::output::bundle::Bundle {
+    let resolved = raykueue::input::resolve::resolve(name).unwrap();
+    raykueue::compile::compile(&resolved, false).unwrap().bundle
+}
+
+/// The shipped profiles' bundles that have `monitoring/`.
+fn monitored() -> Vec<(&'static str, raykueue::output::bundle::Bundle)> {
+    shipped()
+        .into_iter()
+        .map(|n| (n, compiled(n)))
+        .filter(|(_, b)| b.files.contains_key("monitoring/kustomization.yaml"))
+        .collect()
+}
+
+/// The dashboard file's path and its JSON.
+fn dashboard_file(b: &raykueue::output::bundle::Bundle) -> (&str, Value) {
+    let (file, text) = b
+        .files
+        .iter()
+        .find(|(f, _)| {
+            f.starts_with("monitoring/dashboards/")
+                && std::path::Path::new(f)
+                    .extension()
+                    .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        })
+        .expect("a dashboard file");
+    (file, serde_json::from_str(text).unwrap())
+}
+
+fn dashboard(b: &raykueue::output::bundle::Bundle) -> Value {
+    dashboard_file(b).1
+}
+
+fn rules(b: &raykueue::output::bundle::Bundle) -> Vec<Value> {
+    b.objects
+        .iter()
+        .filter(|w| w.object.kind == "PrometheusRule")
+        .map(|w| w.object.value["spec"].clone())
+        .collect()
+}
+
+/// PromQL words that are not metric or label names.
+const WORDS: &[&str] = &[
+    "sum",
+    "avg",
+    "max",
+    "min",
+    "count",
+    "by",
+    "on",
+    "and",
+    "or",
+    "unless",
+    "group_left",
+    "group_right",
+    "without",
+    "ignoring",
+    "rate",
+    "increase",
+    "absent",
+    "histogram_quantile",
+];
+
+/// The metrics an expression names, each with the label names of its matchers, and every label
+/// named in a `by`, `on` or `group_left` list.
+fn parse(expr: &str) -> (Vec<(String, Vec<String>)>, BTreeSet<String>) {
+    let b = expr.as_bytes();
+    let mut metrics = Vec::new();
+    let mut labels = BTreeSet::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' {
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                i += usize::from(b[i] == b'\\') + 1;
+            }
+            i += 1;
+            continue;
+        }
+        if c == b'[' {
+            while i < b.len() && b[i] != b']' {
+                i += 1;
+            }
+            continue;
+        }
+        if c.is_ascii_alphabetic() || c == b'_' {
+            let start = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            let word = &expr[start..i];
+            let rest = expr[i..].trim_start();
+            if ["by", "on", "group_left", "without", "ignoring"].contains(&word) {
+                if let Some(list) = rest.strip_prefix('(') {
+                    let end = list.find(')').unwrap();
+                    for l in list[..end]
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|l| !l.is_empty())
+                    {
+                        labels.insert(l.to_owned());
+                    }
+                    i = expr.len() - rest.len() + 1 + end + 1;
+                }
+            } else if WORDS.contains(&word) {
+            } else if let Some(m) = rest.strip_prefix('{') {
+                let end = m.find('}').unwrap();
+                let names = m[..end]
+                    .split(',')
+                    .map(|x| {
+                        x.trim()
+                            .split(['=', '!', '~'])
+                            .next()
+                            .unwrap()
+                            .trim()
+                            .to_owned()
+                    })
+                    .collect();
+                metrics.push((word.to_owned(), names));
+                i = expr.len() - rest.len() + 1 + end + 1;
+            } else if !rest.starts_with('(') {
+                metrics.push((word.to_owned(), Vec::new()));
+            }
+            continue;
+        }
+        i += 1;
+    }
+    (metrics, labels)
+}
+
+/// Every label a metric carries, by the table; `label_*` of `kube_node_labels` by prefix.
+fn known(metric: &str, label: &str) -> bool {
+    metrics::labels(metric).is_some_and(|l| l.contains(&label))
+        || (metric == metrics::KUBE_NODE_LABELS && label.starts_with("label_"))
+}
+
+/// Problems with one query: unknown metrics, matchers on labels the metric lacks, and list or
+/// legend labels no metric of the query has.
+fn check(expr: &str, legend: Option<&str>, problems: &mut Vec<String>) {
+    let (named, lists) = parse(expr);
+    assert!(!named.is_empty(), "no metric found in {expr}");
+    for (metric, matchers) in &named {
+        if metrics::labels(metric).is_none() {
+            problems.push(format!("{metric} is in no table of facts::metrics: {expr}"));
+        }
+        for l in matchers {
+            if !known(metric, l) {
+                problems.push(format!("{metric} has no label {l}: {expr}"));
+            }
+        }
+    }
+    let mut used = lists;
+    if let Some(legend) = legend {
+        for part in legend.split("{{").skip(1) {
+            used.insert(part.split("}}").next().unwrap().trim().to_owned());
+        }
+    }
+    for l in used {
+        if !named.iter().any(|(m, _)| known(m, &l)) {
+            problems.push(format!("no metric of the query has label {l}: {expr}"));
+        }
+    }
+}
+
+#[test]
+fn every_gpu_profile_is_monitored_and_every_monitoring_object_validates_against_its_crd() {
+    let all = shipped();
+    let monitored = monitored();
+    assert!(
+        monitored.len() >= all.len() - 1,
+        "GPU profiles are monitored by default"
+    );
+    for (name, b) in &monitored {
+        let kinds: BTreeSet<&str> = b
+            .objects
+            .iter()
+            .filter(|w| w.object.file.starts_with("monitoring/"))
+            .map(|w| w.object.kind)
+            .collect();
+        for kind in [
+            "PodMonitor",
+            "PrometheusRule",
+            "ConfigMap",
+            "ServiceMonitor",
+        ] {
+            assert!(kinds.contains(kind), "{name}: no {kind} in monitoring/");
+        }
+        for w in b
+            .objects
+            .iter()
+            .filter(|w| w.object.file.starts_with("monitoring/"))
+        {
+            match raykueue::output::validate::object(&w.object.value) {
+                raykueue::output::validate::Verdict::Checked(v) => {
+                    assert!(v.is_empty(), "{name}: {}: {v:#?}", w.object.file);
+                }
+                raykueue::output::validate::Verdict::Unknown { message, .. } => {
+                    panic!("{name}: {}: {message}", w.object.file)
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_profile_without_gpus_is_not_monitored_unless_it_says_so() {
+    let cpu = "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: cpu\nnamespace: ray\n";
+    let b = crate::common::compile_text(cpu.as_bytes()).unwrap().bundle;
+    assert!(!b.files.keys().any(|f| f.starts_with("monitoring/")));
+    let on = format!("{cpu}monitoring: {{}}\n");
+    let b = crate::common::compile_text(on.as_bytes()).unwrap().bundle;
+    assert!(b.files.contains_key("monitoring/kustomization.yaml"));
+    let off = "collector: none";
+    let team = crate::common::shipped_text("team").to_owned() + "\nmonitoring:\n  " + off + "\n";
+    let b = crate::common::compile_text(team.as_bytes()).unwrap().bundle;
+    assert!(!b.files.keys().any(|f| f.starts_with("monitoring/")));
+}
+
+#[test]
+fn every_query_names_only_metrics_and_labels_that_exist_upstream() {
+    let mut problems = Vec::new();
+    let mut queries = 0;
+    for (_, b) in monitored() {
+        for panel in dashboard(&b)["panels"].as_array().unwrap() {
+            for t in panel["targets"].as_array().into_iter().flatten() {
+                queries += 1;
+                check(
+                    t["expr"].as_str().unwrap(),
+                    t["legendFormat"].as_str(),
+                    &mut problems,
+                );
+            }
+        }
+        for spec in rules(&b) {
+            for g in spec["groups"].as_array().unwrap() {
+                for r in g["rules"].as_array().unwrap() {
+                    queries += 1;
+                    check(r["expr"].as_str().unwrap(), None, &mut problems);
+                }
+            }
+        }
+    }
+    assert!(queries > 50, "{queries} queries");
+    assert!(problems.is_empty(), "{problems:#?}");
+}
+
+#[test]
+fn the_query_check_catches_unknown_metrics_and_labels() {
+    let mut p = Vec::new();
+    check(
+        "sum by (cluster_queue) (kueue_pending_workloads{cluster_queue=\"a\"})",
+        Some("{{status}}"),
+        &mut p,
+    );
+    assert!(p.is_empty(), "{p:?}");
+    check("kueue_no_such_metric{x=\"1\"}", None, &mut p);
+    check("sum by (flavour) (kueue_pending_workloads)", None, &mut p);
+    check(
+        "kueue_admitted_active_workloads{status=\"active\"}",
+        None,
+        &mut p,
+    );
+    assert_eq!(p.len(), 4, "{p:#?}");
+}
+
+#[test]
+fn the_dashboard_is_what_grafana_imports() {
+    for (name, b) in monitored() {
+        let (file, d) = dashboard_file(&b);
+        assert!(d["schemaVersion"].as_u64().unwrap() >= 36, "{name}");
+        assert!(
+            d["uid"]
+                .as_str()
+                .is_some_and(|u| !u.is_empty() && u.len() <= 40)
+        );
+        let vars = d["templating"]["list"].as_array().unwrap();
+        let ds = vars
+            .iter()
+            .find(|v| v["type"] == "datasource" && v["query"] == "prometheus")
+            .unwrap_or_else(|| panic!("{name}: no Prometheus datasource variable"));
+        let uid = format!("${{{}}}", ds["name"].as_str().unwrap());
+        let panels = d["panels"].as_array().unwrap();
+        let mut ids = BTreeMap::new();
+        for p in panels {
+            let id = p["id"].as_u64().unwrap();
+            assert!(
+                ids.insert(id, p["title"].clone()).is_none(),
+                "{name}: id {id} twice"
+            );
+            assert!(p["gridPos"]["w"].as_u64().unwrap() <= 24);
+            if p["type"] != "row" {
+                assert_eq!(
+                    p["datasource"]["uid"],
+                    uid.as_str(),
+                    "{name}: {}",
+                    p["title"]
+                );
+                for t in p["targets"].as_array().unwrap() {
+                    assert_eq!(t["datasource"]["uid"], uid.as_str());
+                }
+            }
+        }
+        // One row per ClusterQueue and per cohort of the profile.
+        let rows: Vec<&str> = panels
+            .iter()
+            .filter(|p| p["type"] == "row")
+            .map(|p| p["title"].as_str().unwrap())
+            .collect();
+        let cm = b
+            .objects
+            .iter()
+            .find(|w| w.object.file == "monitoring/dashboards/configmap.yaml")
+            .unwrap();
+        assert_eq!(
+            cm.object.value["metadata"]["labels"]["grafana_dashboard"],
+            "1"
+        );
+        let data = cm.object.value["data"].as_object().unwrap();
+        assert_eq!(
+            data.values().next().unwrap().as_str().unwrap(),
+            b.files[file],
+            "{name}: the ConfigMap holds the dashboard file"
+        );
+        let queues = b.objects.iter().filter(|w| w.object.kind == "ClusterQueue");
+        for q in queues {
+            let row = format!("ClusterQueue {}", q.object.name);
+            assert!(rows.contains(&row.as_str()), "{name}: no row {row}");
+            if let Some(c) = q.object.value["spec"]["cohortName"].as_str() {
+                let row = format!("Cohort {c}");
+                assert!(rows.contains(&row.as_str()), "{name}: no row {row}");
+            }
+        }
+    }
+}
+
+#[test]
+fn every_rule_file_passes_promtool() {
+    let Ok(version) = Command::new("promtool").arg("--version").output() else {
+        skip(
+            "promtool check rules",
+            "promtool is not installed (Debian's prometheus package)",
+        );
+        return;
+    };
+    assert!(version.status.success());
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for (name, b) in monitored() {
+        for (i, spec) in rules(&b).into_iter().enumerate() {
+            let file = dir
+                .path()
+                .join(format!("{}-{i}.rules.yml", name.replace('/', "-")));
+            // JSON is YAML: promtool reads the PrometheusRule's `spec` as a rules file.
+            std::fs::write(&file, serde_json::to_string_pretty(&spec).unwrap()).unwrap();
+            let out = Command::new("promtool")
+                .args(["check", "rules"])
+                .arg(&file)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{name}: promtool check rules:\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked > 0);
+}
