@@ -71,3 +71,62 @@ pub(crate) fn resolve(p: &Profile) -> Option<Resolved> {
         alerts: m.alerts.clone(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::resolve::SHIPPED;
+
+    fn typed(name: &str) -> Profile {
+        let resolved = crate::input::resolve::resolve(name).unwrap();
+        crate::compile::check_profile(&resolved).0.unwrap().1
+    }
+
+    #[test]
+    fn shipped_gpu_profiles_get_their_clouds_default_and_the_dcgm_exporter() {
+        for (name, _) in SHIPPED {
+            let p = typed(name);
+            let m = resolve(&p);
+            assert_eq!(m.is_some(), has_gpus(&p), "{name}");
+            if let (Some(m), Some(cloud)) = (m, p.cloud()) {
+                assert_eq!(m.collector, cloud.prometheus().default_collector, "{name}");
+                let gpu_pools = cloud.node_groups().iter().any(|g| g.gpu);
+                assert_eq!(
+                    m.gpu_metrics == GpuMetrics::DcgmExporter,
+                    gpu_pools,
+                    "{name}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn collector_none_turns_monitoring_off_and_a_section_turns_it_on() {
+        let mut p = typed("team");
+        p.monitoring = Some(Monitoring {
+            collector: Some(Collector::None),
+            ..Monitoring::default()
+        });
+        assert!(resolve(&p).is_none());
+        p.monitoring = Some(Monitoring {
+            collector: Some(Collector::Managed),
+            gpu_metrics: Some(GpuMetrics::None),
+            ..Monitoring::default()
+        });
+        let m = resolve(&p).unwrap();
+        assert_eq!(
+            (m.collector, m.gpu_metrics),
+            (Collector::Managed, GpuMetrics::None)
+        );
+    }
+
+    #[test]
+    fn every_cloud_names_its_managed_prometheus() {
+        for (name, _) in SHIPPED {
+            if let Some(c) = typed(name).cloud() {
+                let f = c.prometheus();
+                assert!(f.managed.contains("Prometheus") && !f.managed_scrape.is_empty());
+            }
+        }
+    }
+}
