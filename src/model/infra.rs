@@ -46,6 +46,8 @@ struct Context {
     nvidia: Option<NvidiaCtx>,
     /// The label that names a node's pool (`verify.sh` lists a GPU pool's nodes by it).
     pool_label: Option<&'static str>,
+    /// The Prometheus Operator stack and DCGM exporter `up.sh` installs (`null`: none).
+    monitoring: Value,
 }
 
 #[derive(Serialize)]
@@ -128,6 +130,7 @@ struct FlavorCtx {
 /// `output::render`), the values files and the cloud's own files as text.
 pub fn infra_files(p: &Profile) -> Result<Vec<TextFile>, Diagnostic> {
     let mut ctx = serde_json::to_value(context(p)).unwrap_or_default();
+    let ctx_monitoring = ctx["monitoring"].clone();
     let provider = p.cloud();
     let folder = provider.map_or("common", |pr| pr.section());
     if let (Some(pr), Some(map)) = (provider, ctx.as_object_mut()) {
@@ -188,6 +191,20 @@ pub fn infra_files(p: &Profile) -> Result<Vec<TextFile>, Diagnostic> {
             stack.values_file,
             format!("{yaml_header}{values}"),
         ));
+    }
+    if !ctx_monitoring.is_null() {
+        let values = yaml::to_yaml(&stack_values(p))?;
+        out.push(TextFile::written(
+            FILE_STACK_VALUES,
+            format!("{yaml_header}{values}"),
+        ));
+        if !ctx_monitoring["dcgm"].is_null() {
+            let values = yaml::to_yaml(&dcgm_values(p))?;
+            out.push(TextFile::written(
+                FILE_DCGM_VALUES,
+                format!("{yaml_header}{values}"),
+            ));
+        }
     }
     Ok(out)
 }
@@ -250,6 +267,7 @@ fn context(p: &Profile) -> Context {
             values: n.values_file.trim_start_matches("infra/"),
         }),
         pool_label: provider.map(|pr| pr.words().pool_label),
+        monitoring: monitoring_context(p),
     }
 }
 
@@ -417,17 +435,14 @@ pub(crate) fn kuberay_values(p: &Profile) -> Value {
     Value::Object(values)
 }
 
-/// Helm values of the NVIDIA component raykueue installs (`operators::nvidia`): where its
-/// DaemonSets run and which taints they tolerate. The chart's tolerations are replaced whole by
-/// a values file that sets them, so its defaults are listed again, then every taint of the
-/// profile's GPU pools they do not cover: a plugin that cannot land on a GPU node leaves it
-/// without `nvidia.com/gpu`.
-pub(crate) fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
+/// `base` (a chart's default tolerations, which a values file that sets `tolerations` replaces),
+/// then a toleration of every taint of the profile's GPU pools `base` does not cover: a
+/// DaemonSet that cannot land on a GPU node leaves that node out.
+pub(crate) fn gpu_pool_tolerations(p: &Profile, mut tolerations: Vec<Value>) -> Vec<Value> {
     let groups = p
         .cloud()
         .map(crate::cloud::Cloud::node_groups)
         .unwrap_or_default();
-    let mut tolerations = operators::device_plugin_default_tolerations();
     let defaults: Vec<crate::profile::Toleration> = tolerations
         .iter()
         .filter_map(|t| serde_json::from_value(t.clone()).ok())
@@ -448,20 +463,35 @@ pub(crate) fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Valu
             tolerations.push(t);
         }
     }
+    tolerations
+}
+
+/// A node affinity for the cloud's NVIDIA GPU nodes (by the label it puts on them).
+pub(crate) fn gpu_node_affinity(p: &Profile) -> Value {
+    let (key, value) = p
+        .cloud()
+        .map_or(("nvidia.com/gpu.present", Some("true")), |pr| {
+            pr.words().gpu_label
+        });
+    let expression = match value {
+        Some(v) => json!({ "key": key, "operator": "In", "values": [v] }),
+        None => json!({ "key": key, "operator": "Exists" }),
+    };
+    json!({ "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": {
+        "nodeSelectorTerms": [{ "matchExpressions": [expression] }],
+    } } })
+}
+
+/// Helm values of the NVIDIA component raykueue installs (`operators::nvidia`): where its
+/// DaemonSets run and which taints they tolerate. The chart's tolerations are replaced whole by
+/// a values file that sets them, so its defaults are listed again, then every taint of the
+/// profile's GPU pools they do not cover: a plugin that cannot land on a GPU node leaves it
+/// without `nvidia.com/gpu`.
+pub(crate) fn nvidia_values(p: &Profile, stack: &operators::NvidiaStack) -> Value {
+    let tolerations = gpu_pool_tolerations(p, operators::device_plugin_default_tolerations());
     if stack.install == NvidiaInstall::DevicePlugin {
-        let (key, value) = p
-            .cloud()
-            .map_or(("nvidia.com/gpu.present", Some("true")), |pr| {
-                pr.words().gpu_label
-            });
-        let expression = match value {
-            Some(v) => json!({ "key": key, "operator": "In", "values": [v] }),
-            None => json!({ "key": key, "operator": "Exists" }),
-        };
         json!({
-            "affinity": { "nodeAffinity": { "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [{ "matchExpressions": [expression] }],
-            } } },
+            "affinity": gpu_node_affinity(p),
             "tolerations": tolerations,
         })
     } else {
@@ -497,6 +527,82 @@ fn place(pod: &mut Map<String, Value>, p: &Profile) {
             pod.insert("tolerations".into(), t);
         }
     }
+}
+
+/// The Prometheus Operator stack `infra/up.sh` installs: prometheus-community's
+/// kube-prometheus-stack 88.3.0, the last release on Prometheus Operator v0.93.0, whose CRDs
+/// raykueue validates against (prometheus-community/helm-charts@kube-prometheus-stack-88.3.0
+/// `charts/kube-prometheus-stack/Chart.yaml`, `appVersion: v0.93.0`).
+pub(crate) const STACK_REPO: &str = "https://prometheus-community.github.io/helm-charts";
+pub(crate) const STACK_CHART: &str = "kube-prometheus-stack";
+pub(crate) const STACK_VERSION: &str = "88.3.0";
+pub(crate) const FILE_STACK_VALUES: &str = "infra/kube-prometheus-stack-values.yaml";
+/// NVIDIA's DCGM exporter chart (NVIDIA/dcgm-exporter@4.5.3-4.8.2 `deployment/Chart.yaml`,
+/// `version: "4.8.2"`; repository from its `README.md`), released as `dcgm-exporter` so that
+/// its DaemonSet and Service are named `dcgm-exporter` (the chart's `fullname` helper).
+pub(crate) const DCGM_REPO: &str = "https://nvidia.github.io/dcgm-exporter/helm-charts";
+pub(crate) const DCGM_CHART: &str = "dcgm-exporter";
+pub(crate) const DCGM_VERSION: &str = "4.8.2";
+pub(crate) const FILE_DCGM_VALUES: &str = "infra/dcgm-exporter-values.yaml";
+
+/// kube-prometheus-stack's values: only what the dashboard needs. kube-state-metrics exports
+/// the cloud's pool label of every node (`metricLabelsAllowlist`, kube-state-metrics chart
+/// 8.2.0 `values.yaml`), which the dashboard's GPU pool rows join DCGM metrics with. The
+/// stack's Prometheus selects objects labelled `release: <release>` (its default
+/// `*SelectorNilUsesHelmValues: true`) and its Grafana sidecar loads `grafana_dashboard: "1"`
+/// ConfigMaps from every namespace (`grafana.sidecar.dashboards`, `searchNamespace: ALL`):
+/// both defaults, left as they are.
+pub(crate) fn stack_values(p: &Profile) -> Value {
+    match p.cloud() {
+        Some(c) => json!({ "kube-state-metrics": {
+            "metricLabelsAllowlist": [format!("nodes=[{}]", c.words().pool_label)],
+        }}),
+        None => json!({}),
+    }
+}
+
+/// The DCGM exporter's values: on the GPU nodes only, tolerating the GPU pools' taints (the
+/// chart's own toleration of control-plane nodes kept, `deployment/values.yaml`), without the
+/// chart's ServiceMonitor (raykueue writes its own in `monitoring/`).
+pub(crate) fn dcgm_values(p: &Profile) -> Value {
+    let base = vec![json!({
+        "key": "node-role.kubernetes.io/control-plane",
+        "operator": "Exists",
+        "effect": "NoSchedule",
+    })];
+    json!({
+        "serviceMonitor": { "enabled": false },
+        "affinity": gpu_node_affinity(p),
+        "tolerations": gpu_pool_tolerations(p, base),
+    })
+}
+
+/// What `infra/up.sh` installs for monitoring and `verify.sh` checks, for the scripts.
+pub(crate) fn monitoring_context(p: &Profile) -> Value {
+    let Some(m) = crate::facts::monitoring::resolve(p)
+        .filter(|m| m.collector == crate::profile::Collector::PrometheusOperator)
+    else {
+        return Value::Null;
+    };
+    let dcgm = (m.gpu_metrics == crate::profile::GpuMetrics::DcgmExporter).then(|| {
+        json!({
+            "repo": DCGM_REPO,
+            "chart": DCGM_CHART,
+            "version": DCGM_VERSION,
+            "release": super::monitoring::DCGM_NAME,
+            "daemonset": super::monitoring::DCGM_NAME,
+            "values": FILE_DCGM_VALUES.trim_start_matches("infra/"),
+        })
+    });
+    json!({
+        "namespace": m.namespace,
+        "release": m.release,
+        "repo": STACK_REPO,
+        "chart": STACK_CHART,
+        "version": STACK_VERSION,
+        "values": FILE_STACK_VALUES.trim_start_matches("infra/"),
+        "dcgm": dcgm,
+    })
 }
 
 #[cfg(test)]

@@ -22,7 +22,7 @@ pub(crate) const GRAFANA_DASHBOARD_LABEL: (&str, &str) = ("grafana_dashboard", "
 /// `deployment/templates/_helpers.tpl`, `dcgm-exporter.selectorLabels`), its Service's port
 /// (`deployment/templates/service.yaml`), and where raykueue expects it: the monitoring
 /// namespace.
-const DCGM_NAME: &str = "dcgm-exporter";
+pub(crate) const DCGM_NAME: &str = "dcgm-exporter";
 const DCGM_PORT: &str = "metrics";
 
 /// The monitoring objects, in apply order; none when the profile is not monitored by a

@@ -51,7 +51,7 @@ exit 0
 /// `STUB_READY` says otherwise, with `$STUB_GPUS` GPUs (default `$STUB_GPUS_<pool>`, which
 /// `Sandbox` sets to the pool's catalogue count, else 1; set `STUB_NO_GPU_NODES` for none); a
 /// namespace's label
-/// reads `on`; rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
+/// reads `on`; raykueue's monitoring objects exist; rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
 /// `jobDeploymentStatus/jobStatus` is `$STUB_RAYJOB_STATE` (default `Complete/SUCCEEDED`).
 pub(crate) const KUBECTL: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' kubectl "$@"; printf '\x1e'; } >>"$STUB_LOG"
@@ -76,6 +76,8 @@ case $args in
     printf '%s   %s   %s\n' "$node" "${STUB_READY:-True}" "$gpus" ;;
   *" get nodes -l "*) [[ -n ${STUB_NO_GPU_NODES:-} ]] || echo node/aks-gpupool-12345678-vmss000000 ;;
   *" get namespace "*) printf on ;;
+  # raykueue's monitoring objects (verify.sh lists them by its label).
+  *".monitoring.coreos.com --selector "*) echo servicemonitor.monitoring.coreos.com/kueue ;;
   *" get nodes "*) printf 'NAME   GPU\naks-system-0   <none>\n' ;;
   *" rollout status "*) [[ -z ${STUB_ROLLOUT_FAILS:-} ]] ;;
   *" get clusterqueue "*) printf True ;;
@@ -482,8 +484,13 @@ fn kuberay_gpu_runs_seed_004s_commands_with_its_values() {
             sb.transcript(&calls)
         );
     }
-    // No Kueue in this profile, so no Kueue install.
-    assert!(!sb.transcript(&calls).contains("kueue"));
+    // No Kueue in this profile, so no Kueue install (raykueue's own label aside: verify.sh
+    // lists the monitoring objects by it).
+    assert!(
+        !sb.transcript(&calls)
+            .replace("raykueue", "")
+            .contains("kueue")
+    );
     // GPU pool at zero nodes (autoscaler min 0): verify says so and passes.
     assert!(text(&out).contains("autoscales from 0"), "{}", text(&out));
 
