@@ -421,6 +421,12 @@ pub(crate) const TEMPLATE_REQUIRED: Code = code(
     "a workload without the pods of its kind: a Ray kind without `head`, a Job without `pod`",
     "`kind: Job` without `pod`",
 );
+pub(crate) const CHART_SOURCE: Code = code(
+    "RK153",
+    Warning,
+    "an operator chart that `operators.source` does not describe: another version than the source publishes (its values keys unchecked), or a chart or repository outside the source",
+    "`source: aksAiRuntime` with `kueue: {version: 0.19.2}`",
+);
 pub(crate) const FRAMEWORK_MISSING: Code = code(
     "RK130",
     Error,
@@ -1322,6 +1328,7 @@ pub const ALL: &[Code] = &[
     ENTRYPOINT_REQUIRED,
     SERVE_REQUIRED,
     TEMPLATE_REQUIRED,
+    CHART_SOURCE,
     FRAMEWORK_MISSING,
     SCRIPT_UNREADABLE,
     SCRIPT_KEY_CLASH,

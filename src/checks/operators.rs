@@ -1,11 +1,12 @@
-//! The operators as the cluster will run them: how wide Kueue's webhooks reach (RK147, RK148),
-//! whether Kueue accepts its Configuration (RK149), and what advertises `nvidia.com/gpu` on GPU
-//! nodes (RK460, RK461).
+//! The operators as the cluster will run them: where their charts come from (RK153), how wide
+//! Kueue's webhooks reach (RK147, RK148), whether Kueue accepts its Configuration (RK149), and
+//! what advertises `nvidia.com/gpu` on GPU nodes (RK460, RK461).
 
 use super::Ctx;
 use crate::base::codes;
 use crate::profile::{
-    Framework, KueueConfiguration, NvidiaInstall, PreemptionStrategy, Profile, QuotaCheckStrategy,
+    ChartSource, Framework, KueueConfiguration, NvidiaInstall, PreemptionStrategy, Profile,
+    QuotaCheckStrategy,
 };
 use std::collections::BTreeMap;
 
@@ -20,6 +21,7 @@ const POD_BASED: [Framework; 3] = [
 ];
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
+    chart_source(ctx);
     webhook_scope(ctx);
     if let Some(c) = ctx
         .profile
@@ -31,6 +33,61 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         configuration(ctx, c);
     }
     device_plugin(ctx);
+}
+
+/// RK153: with `source: aksAiRuntime`, each chart is the AKS AI runtime's at the version it
+/// publishes (the one raykueue holds the values file's keys to), from its registry.
+fn chart_source(ctx: &mut Ctx<'_>) {
+    use crate::facts::operators::{
+        AKS_AI_RUNTIME_KUBERAY, AKS_AI_RUNTIME_KUEUE, AKS_AI_RUNTIME_REGISTRY,
+    };
+    let ops = &ctx.profile.operators;
+    if ops.source != ChartSource::AksAiRuntime {
+        return;
+    }
+    let mut found = Vec::new();
+    if let Some(k) = &ops.kueue {
+        found.push((
+            "kueue",
+            "Kueue",
+            k.version.as_str(),
+            AKS_AI_RUNTIME_KUEUE,
+            "chart",
+            k.chart.as_deref(),
+        ));
+    }
+    if let Some(k) = &ops.kuberay {
+        found.push((
+            "kuberay",
+            "KubeRay operator",
+            k.version.as_str(),
+            AKS_AI_RUNTIME_KUBERAY,
+            "repo",
+            k.repo.as_deref(),
+        ));
+    }
+    for (key, what, version, published, field, reference) in found {
+        if version != published {
+            ctx.report(
+                &codes::CHART_SOURCE,
+                &format!("/operators/{key}/version"),
+                format!(
+                    "the AKS AI runtime publishes the {what} chart {published}, the version raykueue holds the values file's keys to; at {version} they are unchecked"
+                ),
+                Some(format!("set operators.{key}.version to {published}, or leave operators.source for upstream's charts")),
+            );
+        }
+        if let Some(reference) = reference.filter(|r| !r.starts_with(AKS_AI_RUNTIME_REGISTRY)) {
+            ctx.report(
+                &codes::CHART_SOURCE,
+                &format!("/operators/{key}/{field}"),
+                format!(
+                    "operators.source is aksAiRuntime, but operators.{key}.{field} names `{reference}`: the chart comes from there, not from the AKS AI runtime"
+                ),
+                Some(format!("remove operators.{key}.{field} (or set it to null over a parent profile) to take {AKS_AI_RUNTIME_REGISTRY}")),
+            );
+        }
+    }
 }
 
 /// RK149: what kueue@v0.19.2 `pkg/config/validation.go` refuses beyond the schema

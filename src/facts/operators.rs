@@ -7,7 +7,9 @@
 //! cluster's first (CPU) pool.
 
 pub(crate) use crate::cloud::Placement;
-use crate::profile::{NvidiaInstall, Profile, Quantity};
+use crate::profile::{
+    ChartSource, KubeRayOperator, KueueOperator, NvidiaInstall, Profile, Quantity,
+};
 use serde_json::Value;
 use std::sync::OnceLock;
 
@@ -41,6 +43,62 @@ pub fn kueue_default_configuration() -> Value {
     chart_default("kueue", "managerConfig.controllerManagerConfigYaml")
         .cloned()
         .unwrap_or(Value::Null)
+}
+
+/// The AKS AI runtime's chart registry and what the Azure AKS example installs from it
+/// (Azure/AKS@3112ed89eab56d37f8d29780a0647b1ee1368ca6
+/// `examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf` and `variables.tf`):
+/// upstream's charts at these versions, with the operators' MCR images, and KubeRay told to
+/// inject its wait-for-GCS init container, which the MCR Ray images rely on.
+pub const AKS_AI_RUNTIME_REGISTRY: &str = "oci://mcr.microsoft.com/aks/ai-runtime/helm";
+/// The Kueue chart version the AKS AI runtime publishes (`kueue_chart_version`).
+pub const AKS_AI_RUNTIME_KUEUE: &str = "0.17.1";
+/// The KubeRay operator chart version the AKS AI runtime publishes (`kuberay_chart_version`).
+pub const AKS_AI_RUNTIME_KUBERAY: &str = "1.6.1";
+const AKS_AI_RUNTIME_KUEUE_IMAGE: &str = "mcr.microsoft.com/oss/v2/kueue/kueue";
+const AKS_AI_RUNTIME_KUBERAY_IMAGE: &str = "mcr.microsoft.com/oss/v2/kuberay/operator";
+
+/// Kueue's chart as `helm install` takes it: the profile's, else its source's.
+pub(crate) fn kueue_chart(p: &Profile, k: &KueueOperator) -> String {
+    match (&k.chart, p.operators.source) {
+        (Some(chart), _) => chart.to_string(),
+        (None, ChartSource::Upstream) => "oci://registry.k8s.io/kueue/charts/kueue".into(),
+        (None, ChartSource::AksAiRuntime) => format!("{AKS_AI_RUNTIME_REGISTRY}/kueue"),
+    }
+}
+
+/// KubeRay's Helm repository: the profile's, else its source's (`oci://` for a registry).
+pub(crate) fn kuberay_repo(p: &Profile, k: &KubeRayOperator) -> String {
+    match (&k.repo, p.operators.source) {
+        (Some(repo), _) => repo.to_string(),
+        (None, ChartSource::Upstream) => "https://ray-project.github.io/kuberay-helm/".into(),
+        (None, ChartSource::AksAiRuntime) => AKS_AI_RUNTIME_REGISTRY.into(),
+    }
+}
+
+/// The chart table entry whose keys a values file for `chart` is held to: the pinned
+/// upstream chart's, or the AKS AI runtime's version of it.
+pub fn chart_entry(p: &Profile, chart: &'static str) -> &'static str {
+    match (p.operators.source, chart) {
+        (ChartSource::AksAiRuntime, "kueue") => "aks-ai-runtime/kueue",
+        (ChartSource::AksAiRuntime, "kuberay-operator") => "aks-ai-runtime/kuberay-operator",
+        _ => chart,
+    }
+}
+
+/// The operator image a values file pins for the chart's source, as (repository, tag): the
+/// AKS AI runtime's MCR images, tagged `v<chart version>`; `None` upstream (the chart's own).
+pub(crate) fn operator_image(
+    p: &Profile,
+    chart: &'static str,
+    version: &str,
+) -> Option<(&'static str, String)> {
+    let repository = match (p.operators.source, chart) {
+        (ChartSource::AksAiRuntime, "kueue") => AKS_AI_RUNTIME_KUEUE_IMAGE,
+        (ChartSource::AksAiRuntime, "kuberay-operator") => AKS_AI_RUNTIME_KUBERAY_IMAGE,
+        _ => return None,
+    };
+    Some((repository, format!("v{version}")))
 }
 
 /// The top-level fields of Kueue's Configuration (kueue@v0.19.2

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 /// What `--profile` takes, for the commands' help: every shipped name (a test holds it to
 /// `SHIPPED`).
-pub(crate) const PROFILE_HELP: &str = "Shipped profile name (single, team, autoscale, gpu-autoscale, kuberay-gpu, kuberay-gpu-gke, kuberay-gpu-eks, kuberay-gpu-ack, examples/tas-gke, examples/provisioning-eks) or path to a profile YAML file";
+pub(crate) const PROFILE_HELP: &str = "Shipped profile name (single, team, autoscale, gpu-autoscale, kuberay-gpu, kuberay-gpu-gke, kuberay-gpu-eks, kuberay-gpu-ack, examples/tas-gke, examples/provisioning-eks, examples/aks-ai-runtime) or path to a profile YAML file";
 
 /// The shipped profiles, embedded at build time. A name with a folder (`examples/tas-gke`) is
 /// a shipped example under `profiles/examples/`.
@@ -75,6 +75,13 @@ pub const SHIPPED: &[(&str, &str)] = &[
         include_str!(concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/profiles/examples/provisioning-eks.yaml"
+        )),
+    ),
+    (
+        "examples/aks-ai-runtime",
+        include_str!(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/profiles/examples/aks-ai-runtime.yaml"
         )),
     ),
 ];

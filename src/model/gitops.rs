@@ -189,33 +189,44 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
     ));
     // The repository Secret first, as `00-repositories.yaml` comes first in `gitops/argocd/`:
     // `gen --only argocd` (the plugin's stream) lists the objects in the folder's order.
-    if let Some(k) = p
+    let kueue_chart = p
         .operators
         .kueue
         .as_ref()
-        .filter(|k| k.chart.starts_with("oci://"))
-    {
-        let (repo, _) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
+        .map(|k| crate::facts::operators::kueue_chart(p, k));
+    let kuberay_repo = p
+        .operators
+        .kuberay
+        .as_ref()
+        .map(|k| crate::facts::operators::kuberay_repo(p, k));
+    let kueue_registry = kueue_chart.as_deref().and_then(split_oci).map(|(r, _)| r);
+    let kuberay_registry = kuberay_repo
+        .as_deref()
+        .and_then(|r| r.strip_prefix("oci://"))
+        .map(|r| r.trim_end_matches('/'))
+        .filter(|r| Some(*r) != kueue_registry);
+    for (chart, registry) in [("kueue", kueue_registry), ("kuberay", kuberay_registry)] {
+        let Some(registry) = registry else { continue };
         // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
         // A public OCI Helm repository: no credentials, only its address.
         out.push(Object::data(
             "Secret",
-            format!("{name}-kueue-chart-repository"),
+            format!("{name}-{chart}-chart-repository"),
             Some(ns),
             ARGO_REPOS,
             json!({
                 "apiVersion": "v1",
                 "kind": "Secret",
-                // Before every Application of the root app: the Kueue Application's first
-                // fetch of its OCI chart needs it (a Secret without a wave is wave 0, after
-                // the operators' waves -3 to -1).
+                // Before every Application of the root app: the operators' Applications'
+                // first fetch of an OCI chart needs it (a Secret without a wave is wave 0,
+                // after the operators' waves -3 to -1).
                 "metadata": {
-                    "name": format!("{name}-kueue-chart-repository"),
+                    "name": format!("{name}-{chart}-chart-repository"),
                     "namespace": ns,
                     "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
                     "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
                 },
-                "stringData": { "name": "kueue", "type": "helm", "url": repo, "enableOCI": "true" },
+                "stringData": { "name": chart, "type": "helm", "url": registry, "enableOCI": "true" },
             }),
         ));
     }
@@ -233,12 +244,16 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
             ARGO_APPS,
         ));
     }
-    if let (Some(k), Some(v)) = (&p.operators.kuberay, kuberay_values) {
+    if let (Some(k), Some(v), Some(repo)) = (&p.operators.kuberay, kuberay_values, &kuberay_repo) {
+        // An OCI registry is named without its scheme (the repository Secret enables OCI).
+        let repo = repo
+            .strip_prefix("oci://")
+            .map_or(repo.as_str(), |r| r.trim_end_matches('/'));
         out.push(app(
             format!("{name}-kuberay-operator"),
             -2,
             json!({
-                "repoURL": k.repo, "chart": k.chart, "targetRevision": k.version,
+                "repoURL": repo, "chart": k.chart, "targetRevision": k.version,
                 "helm": { "releaseName": k.release, "valuesObject": v },
             }),
             &k.namespace,
@@ -246,8 +261,9 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
             ARGO_APPS,
         ));
     }
-    if let (Some(k), Some(v)) = (&p.operators.kueue, kueue_values) {
-        let (repo, chart) = split_oci(&k.chart).unwrap_or((k.chart.as_str(), "kueue"));
+    if let (Some(k), Some(v), Some(kueue_chart)) = (&p.operators.kueue, kueue_values, &kueue_chart)
+    {
+        let (repo, chart) = split_oci(kueue_chart).unwrap_or((kueue_chart.as_str(), "kueue"));
         out.push(app(
             format!("{name}-kueue"),
             -1,
@@ -384,12 +400,17 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
         ));
     }
     if let (Some(k), Some(v)) = (&p.operators.kuberay, kuberay_values) {
+        let repo = crate::facts::operators::kuberay_repo(p, k);
+        let mut source = json!({ "interval": interval, "url": repo });
+        if repo.starts_with("oci://") {
+            source["type"] = json!("oci");
+        }
         out.push(obj(
             "HelmRepository",
             FLUX_SOURCE_API,
             "kuberay".into(),
             FLUX_SOURCES,
-            json!({ "interval": interval, "url": k.repo }),
+            source,
         ));
         // KubeRay's chart ships its CRDs in `crds/` (ray-project/kuberay@v1.7.0
         // helm-chart/kuberay-operator/crds), which Helm installs once and never upgrades
@@ -410,6 +431,7 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
         ));
     }
     if let (Some(k), Some(v)) = (&p.operators.kueue, kueue_values) {
+        let chart = crate::facts::operators::kueue_chart(p, k);
         // The layer selector hands Flux the chart archive of Kueue's OCI artifact.
         out.push(obj(
             "OCIRepository",
@@ -417,7 +439,7 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             "kueue".into(),
             FLUX_SOURCES,
             json!({
-                "interval": interval, "url": k.chart, "ref": { "tag": k.version },
+                "interval": interval, "url": chart, "ref": { "tag": k.version },
                 "layerSelector": {
                     "mediaType": "application/vnd.cncf.helm.chart.content.v1.tar+gzip",
                     "operation": "copy",

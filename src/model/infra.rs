@@ -238,8 +238,8 @@ fn context(p: &Profile) -> Context {
     Context {
         provider: provider.map(crate::cloud::Cloud::section),
         scales_to_zero: groups.iter().any(|g| g.size.min == 0),
-        kueue: p.operators.kueue.as_ref().map(kueue),
-        kuberay: p.operators.kuberay.as_ref().map(kuberay),
+        kueue: p.operators.kueue.as_ref().map(|k| kueue(p, k)),
+        kuberay: p.operators.kuberay.as_ref().map(|k| kuberay(p, k)),
         platform: platform(p),
         gpu_pools: groups
             .into_iter()
@@ -284,9 +284,9 @@ fn kueue_deployment(release: &str) -> String {
     format!("{}-controller-manager", full.trim_end_matches('-'))
 }
 
-fn kueue(k: &KueueOperator) -> KueueCtx {
+fn kueue(p: &Profile, k: &KueueOperator) -> KueueCtx {
     KueueCtx {
-        chart: k.chart.to_string(),
+        chart: operators::kueue_chart(p, k),
         version: k.version.to_string(),
         namespace: k.namespace.to_string(),
         release: k.release.to_string(),
@@ -294,11 +294,19 @@ fn kueue(k: &KueueOperator) -> KueueCtx {
     }
 }
 
-fn kuberay(k: &KubeRayOperator) -> KubeRayCtx {
-    let is_url = k.chart.contains("://");
+fn kuberay(p: &Profile, k: &KubeRayOperator) -> KubeRayCtx {
+    let repo = operators::kuberay_repo(p, k);
+    // Helm adds only HTTP repositories: an OCI registry's chart is installed by reference.
+    let (repo, chart) = if k.chart.contains("://") {
+        (None, k.chart.to_string())
+    } else if repo.starts_with("oci://") {
+        (None, format!("{}/{}", repo.trim_end_matches('/'), k.chart))
+    } else {
+        (Some(repo), k.chart.to_string())
+    };
     KubeRayCtx {
-        repo: (!is_url).then(|| k.repo.to_string()),
-        chart: k.chart.to_string(),
+        repo,
+        chart,
         version: k.version.to_string(),
         namespace: k.namespace.to_string(),
         release: k.release.to_string(),
@@ -415,6 +423,12 @@ pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diag
             json!({ "enabled": true, "minAvailable": 1 }),
         );
     }
+    if let Some((repository, tag)) = operators::operator_image(p, "kueue", k.version.as_str()) {
+        manager.insert(
+            "manager".into(),
+            json!({ "image": { "repository": repository, "tag": tag } }),
+        );
+    }
     place(&mut manager, p);
     if !manager.is_empty() {
         values["controllerManager"] = Value::Object(manager);
@@ -426,11 +440,29 @@ pub(crate) fn kueue_values(p: &Profile, k: &KueueOperator) -> Result<Value, Diag
     Ok(values)
 }
 
-/// Helm values for the KubeRay operator: only where it runs (everything else is the chart's
-/// default, `batchScheduler.enabled: false` among them: Kueue admits Ray workloads through the
-/// queue label and `suspend`).
+/// Helm values for the KubeRay operator: where it runs, and from the AKS AI runtime its MCR
+/// image with the wait-for-GCS init container injected, as the Azure AKS example sets them.
+/// KubeRay injects it unless `ENABLE_INIT_CONTAINER_INJECTION` is `false`
+/// (ray-project/kuberay@v1.6.1 `ray-operator/controllers/ray/common/pod.go`
+/// `getEnableInitContainerInjection`); the values say `true` so that no default of the
+/// registry's chart turns off what the MCR Ray images rely on. Everything else
+/// is the chart's default, `batchScheduler.enabled: false` among them: Kueue admits Ray
+/// workloads through the queue label and `suspend`.
 pub(crate) fn kuberay_values(p: &Profile) -> Value {
     let mut values = Map::new();
+    if let Some(k) = &p.operators.kuberay
+        && let Some((repository, tag)) =
+            operators::operator_image(p, "kuberay-operator", k.version.as_str())
+    {
+        values.insert(
+            "image".into(),
+            json!({ "repository": repository, "tag": tag }),
+        );
+        values.insert(
+            "env".into(),
+            json!([{ "name": "ENABLE_INIT_CONTAINER_INJECTION", "value": "true" }]),
+        );
+    }
     place(&mut values, p);
     Value::Object(values)
 }

@@ -120,7 +120,7 @@ fn kuberay_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
     let spec = json!({
         "namespaceSelector": { "matchNames": [k.namespace.as_str()] },
         "selector": { "matchLabels": {
-            "app.kubernetes.io/name": k.chart.as_str().rsplit('/').next().unwrap_or("kuberay-operator"),
+            "app.kubernetes.io/name": k.chart.rsplit('/').next().unwrap_or("kuberay-operator"),
             "app.kubernetes.io/instance": k.release.as_str(),
         }},
         "endpoints": [{ "path": "/metrics", "targetPort": "http" }],

@@ -207,6 +207,13 @@ fn default_flux_interval() -> GoDuration {
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Operators {
+    /// Where the Kueue and KubeRay charts come from when `chart` and `repo` are not given:
+    /// `upstream` (the projects' own registries, the versions raykueue pins) or `aksAiRuntime`
+    /// (the AKS AI runtime's registry `oci://mcr.microsoft.com/aks/ai-runtime/helm`, which
+    /// publishes the upstream charts at its own versions and runs MCR images;
+    /// `docs/providers.md`).
+    #[serde(default, skip_serializing_if = "ChartSource::is_upstream")]
+    pub source: ChartSource,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kueue: Option<KueueOperator>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -216,6 +223,22 @@ pub struct Operators {
     /// (GKE, EKS through eksctl, and ACK install a device plugin themselves).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvidia: Option<NvidiaOperator>,
+}
+
+/// The registry the operator charts come from (`operators.source`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ChartSource {
+    #[default]
+    Upstream,
+    AksAiRuntime,
+}
+
+impl ChartSource {
+    #[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+    fn is_upstream(&self) -> bool {
+        *self == Self::Upstream
+    }
 }
 
 /// How GPU nodes get their device plugin, the component that advertises `nvidia.com/gpu`.
@@ -243,9 +266,10 @@ pub enum NvidiaInstall {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KueueOperator {
-    /// Chart reference; Kueue publishes an OCI chart.
-    #[serde(default = "default_kueue_chart")]
-    pub chart: ChartRef,
+    /// Chart reference (Kueue publishes an OCI chart). Default: the source's,
+    /// `oci://registry.k8s.io/kueue/charts/kueue` upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chart: Option<ChartRef>,
     /// Pinned chart version (no leading `v`).
     pub version: ChartVersion,
     #[serde(default = "default_kueue_namespace")]
@@ -276,9 +300,6 @@ fn default_kueue_replicas() -> u32 {
     1
 }
 
-fn default_kueue_chart() -> ChartRef {
-    ChartRef("oci://registry.k8s.io/kueue/charts/kueue".into())
-}
 fn default_kueue_namespace() -> Dns1123Label {
     Dns1123Label("kueue-system".into())
 }
@@ -339,9 +360,10 @@ impl Framework {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct KubeRayOperator {
-    /// Helm repository URL.
-    #[serde(default = "default_kuberay_repo")]
-    pub repo: ChartRef,
+    /// Helm repository URL (`oci://` for an OCI registry). Default: the source's,
+    /// `https://ray-project.github.io/kuberay-helm/` upstream.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repo: Option<ChartRef>,
     #[serde(default = "default_kuberay_chart")]
     pub chart: ChartRef,
     pub version: ChartVersion,
@@ -351,9 +373,6 @@ pub struct KubeRayOperator {
     pub release: ReleaseName,
 }
 
-fn default_kuberay_repo() -> ChartRef {
-    ChartRef("https://ray-project.github.io/kuberay-helm/".into())
-}
 fn default_kuberay_chart() -> ChartRef {
     ChartRef("kuberay-operator".into())
 }

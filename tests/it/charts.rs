@@ -1,6 +1,7 @@
-//! Helm values that match the chart they are for (Kueue 0.19.2, KubeRay operator 1.7.0): every
-//! key a generated values file sets exists in the pinned chart's values (`assets/charts.json`,
-//! imported from `../shared/schemas/charts` and checked fresh here), the Kueue Configuration is
+//! Helm values that match the chart they are for (Kueue 0.19.2, KubeRay operator 1.7.0, or the
+//! AKS AI runtime's Kueue 0.17.1 and KubeRay 1.6.1): every key a generated values file sets
+//! exists in the chosen chart's values (`assets/charts.json`, imported from
+//! `../shared/schemas/charts` and checked fresh here), the Kueue Configuration is
 //! the chart's own with only the profile's frameworks changed, and the operators run on the
 //! System pool, tolerating `CriticalAddonsOnly` where it is set.
 
@@ -16,15 +17,17 @@ const PROFILES: &[&str] = &[
     "team",
     "kuberay-gpu",
     "profiles/examples/prod.yaml",
+    "examples/aks-ai-runtime",
 ];
+
+fn compiled(profile: &str) -> raykueue::compile::Compiled {
+    let resolved = raykueue::input::resolve::resolve(profile).expect("resolves");
+    raykueue::compile::compile(&resolved, false).expect("compiles")
+}
 
 /// The files of a profile's bundle, by name.
 fn files(profile: &str) -> std::collections::BTreeMap<String, String> {
-    let resolved = raykueue::input::resolve::resolve(profile).expect("resolves");
-    raykueue::compile::compile(&resolved, false)
-        .expect("compiles")
-        .bundle
-        .files
+    compiled(profile).bundle.files
 }
 
 fn paths(v: &Value) -> Vec<String> {
@@ -36,8 +39,10 @@ fn paths(v: &Value) -> Vec<String> {
 #[test]
 fn every_key_a_values_file_sets_exists_in_the_pinned_chart() {
     let mut checked = 0;
+    let mut entries = std::collections::BTreeSet::new();
     for profile in PROFILES {
-        let files = files(profile);
+        let compiled = compiled(profile);
+        let files = &compiled.bundle.files;
         for (file, chart) in [
             ("infra/kueue-values.yaml", "kueue"),
             ("infra/kuberay-values.yaml", "kuberay-operator"),
@@ -46,7 +51,9 @@ fn every_key_a_values_file_sets_exists_in_the_pinned_chart() {
                 continue;
             };
             let values: Value = serde_saphyr::from_str(text).unwrap();
-            let known = operators::chart_keys(chart);
+            let entry = operators::chart_entry(&compiled.profile, chart);
+            entries.insert(entry);
+            let known = operators::chart_keys(entry);
             assert!(known.len() > 50, "{chart}: the chart table has its keys");
             // A key whose chart default is an empty map (`nodeSelector: {}`) takes any keys.
             let free_form = |key: &str| {
@@ -95,6 +102,37 @@ fn every_key_a_values_file_sets_exists_in_the_pinned_chart() {
         }
     }
     assert!(checked > 10, "{checked} keys checked");
+    assert_eq!(
+        entries.len(),
+        4,
+        "both sources' charts are checked: {entries:?}"
+    );
+}
+
+/// The AKS AI runtime's registry serves upstream's charts at its versions (the Azure AKS
+/// example sets upstream's keys on them): its Kueue chart's keys are exactly those of
+/// kubernetes-sigs/kueue@v0.17.1 `charts/kueue/values.yaml`, read from the module the Go
+/// module proxy serves. (KubeRay's root module is not served by the proxy; its 1.6.1 keys rest
+/// on the comparison cited in `xtask/src/charts.rs`.)
+#[test]
+fn the_ai_runtime_kueue_chart_has_the_keys_of_kueue_0_17_1() {
+    let Some(dir) = crate::common::go_module("sigs.k8s.io/kueue", "v0.17.1") else {
+        skip(
+            "AKS AI runtime Kueue chart keys",
+            "Go or the module proxy is unavailable",
+        );
+        return;
+    };
+    let text = std::fs::read_to_string(dir.join("charts/kueue/values.yaml")).unwrap();
+    let values: Value = serde_saphyr::from_str(&text).unwrap();
+    let mut upstream = paths(&values);
+    upstream.sort();
+    let mut table: Vec<String> = operators::chart_keys("aks-ai-runtime/kueue")
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    table.sort();
+    assert_eq!(table, upstream);
 }
 
 /// The Configuration key a monitored profile's Kueue values add.

@@ -94,6 +94,18 @@ pub(crate) fn skip(test: &str, why: &str) {
     let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
 }
 
+/// The tree of Go module `module@version` as the Go module proxy serves it (`go mod download`,
+/// cached in Go's module cache), or `None` without Go or the proxy.
+pub(crate) fn go_module(module: &str, version: &str) -> Option<PathBuf> {
+    let out = std::process::Command::new("go")
+        .args(["mod", "download", "-json", &format!("{module}@{version}")])
+        .current_dir(std::env::temp_dir())
+        .output()
+        .ok()?;
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    answer["Dir"].as_str().map(PathBuf::from)
+}
+
 /// The sibling `../shared` folder (upstream schemas, charts, tools), when present.
 pub(crate) fn shared() -> Option<PathBuf> {
     let dir = repo().join("../shared");

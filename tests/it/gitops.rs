@@ -485,3 +485,75 @@ fn flux_helmreleases_need_flux_2_7() {
         "docs/gitops.md states the minimum"
     );
 }
+
+/// From the AKS AI runtime's registry (`operators.source: aksAiRuntime`), Argo CD and Flux
+/// fetch both operator charts from that OCI registry: one repository Secret with OCI enabled
+/// serves both Applications (Argo CD names an OCI Helm repository without its scheme), Flux
+/// reads KubeRay's chart through an `oci` HelmRepository and Kueue's through an OCIRepository.
+#[test]
+fn gitops_installs_the_ai_runtime_charts_from_its_oci_registry() {
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("profile.yaml");
+    std::fs::write(
+        &profile,
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nextends: examples/aks-ai-runtime\n\
+         name: air\ngitops: {repoURL: 'https://github.com/example/ray-platform.git', revision: main, \
+         path: deploy/air, argocd: {}, flux: {}}\n",
+    )
+    .unwrap();
+    let out_dir = dir.path().join("out");
+    let out = raykueue(&[
+        "gen",
+        "--profile",
+        profile.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let registry = "mcr.microsoft.com/aks/ai-runtime/helm";
+    let repos = docs(&out_dir.join("gitops/argocd/00-repositories.yaml"));
+    assert_eq!(repos.len(), 1, "one Secret for the one registry: {repos:?}");
+    assert_eq!(repos[0]["stringData"]["url"], registry);
+    assert_eq!(repos[0]["stringData"]["enableOCI"], "true");
+    let apps = docs(&out_dir.join("gitops/argocd/10-applications.yaml"));
+    let source = |name: &str| {
+        apps.iter()
+            .find(|a| a["metadata"]["name"] == name)
+            .unwrap_or_else(|| panic!("Application {name}"))["spec"]["source"]
+            .clone()
+    };
+    for (app, chart, version) in [
+        ("air-kuberay-operator", "kuberay-operator", "1.6.1"),
+        ("air-kueue", "kueue", "0.17.1"),
+    ] {
+        let s = source(app);
+        assert_eq!(s["repoURL"], registry, "{app}");
+        assert_eq!(s["chart"], chart, "{app}");
+        assert_eq!(s["targetRevision"], version, "{app}");
+    }
+    let kuberay_values = &source("air-kuberay-operator")["helm"]["valuesObject"];
+    assert_eq!(
+        kuberay_values["env"][0]["name"],
+        "ENABLE_INIT_CONTAINER_INJECTION"
+    );
+    assert_eq!(kuberay_values["image"]["tag"], "v1.6.1");
+    let flux: Vec<Value> = std::fs::read_dir(out_dir.join("gitops/flux"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "yaml"))
+        .flat_map(|p| docs(&p))
+        .collect();
+    let kind = |k: &str, name: &str| {
+        flux.iter()
+            .find(|o| o["kind"] == k && o["metadata"]["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{k} {name}"))
+    };
+    let helm_repo = kind("HelmRepository", "kuberay");
+    assert_eq!(helm_repo["spec"]["type"], "oci");
+    assert_eq!(helm_repo["spec"]["url"], format!("oci://{registry}"));
+    assert_eq!(
+        kind("OCIRepository", "kueue")["spec"]["url"],
+        format!("oci://{registry}/kueue")
+    );
+}

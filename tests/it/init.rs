@@ -437,7 +437,9 @@ fn the_readmes_simulate_line_runs_in_a_folder_init_made() {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path().join("c");
         assert!(init(&dir, from, &[]).status.success(), "init --from {from}");
-        let queued = crate::common::shipped_text(from).contains("\nqueues:");
+        // An overlay (`extends:`) inherits its parent's queues.
+        let text = crate::common::shipped_text(from);
+        let queued = text.contains("\nqueues:") || text.contains("\nextends: team");
         assert_eq!(
             dir.join("scenario.yaml").is_file(),
             queued,
