@@ -26,6 +26,10 @@ pub const KUEUE: &[(&str, &[&str])] = &[
         &["cluster_queue", "priority_class", "le"],
     ),
     (
+        "kueue_admission_checks_wait_time_seconds_bucket",
+        &["cluster_queue", "priority_class", "le"],
+    ),
+    (
         "kueue_evicted_workloads_total",
         &[
             "cluster_queue",

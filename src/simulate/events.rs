@@ -227,6 +227,7 @@ pub fn render_human(world: &World, events: &[Event], usage: &[UsageLine]) -> Str
         let j = to_json(world, e);
         if let Event::End { .. } = e {
             lines.push(Line::Text(end_line(e.time(), &j)));
+            lines.extend(watch_lines(world, events).into_iter().map(Line::Text));
             continue;
         }
         let mut event = e.name().to_owned();
@@ -280,6 +281,58 @@ pub fn render_human(world: &World, events: &[Event], usage: &[UsageLine]) -> Str
                 let _ = writeln!(out, "{t}");
             }
         }
+    }
+    out
+}
+
+/// For each kind of blocker the run reports, the Kueue metric that shows it on the cluster
+/// (kubernetes-sigs/kueue@v0.19.2 `pkg/metrics/metrics.go`: `pending_workloads`, whose status
+/// is `active` in the queue's heap or `inadmissible` once tried and set aside, so a workload
+/// waiting for quota may be either and one that never fits ends `inadmissible`;
+/// `preempted_workloads_total` by preempting ClusterQueue and reason;
+/// `admission_checks_wait_time_seconds` from quota reservation to admission), one line per
+/// ClusterQueue and kind.
+fn watch_lines(world: &World, events: &[Event]) -> Vec<String> {
+    let cq = |wl: usize| world.cqs[world.workloads[wl].cq].name.as_str();
+    let mut watch = std::collections::BTreeSet::new();
+    for e in events {
+        match e {
+            Event::End { pending, never, .. } => {
+                for &w in pending {
+                    watch.insert(format!(
+                        "pending: kueue_pending_workloads{{cluster_queue=\"{}\"}}",
+                        cq(w)
+                    ));
+                }
+                for &(w, _) in never {
+                    watch.insert(format!(
+                        "never admissible: kueue_pending_workloads{{cluster_queue=\"{}\", status=\"inadmissible\"}}",
+                        cq(w)
+                    ));
+                }
+            }
+            Event::Preempted { by, reason, .. } => {
+                watch.insert(format!(
+                    "preempted: kueue_preempted_workloads_total{{preempting_cluster_queue=\"{}\", reason=\"{}\"}}",
+                    cq(*by),
+                    reason.as_str()
+                ));
+            }
+            Event::Admitted {
+                workload, flavors, ..
+            } if !admission_checks(world, *workload, flavors).is_empty() => {
+                watch.insert(format!(
+                    "waits for admission checks: kueue_admission_checks_wait_time_seconds_bucket{{cluster_queue=\"{}\"}}",
+                    cq(*workload)
+                ));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    if !watch.is_empty() {
+        out.push("Watch on the cluster (Kueue's metrics):".to_owned());
+        out.extend(watch.into_iter().map(|w| format!("    {w}")));
     }
     out
 }

@@ -381,3 +381,71 @@ fn every_rule_file_passes_promtool() {
     }
     assert!(checked > 0);
 }
+
+/// `simulate`'s human output ends with the Kueue metric to watch for each kind of blocker the
+/// run reports (pending, never admissible, preempted, waiting for admission checks), and every
+/// one names a metric and labels of kueue@v0.19.2 (the table of `facts::metrics`).
+#[test]
+fn simulate_names_the_metric_to_watch_for_each_blocker() {
+    let mut seen = BTreeSet::new();
+    let mut problems = Vec::new();
+    let cases = std::fs::read_dir(crate::common::repo().join("tests/fixtures/simulate")).unwrap();
+    for case in cases {
+        let dir = case.unwrap().path();
+        if !dir.join("scenario.yaml").is_file() {
+            continue;
+        }
+        // A case's profile is its own file, or a shipped one named in `profile-name`.
+        let profile = std::fs::read_to_string(dir.join("profile-name")).map_or_else(
+            |_| dir.join("profile.yaml").to_string_lossy().into_owned(),
+            |name| name.trim().to_owned(),
+        );
+        let scenario = dir.join("scenario.yaml");
+        let mut args = vec!["simulate", "-p", &profile, "-s", scenario.to_str().unwrap()];
+        let extra = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        args.extend(extra.split_whitespace());
+        let out = crate::common::raykueue(&args);
+        assert_eq!(out.status.code(), Some(0), "{}", dir.display());
+        let text = crate::common::stdout(&out);
+        let end = text
+            .lines()
+            .find(|l| l.starts_with("End at "))
+            .unwrap_or("");
+        let watch: Vec<&str> = text
+            .lines()
+            .skip_while(|l| !l.starts_with("Watch on the cluster"))
+            .skip(1)
+            .collect();
+        let kinds: BTreeSet<&str> = watch
+            .iter()
+            .filter_map(|l| l.trim().split_once(": ").map(|(k, _)| k))
+            .collect();
+        // What the timeline reports has its line, and nothing else does.
+        let reported = [
+            ("pending", !end.contains("pending: -;")),
+            ("never admissible", !end.ends_with("never admissible: -")),
+            ("preempted", text.contains(" Preempted by ")),
+            (
+                "waits for admission checks",
+                text.contains(" Admitted after checks "),
+            ),
+        ];
+        for (kind, present) in reported {
+            assert_eq!(
+                kinds.contains(kind),
+                present,
+                "{}: {kind}\n{text}",
+                dir.display()
+            );
+            if present {
+                seen.insert(kind);
+            }
+        }
+        for line in &watch {
+            let expr = line.trim().split_once(": ").unwrap().1;
+            check(expr, None, &mut problems);
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert_eq!(seen.len(), 4, "the fixtures exercise every kind: {seen:?}");
+}
