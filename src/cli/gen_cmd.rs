@@ -56,6 +56,8 @@ enum Part {
     Argocd,
     /// The Argo CD root Application, applied once (`gitops/argocd-root.yaml`).
     ArgocdRoot,
+    /// ServiceMonitors, PodMonitors, PrometheusRule and the dashboard ConfigMap (`monitoring/`).
+    Monitoring,
 }
 
 impl From<Part> for model::Part {
@@ -66,6 +68,7 @@ impl From<Part> for model::Part {
             Part::GitopsWorkloads => model::Part::GitopsWorkloads,
             Part::Argocd => model::Part::ArgoCd,
             Part::ArgocdRoot => model::Part::ArgoCdRoot,
+            Part::Monitoring => model::Part::Monitoring,
         }
     }
 }

@@ -13,10 +13,14 @@
 //! raykueue Config Management Plugin (`argocd/plugin.yaml`), one `gen --only PART` per
 //! Application. The operators' Applications are Helm charts either way.
 //!
-//! Flux: `gitops/flux/` holds the sources (GitRepository, HelmRepositories for the NVIDIA chart
-//! and KubeRay, OCIRepository for Kueue's OCI chart) and three Kustomizations: operators (the
-//! HelmReleases in `gitops/flux/operators/`), platform `dependsOn` operators, workloads
-//! `dependsOn` platform.
+//! Flux: `gitops/flux/` holds the sources (GitRepository, HelmRepositories for the NVIDIA chart,
+//! KubeRay and the monitoring charts, OCIRepository for Kueue's OCI chart) and Kustomizations:
+//! operators (the HelmReleases in `gitops/flux/operators/`), platform `dependsOn` operators,
+//! workloads `dependsOn` platform, monitoring `dependsOn` operators.
+//!
+//! A profile monitored by an in-cluster Prometheus Operator stack gets it the way `up.sh`
+//! installs it: kube-prometheus-stack and the DCGM exporter as charts beside the operators (Argo
+//! CD wave -3), then `monitoring/` (wave 1).
 
 use super::{MANAGED_BY, Object, Part};
 use crate::base::diagnostic::Diagnostic;
@@ -75,6 +79,48 @@ fn meta(name: &str, namespace: &str, wave: Option<i32>) -> Value {
         m["annotations"] = json!({ "argocd.argoproj.io/sync-wave": w.to_string() });
     }
     m
+}
+
+/// A Helm chart the monitoring collector needs, as `infra/up.sh` installs it.
+struct StackChart {
+    repo: &'static str,
+    chart: &'static str,
+    version: &'static str,
+    release: String,
+    namespace: String,
+    values: Value,
+}
+
+/// The Prometheus Operator stack and the DCGM exporter, when the profile's collector is an
+/// in-cluster Prometheus Operator (the same charts, versions and values as `infra/up.sh`).
+fn monitoring_stack(p: &Profile) -> Vec<StackChart> {
+    use super::infra::{
+        DCGM_CHART, DCGM_REPO, DCGM_VERSION, STACK_CHART, STACK_REPO, STACK_VERSION,
+    };
+    let Some(m) = crate::facts::monitoring::resolve(p)
+        .filter(|m| m.collector == crate::profile::Collector::PrometheusOperator)
+    else {
+        return Vec::new();
+    };
+    let mut out = vec![StackChart {
+        repo: STACK_REPO,
+        chart: STACK_CHART,
+        version: STACK_VERSION,
+        release: m.release.clone(),
+        namespace: m.namespace.clone(),
+        values: super::infra::stack_values(p),
+    }];
+    if m.gpu_metrics == crate::profile::GpuMetrics::DcgmExporter {
+        out.push(StackChart {
+            repo: DCGM_REPO,
+            chart: DCGM_CHART,
+            version: DCGM_VERSION,
+            release: super::monitoring::DCGM_NAME.to_owned(),
+            namespace: m.namespace.clone(),
+            values: super::infra::dcgm_values(p),
+        });
+    }
+    out
 }
 
 /// Kueue's chart is published as OCI: `oci://registry/path/kueue` → (`registry/path`, `kueue`).
@@ -276,6 +322,21 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
             ARGO_APPS,
         ));
     }
+    let stack = monitoring_stack(p);
+    for chart in &stack {
+        // With the operators' charts: the Prometheus Operator's CRDs exist before monitoring/.
+        out.push(app(
+            format!("{name}-{}", chart.release),
+            -3,
+            json!({
+                "repoURL": chart.repo, "chart": chart.chart, "targetRevision": chart.version,
+                "helm": { "releaseName": chart.release, "valuesObject": chart.values },
+            }),
+            &chart.namespace,
+            &["CreateNamespace=true", "ServerSideApply=true"],
+            ARGO_APPS,
+        ));
+    }
     // The CRDs of these objects come from the charts above: skip their dry run until then.
     let dir_options = ["SkipDryRunOnMissingResource=true", "ServerSideApply=true"];
     out.push(app(
@@ -286,6 +347,16 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         &dir_options,
         ARGO_APPS,
     ));
+    if let Some(chart) = stack.first() {
+        out.push(app(
+            format!("{name}-monitoring"),
+            1,
+            git("monitoring", Part::Monitoring),
+            &chart.namespace,
+            &dir_options,
+            ARGO_APPS,
+        ));
+    }
     let synced = synced_workloads(p);
     if !synced.is_empty() {
         // Kueue sets `suspend: false` when it admits a queued workload; without this, self-heal
@@ -482,9 +553,36 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             spec,
         )
     };
+    let stack = monitoring_stack(p);
+    for chart in &stack {
+        out.push(obj(
+            "HelmRepository",
+            FLUX_SOURCE_API,
+            chart.release.clone(),
+            FLUX_SOURCES,
+            json!({ "interval": interval, "url": chart.repo }),
+        ));
+        // `CreateReplace`: CRDs a chart carries in a `crds/` folder are upgraded with it (Helm
+        // alone installs them once and never again).
+        out.push(obj(
+            "HelmRelease",
+            FLUX_HELM_API,
+            chart.release.clone(),
+            FLUX_RELEASES,
+            json!({
+                "interval": interval, "releaseName": chart.release, "targetNamespace": chart.namespace,
+                "chart": { "spec": { "chart": chart.chart, "version": chart.version,
+                    "sourceRef": { "kind": "HelmRepository", "name": chart.release } } },
+                "install": { "createNamespace": true, "crds": "CreateReplace", "strategy": strategy },
+                "upgrade": { "crds": "CreateReplace", "strategy": strategy },
+                "values": chart.values,
+            }),
+        ));
+    }
     let has_operators = p.operators.kueue.is_some()
         || p.operators.kuberay.is_some()
-        || crate::facts::operators::nvidia(p).is_some();
+        || crate::facts::operators::nvidia(p).is_some()
+        || !stack.is_empty();
     if has_operators {
         out.push(kustomization("operators", "gitops/flux/operators", None));
     }
@@ -498,6 +596,13 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             "workloads",
             GITOPS_WORKLOADS,
             Some(format!("{name}-platform")),
+        ));
+    }
+    if !stack.is_empty() {
+        out.push(kustomization(
+            "monitoring",
+            "monitoring",
+            Some(format!("{name}-operators")),
         ));
     }
 }

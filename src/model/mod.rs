@@ -72,15 +72,18 @@ pub enum Part {
     ArgoCd,
     /// `gitops/argocd-root.yaml`: the Application applied once, which syncs `gitops/argocd/`.
     ArgoCdRoot,
+    /// `monitoring/`: scrape objects, alert rules and the dashboard's ConfigMap.
+    Monitoring,
 }
 
 impl Part {
-    pub const ALL: [Part; 5] = [
+    pub const ALL: [Part; 6] = [
         Part::Platform,
         Part::Workloads,
         Part::GitopsWorkloads,
         Part::ArgoCd,
         Part::ArgoCdRoot,
+        Part::Monitoring,
     ];
 
     /// The name `gen --only` takes.
@@ -91,6 +94,7 @@ impl Part {
             Part::GitopsWorkloads => "gitops-workloads",
             Part::ArgoCd => "argocd",
             Part::ArgoCdRoot => "argocd-root",
+            Part::Monitoring => "monitoring",
         }
     }
 
@@ -105,6 +109,7 @@ impl Part {
             }),
             Part::ArgoCd => file.starts_with("gitops/argocd/"),
             Part::ArgoCdRoot => file == gitops::ARGO_ROOT,
+            Part::Monitoring => file.starts_with("monitoring/"),
         }
     }
 }

@@ -47,6 +47,15 @@ pub(crate) fn monitoring_objects(p: &Profile) -> Vec<Object> {
     }
     out.push(rules(p, &m));
     out.push(dashboard_configmap(p, &m));
+    // In the order `monitoring/kustomization.yaml` lists their files (the folder's files by
+    // name, then `dashboards/`), so that `gen --only monitoring` prints the folder's stream.
+    out.sort_by(|a, b| {
+        let key = |o: &Object| {
+            let name = o.file.strip_prefix("monitoring/").unwrap_or(&o.file);
+            (name.contains('/'), name.to_owned())
+        };
+        key(a).cmp(&key(b))
+    });
     out
 }
 

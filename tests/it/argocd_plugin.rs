@@ -321,6 +321,7 @@ fn the_sidecar_prints_exactly_the_committed_stream() {
             "platform" => "platform",
             "gitops-workloads" => "gitops/workloads",
             "argocd" => "gitops/argocd",
+            "monitoring" => "monitoring",
             other => panic!("{}: no committed folder for {other}", app.name),
         };
         let expected = committed_stream(plugin_tree.path(), folder);
@@ -335,7 +336,10 @@ fn the_sidecar_prints_exactly_the_committed_stream() {
     }
     // Every part the plugin example syncs, each by one Application.
     let parts: Vec<&str> = rendered.keys().map(String::as_str).collect();
-    assert_eq!(parts, ["argocd", "gitops-workloads", "platform"]);
+    assert_eq!(
+        parts,
+        ["argocd", "gitops-workloads", "monitoring", "platform"]
+    );
 }
 
 #[test]

@@ -30,8 +30,11 @@ fn value_of(name: &str, text: &str) -> Value {
 /// Valid profiles that between them set every field that has a limit: the shipped ones and
 /// one fixture with the fields they leave out.
 fn sources() -> Vec<(String, Value)> {
+    // A shipped overlay (`extends:`) is no profile by itself; what it adds is a source, a
+    // version and nulls, none of them limited.
     let mut out: Vec<(String, Value)> = raykueue::input::resolve::SHIPPED
         .iter()
+        .filter(|(n, _)| !shipped_text(n).contains("\nextends: "))
         .map(|(n, _)| ((*n).to_owned(), value_of(n, shipped_text(n))))
         .collect();
     // Every profile of the folder: `every-limit.yaml`, and one per provider section the

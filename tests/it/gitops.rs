@@ -46,11 +46,17 @@ fn argo_cd_installs_operators_before_platform_and_workloads() {
             ("prod-nvidia-device-plugin".to_owned(), -3),
             ("prod-kuberay-operator".to_owned(), -2),
             ("prod-kueue".to_owned(), -1),
+            // The monitoring stack as up.sh installs it (prod has GPUs: monitored by default).
+            ("prod-kube-prometheus-stack".to_owned(), -3),
+            ("prod-dcgm-exporter".to_owned(), -3),
             ("prod-platform".to_owned(), 0),
+            ("prod-monitoring".to_owned(), 1),
             ("prod-workloads".to_owned(), 1)
         ]
     );
-    for app in &apps[3..] {
+    let by_name = |name: &str| apps.iter().find(|a| a["metadata"]["name"] == name).unwrap();
+    let dir_apps = ["prod-platform", "prod-monitoring", "prod-workloads"].map(by_name);
+    for app in dir_apps {
         let opts = app["spec"]["syncPolicy"]["syncOptions"].as_array().unwrap();
         assert!(
             opts.contains(&Value::from("SkipDryRunOnMissingResource=true")),
@@ -63,17 +69,32 @@ fn argo_cd_installs_operators_before_platform_and_workloads() {
     }
     // The prod example syncs one workload, team A's queued RayService: Kueue flips its
     // `rayClusterConfig.suspend` on admission, which Argo CD must leave alone.
+    let [platform, monitoring, workloads] = dir_apps;
     assert_eq!(
-        apps[4]["spec"]["ignoreDifferences"][0]["jsonPointers"],
+        workloads["spec"]["ignoreDifferences"][0]["jsonPointers"],
         serde_json::json!(["/spec/rayClusterConfig/suspend"]),
-        "{}",
-        apps[4]
+        "{workloads}"
     );
-    assert_eq!(apps[3]["spec"]["source"]["path"], "deploy/prod/platform");
+    assert_eq!(platform["spec"]["source"]["path"], "deploy/prod/platform");
     assert_eq!(
-        apps[4]["spec"]["source"]["path"],
+        workloads["spec"]["source"]["path"],
         "deploy/prod/gitops/workloads"
     );
+    assert_eq!(
+        monitoring["spec"]["source"]["path"],
+        "deploy/prod/monitoring"
+    );
+    assert_eq!(monitoring["spec"]["destination"]["namespace"], "monitoring");
+    // The stack's values are up.sh's values file, its chart the one up.sh pins.
+    let stack = &by_name("prod-kube-prometheus-stack")["spec"]["source"];
+    assert_eq!(stack["chart"], "kube-prometheus-stack");
+    assert_eq!(stack["targetRevision"], "88.3.0");
+    let values_file: Value = serde_saphyr::from_str(
+        &std::fs::read_to_string(dir.path().join("infra/kube-prometheus-stack-values.yaml"))
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stack["helm"]["valuesObject"], values_file);
     // The Kueue chart is OCI: registry and chart name apart, the repository registered with OCI.
     assert_eq!(
         apps[2]["spec"]["source"]["repoURL"],
@@ -128,6 +149,11 @@ fn flux_kustomizations_depend_on_each_other_in_order() {
             (
                 "prod-workloads".to_owned(),
                 Some("prod-platform".to_owned())
+            ),
+            // monitoring/ needs the Prometheus Operator's CRDs, which the operators bring.
+            (
+                "prod-monitoring".to_owned(),
+                Some("prod-operators".to_owned())
             )
         ]
     );
@@ -137,15 +163,19 @@ fn flux_kustomizations_depend_on_each_other_in_order() {
         .iter()
         .map(|s| s["kind"].as_str().unwrap())
         .collect();
+    // Git, the NVIDIA and KubeRay charts, Kueue's OCI chart, then the monitoring charts.
     assert_eq!(
         kinds,
         [
             "GitRepository",
             "HelmRepository",
             "HelmRepository",
-            "OCIRepository"
+            "OCIRepository",
+            "HelmRepository",
+            "HelmRepository"
         ]
     );
+    assert_eq!(ks[3]["spec"]["path"], "./deploy/prod/monitoring");
     assert_eq!(
         sources[1]["spec"]["url"],
         "https://nvidia.github.io/k8s-device-plugin"
@@ -450,7 +480,8 @@ fn helmrelease_schema(version: &str) -> jsonschema::Validator {
 fn flux_helmreleases_need_flux_2_7() {
     let dir = prod_tree();
     let releases = docs(&dir.path().join("gitops/flux/operators/helmreleases.yaml"));
-    assert_eq!(releases.len(), 3);
+    // The operators and the monitoring stack (kube-prometheus-stack, the DCGM exporter).
+    assert_eq!(releases.len(), 5);
     let v14 = helmrelease_schema("v1.4.0");
     let v13 = helmrelease_schema("v1.3.0");
     for r in &releases {
