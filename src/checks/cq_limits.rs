@@ -1,5 +1,6 @@
-//! The ClusterQueue webhook rules the schema cannot say (FACTS §3): totals across resource
-//! groups, and the fair-sharing weight Kueue refuses because it would collapse to zero.
+//! The ClusterQueue webhook rules the schema cannot say (kueue@v0.19.2
+//! `pkg/webhooks/clusterqueue_webhook.go`): totals across resource groups, and the fair-sharing
+//! weight Kueue refuses because it would collapse to zero.
 
 use super::Ctx;
 use crate::base::codes;

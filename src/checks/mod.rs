@@ -1,6 +1,6 @@
-//! Stage 6 (`lib.rs`): domain rules over the whole profile — what Kueue, KubeRay and the cloud would reject or
-//! leave pending forever. Each rule has a stable code (defined in `base::codes`, listed in `docs/rules.md`), a severity, and
-//! reports at the profile line it is about.
+//! Stage 6 (`lib.rs`): domain rules over the whole profile — what Kueue, KubeRay and the cloud
+//! would reject or leave pending forever. Each rule has a stable code (defined in `base::codes`,
+//! listed in `docs/rules.md`), a severity, and reports at the profile line it is about.
 
 mod admissible;
 mod clouds;

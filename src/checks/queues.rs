@@ -1,5 +1,6 @@
 //! Kueue rules: references between flavors and queues, queue modes, cohort borrowing, and the
-//! ClusterQueue/ResourceFlavor webhook and CEL rules (FACTS §3–6).
+//! ClusterQueue/ResourceFlavor webhook and CEL rules (kueue@v0.19.2 `pkg/webhooks/` and the CRDs'
+//! `x-kubernetes-validations`, `config/components/crd/bases/`).
 
 use super::Ctx;
 use crate::base::codes;

@@ -1,5 +1,5 @@
-//! The command line: one small file per subcommand. Exit codes follow the SPEC: 0 ok,
-//! 1 invalid profile (or stale tree with `--check`), 2 usage or I/O error.
+//! The command line: one small file per subcommand. Exit codes (docs/cli.md): 0 ok, 1 invalid
+//! profile (or stale tree with `--check`), 2 usage or I/O error.
 
 use crate::base::codes;
 mod check;

@@ -1,7 +1,7 @@
-//! Stage 2 (`lib.rs`), the input: find the profile a user named (`resolve`), read it with the position
-//! of every node (`load`), merge `extends:` overlays (`overlay`), check it against the profile
-//! schema and type it (`schema`), report deprecated fields (`deprecated`), and read the local script files its workloads name
-//! (`scripts`).
+//! Stage 2 (`lib.rs`), the input: find the profile a user named (`resolve`), read it with the
+//! position of every node (`load`), merge `extends:` overlays (`overlay`), check it against the
+//! profile schema and type it (`schema`), report deprecated fields (`deprecated`), and read the
+//! local script files its workloads name (`scripts`).
 
 pub mod deprecated;
 pub mod fleet;

@@ -1,6 +1,7 @@
-//! Stage 1b: `extends:` overlays. A profile may build on another (a shipped name or a path
-//! relative to the overlay's file); the two trees are merged before the schema check, each node
-//! keeping the file and line it came from, so diagnostics point into the right file.
+//! Stage 2 (`lib.rs`), the input, after loading: `extends:` overlays. A profile may build on
+//! another (a shipped name or a path relative to the overlay's file); the two trees are merged
+//! before the schema check, each node keeping the file and line it came from, so diagnostics
+//! point into the right file.
 //!
 //! Merge rules (documented in `docs/overlays.md`, close to Kustomize's strategic merge):
 //! - mappings merge key by key; the overlay's value wins for scalars; `key: null` removes `key`;

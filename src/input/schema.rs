@@ -1,5 +1,5 @@
-//! Stage 2: the loaded value against the profile's JSON Schema (generated from the types),
-//! then into the typed `Profile`. Every error is collected and placed at its line.
+//! Stage 2 (`lib.rs`), the input, after the overlays: the loaded value against the profile's
+//! JSON Schema (generated from the types), then into the typed `Profile`. Every error is collected and placed at its line.
 
 use crate::base::codes;
 use crate::base::diagnostic::{Diagnostic, did_you_mean};

@@ -8,7 +8,8 @@
 //! scheduling cycle) using `queues` (heaps and parked workloads), `flavors` (flavor
 //! assignment), `preemption` (targets), `fair_sharing` (shares, the tournament and the
 //! fair-sharing preemptor when the profile turns fair sharing on), `quota`, `tree` and
-//! `snapshot` (usage of queues and the Cohort tree) → `events` (JSON lines, human table). What is simplified is listed in `docs/simulate.md`.
+//! `snapshot` (usage of queues and the Cohort tree) → `events` (JSON lines, human table). What
+//! is simplified is listed in `docs/simulate.md`.
 
 mod cycle;
 pub mod events;

@@ -1,5 +1,5 @@
 //! Why a workload can never be admitted: its flavor assignment on an otherwise empty cluster
-//! (conventions of SIMULATE.md, 7), pod set by pod set. `run` reports the first reason in
+//! (`ExceedsMaxQuota` or `NoMatchingFlavor`, docs/simulate.md), pod set by pod set. `run` reports the first reason in
 //! `End.neverAdmissible`; `check` asks for every finding (RK140, RK141), so the rules and the
 //! simulator share one model of admission.
 //!

@@ -1,7 +1,7 @@
 //! What the simulator runs on, built once from a checked profile and scenario: ClusterQueues
 //! (resource groups, quotas, policies) and cohorts with names turned into indices, and the
 //! workloads with their pod sets as Kueue counts them. A `from:` workload's pod sets come from
-//! `admission::pods`, the model the admission rules use, so the two never disagree.
+//! `facts::pods`, the model the admission rules use, so the two never disagree.
 
 use super::scenario::{Scenario, ScenarioWorkload};
 use crate::facts::cohorts::CohortTree;
@@ -349,7 +349,8 @@ pub(super) fn queues_world(profile: &Profile, resources: &mut Interner) -> World
                 .map(|b| BorrowWhilePreempting {
                     max_priority_threshold: b.max_priority_threshold,
                 }),
-            // Kueue v0.19.2's defaults (conventions of SIMULATE.md, 1).
+            // The ClusterQueue CRD's `flavorFungibility` defaults (kueue@v0.19.2
+            // `config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml`).
             when_can_borrow: ff
                 .and_then(|f| f.when_can_borrow)
                 .unwrap_or(FungibilityPolicy::MayStopSearch),
@@ -756,7 +757,7 @@ fn pod_sets_of(profile: &Profile, w: &ScenarioWorkload, res: &mut Interner) -> V
     profile_pod_sets(view, index, pw, res)
 }
 
-/// The pod sets Kueue builds for workload `index` of the profile (`admission::pods`), in its
+/// The pod sets Kueue builds for workload `index` of the profile (`facts::pods`), in its
 /// order: head, worker groups, submitter; their requests as Kueue counts them (`view`).
 fn profile_pod_sets(
     view: QuotaView<'_>,

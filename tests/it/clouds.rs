@@ -83,7 +83,7 @@ fn the_eksctl_cluster_config_passes_eksctls_schema() {
     assert!(errors.is_empty(), "{errors:#?}\n{yaml}");
 
     // The check can fail: the API's enum spelling, an unknown field and a missing region are
-    // what eksctl refuses (CLOUDS.md §1.9).
+    // what eksctl's schema refuses (`amiFamily: Bottlerocket` is its spelling).
     let mut api_spelling = read.clone();
     api_spelling["managedNodeGroups"][1]["amiFamily"] = json!("BOTTLEROCKET_x86_64_NVIDIA");
     let mut unknown = read.clone();

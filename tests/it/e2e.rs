@@ -396,7 +396,7 @@ fn admission_order(
     out
 }
 
-/// Whether a replay agrees with simulate (../shared/docs/E2E.md, "Agreement"): per workload the
+/// Whether a replay agrees with simulate (docs/simulate.md, "Held to the real Kueue"): per workload the
 /// same sequence of events with the same ClusterQueue and flavors, and the Admitted events in
 /// the same order but for ties within one scenario second; workloads alike in all but their
 /// names are interchangeable (`classes`).

@@ -1,4 +1,4 @@
-//! Fleets (`kind: Fleet`, `../shared/docs/MULTIKUEUE.md`): the tree `gen --out` writes, the
+//! Fleets (`kind: Fleet`, docs/fleets.md): the tree `gen --out` writes, the
 //! CLI's fleet cases, `simulate` across the clusters, the bad-fleet corpus (one case per fleet
 //! code, each pointing into the member file that must change), and `fleet/connect.sh` and
 //! `fleet/verify.sh` run against a recording `kubectl`.
@@ -50,7 +50,7 @@ fn named<'a>(objs: &'a [Value], kind: &str, name: &str) -> &'a Value {
 
 // ---- The tree ----------------------------------------------------------------------------------
 
-/// MULTIKUEUE.md "What gen writes": each worker's folder is exactly the bundle its profile
+/// docs/fleets.md, "The tree": each worker's folder is exactly the bundle its profile
 /// writes alone, plus the manager's access (and its listing in the kustomization and in
 /// down.sh) and the member's `kubeconfig.sh`.
 #[test]
@@ -337,7 +337,7 @@ fn admitted_on(events: &[Value], workload: &str) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// MULTIKUEUE.md "What simulate does": the manager admits first, then the first worker that
+/// docs/fleets.md, "simulate": the manager admits first, then the first worker that
 /// admits a copy runs it. aks-east holds team A's 4 GPUs and borrows team B's 4: two 4-GPU jobs;
 /// the third and the fourth spill to gke-west.
 #[test]
@@ -443,8 +443,7 @@ fn expectations(case: &Path) -> Vec<(String, String)> {
 
 /// Every `tests/fixtures/bad-fleets/<case>/fleet.yaml` is refused (exit 1, nothing on stdout),
 /// with the expected code located in the member file that must change — the fleet file, the
-/// manager's profile or a worker's (MULTIKUEUE.md: "diagnostics point into the member file
-/// that must change"). Warnings' cases run with `--deny-warnings` (their `args` file).
+/// manager's profile or a worker's (docs/fleets.md, "What is checked"). Warnings' cases run with `--deny-warnings` (their `args` file).
 #[test]
 fn every_bad_fleet_is_refused_in_the_file_that_must_change() {
     let corpus = repo().join("tests/fixtures/bad-fleets");

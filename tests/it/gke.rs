@@ -80,7 +80,8 @@ fn kuberay_gpu_gke_runs_the_guides_commands_with_its_values() {
     let (out, calls) = sb.run("up.sh", &[], &[("STUB_NO_GPU_NODES", "1")]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     // ray-project/ray doc/source/cluster/kubernetes/user-guides/gcp-gke-gpu-cluster.md, with
-    // the plain L4 type (`nvidia-l4`) instead of the guide's `nvidia-l4-vws` (CLOUDS.md §2.1).
+    // the plain L4 type (`nvidia-l4`) instead of the guide's `nvidia-l4-vws`, the RTX
+    // Virtual Workstation variant (docs/providers.md, GKE).
     for guide in [
         "gcloud container clusters create kuberay-gpu-cluster --num-nodes=1 --min-nodes 0 --max-nodes 1 --enable-autoscaling --zone=us-west1-b --machine-type e2-standard-4",
         "gcloud container node-pools create gpu-node-pool --accelerator type=nvidia-l4,count=1,gpu-driver-version=default --zone us-west1-b --cluster kuberay-gpu-cluster --num-nodes 1 --min-nodes 0 --max-nodes 1 --enable-autoscaling --machine-type g2-standard-4",

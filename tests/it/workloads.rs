@@ -102,7 +102,7 @@ const SCRIPTED_JOB: &str = r#"  - kind: RayJob
         resources: {cpu: "2", memory: 8Gi}
 "#;
 
-/// Kueue v0.19's RayJob webhook (FACTS §7), checked on every RayJob of the team bundle.
+/// Kueue v0.19's RayJob webhook (kueue@v0.19.2 `pkg/controller/jobs/rayjob/rayjob_webhook.go`), checked on every RayJob of the team bundle.
 #[test]
 fn team_rayjobs_carry_everything_kueues_rayjob_webhook_requires() {
     let platform = platform_stream("team");

@@ -5,7 +5,7 @@
 //! The `aliyun` CLI passes ROA bodies through unchecked, so the bodies are checked against
 //! raykueue's own schemas, `assets/ack/*.schema.json`, written from the API reference
 //! (CreateCluster, CreateClusterNodePool and the `nodepool` struct of ACK OpenAPI "CS"
-//! 2015-12-15; CLOUDS.md §3.2).
+//! 2015-12-15).
 //!
 //! IDs the cloud assigns (VPC, vSwitch, cluster) are parameters: `up.sh` learns them from the
 //! responses and fills them in.

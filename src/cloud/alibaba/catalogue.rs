@@ -21,9 +21,11 @@ pub(crate) struct EcsType {
     pub base: InstanceType,
     /// The `aliyun.accelerator/nvidia_name` value ACK gives these nodes: the GPU's product
     /// name as `nvidia-smi` prints it, spaces turned into `-` (`Tesla-T4`, `NVIDIA-A10`;
-    /// CLOUDS.md §3.3, and a node of ecs.gn7i-c8g1.2xlarge labelled `NVIDIA-A10` in ACK's GPU
-    /// docs). `None` where no source shows it (the A100 families: SXM4 or PCIe, 40 or 80 GB);
-    /// a flavor can then match only the GPU count label.
+    /// the Cluster Autoscaler's alicloud `GPULabel`, kubernetes/autoscaler
+    /// `cluster-autoscaler/cloudprovider/alicloud/alicloud_cloud_provider.go`; a node of
+    /// ecs.gn7i-c8g1.2xlarge labelled `NVIDIA-A10` in ACK's GPU docs). `None` where no source
+    /// shows it (the A100 families: SXM4 or PCIe, 40 or 80 GB); a flavor can then match only
+    /// the GPU count label.
     pub(crate) nvidia_name: Option<&'static str>,
 }
 
@@ -63,8 +65,8 @@ const fn a100(
 
 /// The catalogue, by family.
 pub(crate) const INSTANCE_TYPES: &[EcsType] = &[
-    // g7: general purpose, 4 GiB per vCPU, for CPU pools (not in CLOUDS.md; the figures agree
-    // across several public ECS spec tables in the code index, none of them Alibaba's own page).
+    // g7: general purpose, 4 GiB per vCPU, for CPU pools (the figures agree across several public
+    // ECS spec tables, none of them Alibaba's own page).
     cpu("ecs.g7.xlarge", 4, 16),
     cpu("ecs.g7.2xlarge", 8, 32),
     cpu("ecs.g7.4xlarge", 16, 64),

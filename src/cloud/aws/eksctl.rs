@@ -106,7 +106,7 @@ fn node_group(cluster: &str, group: &NodeGroup, autoscaler: bool) -> Value {
     let taints = node_taints(group);
     if !taints.is_empty() {
         // eksctl's YAML takes the Kubernetes spelling (`NoSchedule`), not the EKS API's
-        // `NO_SCHEDULE` (CLOUDS.md §1.5).
+        // `NO_SCHEDULE` (botocore's `TaintEffect`); eksctl passes its YAML's spelling on.
         let list: Vec<Value> = taints.iter().map(crate::profile::Taint::to_json).collect();
         g.insert("taints".into(), Value::Array(list));
     }

@@ -224,9 +224,10 @@ pub(crate) fn node_taints(group: &NodeGroup) -> Vec<Taint> {
 }
 
 /// The taints of a GPU group that keep eksctl's NVIDIA device plugin pods off its nodes, so
-/// they never advertise `nvidia.com/gpu` (CLOUDS.md §1.4; the guide's `ray.io/node-type` taint
-/// does this). Only AmazonLinux2023 runs the plugin as a DaemonSet; Bottlerocket runs it on the
-/// host.
+/// they never advertise `nvidia.com/gpu` (eksctl's embedded plugin manifest tolerates only
+/// `nvidia.com/gpu:Exists:NoSchedule`, eksctl `pkg/addons/assets/nvidia-device-plugin.yaml`;
+/// the guide's `ray.io/node-type` taint blocks it). Only AmazonLinux2023 runs the plugin as a
+/// DaemonSet; Bottlerocket runs it on the host.
 pub fn taints_blocking_device_plugin(group: &NodeGroup) -> Vec<Taint> {
     if !is_gpu_group(group) || group.ami_family != AmiFamily::AmazonLinux2023 {
         return Vec::new();

@@ -28,8 +28,8 @@
 //! Workload Identity Federation: the Kubernetes service account is annotated
 //! `iam.gke.io/gcp-service-account: GSA@PROJECT.iam.gserviceaccount.com`, and the Google
 //! service account grants `roles/iam.workloadIdentityUser` to
-//! `serviceAccount:PROJECT.svc.id.goog[NS/KSA]` (KEDA's "GCP Workload Identity" docs; CLOUDS.md
-//! §2.5).
+//! `serviceAccount:PROJECT.svc.id.goog[NS/KSA]` (KEDA's "GCP Workload Identity" docs; Google's
+//! "Authenticate to Google Cloud APIs from GKE workloads").
 
 pub(crate) mod catalogue;
 pub(crate) mod section;

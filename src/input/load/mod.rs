@@ -1,4 +1,5 @@
-//! Stage 1: bytes → a JSON value plus the source position of every node.
+//! Stage 2 (`lib.rs`), the input, its first step: bytes → a JSON value plus the source position
+//! of every node.
 //!
 //! The profile is parsed into a tree whose nodes carry their positions, then flattened into a
 //! `serde_json::Value` (what the schema check reads) and a map from JSON pointer to position

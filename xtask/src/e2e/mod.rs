@@ -1,6 +1,6 @@
-//! `e2e`: the real-control-plane tier (`../shared/docs/E2E.md`; docs/development.md, "The e2e
-//! tier"). Test infrastructure: the tests include this module by path (`tests/it/e2e.rs`), the
-//! binary never does.
+//! `e2e`: the real-control-plane tier (docs/development.md, "The e2e tier"). Test
+//! infrastructure: the tests include this module by path (`tests/it/e2e.rs`), the binary never
+//! does.
 //!
 //! - `e2e tools`: build the toolchain from the Go module proxy, cached by version ([`tools`]);
 //! - `e2e up --profile P --dir D` / `e2e down --dir D`: a control plane for a profile

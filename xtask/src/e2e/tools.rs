@@ -43,7 +43,7 @@ enum Build {
     },
 }
 
-/// The toolchain: the versions of `../shared/docs/E2E.md` ("Components").
+/// The toolchain: the versions docs/development.md lists ("Components").
 pub const COMPONENTS: &[Component] = &[
     Component {
         name: "etcd",
@@ -125,7 +125,7 @@ pub const COMPONENTS: &[Component] = &[
     Component {
         // Renders Kueue's own chart (in the Kueue module) with the bundle's values, so the
         // harness serves the webhooks and loads the Configuration exactly as `helm install`
-        // would. Not in E2E.md's table; an addition.
+        // would.
         name: "helm",
         module: "helm.sh/helm/v3",
         wanted: Some("v3.22.0"),
