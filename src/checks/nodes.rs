@@ -696,7 +696,19 @@ fn place(
     }) else {
         return;
     };
-    let via = if best.flavors.is_empty() {
+    let via = flavors_clause(best);
+    match best.stage {
+        Stage::NoPoolMatches => report_no_pool_matches(ctx, pools, s, best, &via),
+        Stage::TaintsBlock => report_taints_block(ctx, p, pools, s, best, &via),
+        Stage::TooBig => report_too_big(ctx, pools, s, best, &via),
+        Stage::Fits => report_beyond_pools(ctx, pools, s, best),
+    }
+}
+
+/// The clause naming the flavors a message's pods run with (" (with flavors `a`, `b`)"), or
+/// nothing when they run with none.
+fn flavors_clause(best: &Placement) -> String {
+    if best.flavors.is_empty() {
         String::new()
     } else {
         format!(
@@ -708,265 +720,292 @@ fn place(
                 .collect::<Vec<_>>()
                 .join(", ")
         )
-    };
-    let pool_by = |i: usize| pools.iter().find(|pool| pool.index == i);
-    match best.stage {
-        Stage::NoPoolMatches => {
-            let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
-            let label_ok = pools.iter().any(|pool| {
-                pool.carries_all(best.selector.iter().map(|(k, v)| (k.as_str(), v.as_str())))
-            });
-            if wants_gpu && label_ok {
-                ctx.report(
-                    &codes::NO_POOL_MATCHES,
-                    &s.resource_pointer(GPU_RESOURCE),
-                    format!(
-                        "{} requests `{GPU_RESOURCE}`, but no node pool it may run on{via} has NVIDIA GPUs (pools: {}): its pods stay Pending",
-                        s.describe(),
-                        pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", ")
-                    ),
-                    Some(format!(
-                        "add a GPU node pool (e.g. {}), or remove the GPU request",
-                        pools.first().map_or("a GPU instance type", |pool| pool.provider.words().gpu_example)
-                    )),
-                );
-            } else {
-                // Name the labels no pool carries at all; else the set no one pool carries.
-                let lonely: Vec<String> = best
-                    .selector
-                    .iter()
-                    .filter(|(k, v)| !pools.iter().any(|pool| pool.carries(k, v)))
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect();
-                let what = if lonely.is_empty() {
-                    format!(
-                        "no single node pool carries all of {}",
-                        best.selector
-                            .iter()
-                            .map(|(k, v)| format!("{k}={v}"))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    )
-                } else {
-                    format!("no node pool carries {}", lonely.join(", "))
-                };
-                let pointer = if s.node_selector.is_empty() {
-                    s.pointer.clone()
-                } else {
-                    format!("{}/nodeSelector", s.pointer)
-                };
-                ctx.report(
-                    &codes::NO_POOL_MATCHES,
-                    &pointer,
-                    format!(
-                        "{} cannot be placed{via}: {what}; its pods stay Pending",
-                        s.describe(),
-                    ),
-                    Some("fix the nodeSelector, or add the labels to the `labels` of the node pool these pods belong on".into()),
-                );
-            }
-        }
-        Stage::TaintsBlock => {
-            let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
-            let why = if !s.node_selector.is_empty() || !best.flavors.is_empty() {
-                format!("its node selection{via} leaves only")
-            } else if wants_gpu {
-                "it requests GPUs, and the only GPU node pools are".to_string()
-            } else {
-                "it could run on".to_string()
-            };
-            let blocked: Vec<String> = best
-                .blocked
-                .iter()
-                .filter_map(|(i, taints)| {
-                    Some(format!(
-                        "{} with taint {}",
-                        pool_by(*i)?.describe(),
-                        taints.iter().map(taint_text).collect::<Vec<_>>().join(", ")
-                    ))
-                })
-                .collect();
-            let first = best.blocked.first().and_then(|(_, t)| t.first());
-            let ert_relevant = best.blocked.iter().any(|(_, taints)| {
-                taints
-                    .iter()
-                    .any(|t| best.extended.iter().any(|r| r == t.key.as_str()))
-            });
-            let ert = if ert_relevant {
-                format!(
-                    "; {}'s ExtendedResourceToleration adds only `{{key: <resource>, operator: Exists, effect: NoSchedule}}` for {}",
-                    service(pools),
-                    best.extended.join(", ")
-                )
-            } else {
-                String::new()
-            };
-            let hint = first.map_or_else(String::new, |t| {
-                let value = t
-                    .value
-                    .as_ref()
-                    .filter(|v| !v.is_empty())
-                    .map_or_else(String::new, |v| format!(", operator: Equal, value: {v}"));
-                format!(
-                    "add `tolerations: [{{key: {}{value}, effect: {}}}]` to this pod group{}{ert}",
-                    t.key,
-                    t.effect.as_str(),
-                    if best.flavors.is_empty() {
-                        String::new()
-                    } else {
-                        // The flavor that selects the nodes is the natural home of the toleration.
-                        let selecting: Vec<&str> = best
-                            .flavors
-                            .iter()
-                            .filter(|f| {
-                                p.flavors
-                                    .iter()
-                                    .any(|pf| pf.name.as_str() == f.as_str() && !pf.node_labels.is_empty())
-                            })
-                            .map(String::as_str)
-                            .collect();
-                        let named = if selecting.is_empty() {
-                            best.flavors.join("`/`")
-                        } else {
-                            selecting.join("`/`")
-                        };
-                        format!(
-                            ", or to the tolerations of flavor `{named}` (Kueue adds them to the pods it admits)"
-                        )
-                    }
-                )
-            });
-            let pointer = if s.tolerations.is_empty() {
-                s.pointer.clone()
-            } else {
-                format!("{}/tolerations", s.pointer)
-            };
-            ctx.report(
-                &codes::TAINT_NOT_TOLERATED,
-                &pointer,
-                format!(
-                    "{} does not tolerate the taints of the node pools {why}: {}; its pods stay Pending",
-                    s.describe(),
-                    blocked.join("; ")
-                ),
-                Some(hint),
-            );
-        }
-        Stage::TooBig => {
-            let parts: Vec<String> = best
-                .tolerated
-                .iter()
-                .filter_map(|i| {
-                    let pool = pool_by(*i)?;
-                    if pool.max_nodes() == 0 {
-                        return Some(format!("pool {} has at most 0 nodes", pool.describe()));
-                    }
-                    let (resource, request, alloc) = too_big(pool, s)?;
-                    Some(format!(
-                        "`{resource}` {request} > {} allocatable on a node of pool {}",
-                        alloc.human(),
-                        pool.describe()
-                    ))
-                })
-                .collect();
-            let (pointer, hint) = match best
-                .tolerated
-                .iter()
-                .filter_map(|i| pool_by(*i))
-                .find_map(|pool| Some((pool, too_big(pool, s)?)))
-            {
-                Some((pool, (r, _, a))) => (
-                    s.resource_pointer(&r),
-                    format!(
-                        "request at most {} `{r}` per pod, or use a larger {} for node pool `{}`",
-                        a.human(),
-                        pool.provider.words().machine_field,
-                        pool.name()
-                    ),
-                ),
-                None => (
-                    s.resources_pointer.clone(),
-                    "give the node pool a `count` or `autoscale.max` of at least 1".to_string(),
-                ),
-            };
-            ctx.report(
-                &codes::POD_FITS_NO_NODE,
-                &pointer,
-                format!(
-                    "{} fits on no node{via}: {}; its pods stay Pending (allocatable is the {} minus {}'s kubelet and eviction reservations)",
-                    s.describe(),
-                    parts.join("; "),
-                    pools.first().map_or("machine", |pool| pool.provider.words().machine),
-                    service(pools)
-                ),
-                Some(hint),
-            );
-        }
-        Stage::Fits => {
-            let Role::Worker(j) = s.role else { return };
-            let Some((cap, per_pool)) = capacity(pools, s, &best.fitting) else {
-                return;
-            };
-            if s.max_count <= cap {
-                return;
-            }
-            let Some(group) = s.workload.workers.get(j) else {
-                return;
-            };
-            let field = if group.max_replicas.is_some() {
-                "maxReplicas"
-            } else {
-                "replicas"
-            };
-            let hosts = if group.num_of_hosts > 1 {
-                format!(" × {} hosts", group.num_of_hosts)
-            } else {
-                String::new()
-            };
-            let first = per_pool.first();
-            let hint = match (first, best.fitting.len()) {
-                (Some((pool, per_node, _)), 1) if *per_node > 0 => {
-                    let needed = s.max_count.div_ceil(*per_node);
-                    format!(
-                        "raise {} of node pool `{}` to {needed}, or lower {field} to {}",
-                        pool.size_key(),
-                        pool.name(),
-                        cap / u64::from(group.num_of_hosts.max(1))
-                    )
-                }
-                _ => format!(
-                    "add nodes to the pools, or lower {field} to {}",
-                    cap / u64::from(group.num_of_hosts.max(1))
-                ),
-            };
-            let pools_text: Vec<String> = per_pool
-                .iter()
-                .map(|(pool, per_node, r)| {
-                    format!(
-                        "node pool {} holds {per_node} per node (`{r}`: {} per pod, {} allocatable per node) and has at most {} nodes ({})",
-                        pool.describe(),
-                        s.request(r),
-                        pool.allocatable().and_then(|a| a.get(r)).map_or_else(String::new, Quantity::human),
-                        pool.max_nodes(),
-                        pool.size_field()
-                    )
-                })
-                .collect();
-            ctx.report(
-                &codes::GROUP_BEYOND_POOLS,
-                &format!("{}/{}", s.pointer, field),
-                format!(
-                    "{} may scale to {} pods ({field} {}{hosts}), but {}: at most {cap} fit, the other {} stay Pending",
-                    s.describe(),
-                    s.max_count,
-                    group.max(),
-                    pools_text.join("; "),
-                    s.max_count - cap
-                ),
-                Some(hint),
-            );
-        }
     }
+}
+
+/// RK144 for a pod set no node pool matches: a GPU request no GPU pool serves, or labels no
+/// pool carries.
+fn report_no_pool_matches(
+    ctx: &mut Ctx<'_>,
+    pools: &[Pool<'_>],
+    s: &PodSet<'_>,
+    best: &Placement,
+    via: &str,
+) {
+    let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
+    let label_ok = pools
+        .iter()
+        .any(|pool| pool.carries_all(best.selector.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+    if wants_gpu && label_ok {
+        ctx.report(
+            &codes::NO_POOL_MATCHES,
+            &s.resource_pointer(GPU_RESOURCE),
+            format!(
+                "{} requests `{GPU_RESOURCE}`, but no node pool it may run on{via} has NVIDIA GPUs (pools: {}): its pods stay Pending",
+                s.describe(),
+                pools.iter().map(Pool::describe).collect::<Vec<_>>().join(", ")
+            ),
+            Some(format!(
+                "add a GPU node pool (e.g. {}), or remove the GPU request",
+                pools.first().map_or("a GPU instance type", |pool| pool.provider.words().gpu_example)
+            )),
+        );
+    } else {
+        // Name the labels no pool carries at all; else the set no one pool carries.
+        let lonely: Vec<String> = best
+            .selector
+            .iter()
+            .filter(|(k, v)| !pools.iter().any(|pool| pool.carries(k, v)))
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        let what = if lonely.is_empty() {
+            format!(
+                "no single node pool carries all of {}",
+                best.selector
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        } else {
+            format!("no node pool carries {}", lonely.join(", "))
+        };
+        let pointer = if s.node_selector.is_empty() {
+            s.pointer.clone()
+        } else {
+            format!("{}/nodeSelector", s.pointer)
+        };
+        ctx.report(
+            &codes::NO_POOL_MATCHES,
+            &pointer,
+            format!(
+                "{} cannot be placed{via}: {what}; its pods stay Pending",
+                s.describe(),
+            ),
+            Some("fix the nodeSelector, or add the labels to the `labels` of the node pool these pods belong on".into()),
+        );
+    }
+}
+
+/// RK143 for a pod set whose matching pools all carry a taint it does not tolerate.
+fn report_taints_block(
+    ctx: &mut Ctx<'_>,
+    p: &Profile,
+    pools: &[Pool<'_>],
+    s: &PodSet<'_>,
+    best: &Placement,
+    via: &str,
+) {
+    let pool_by = |i: usize| pools.iter().find(|pool| pool.index == i);
+    let wants_gpu = !s.request(GPU_RESOURCE).is_zero();
+    let why = if !s.node_selector.is_empty() || !best.flavors.is_empty() {
+        format!("its node selection{via} leaves only")
+    } else if wants_gpu {
+        "it requests GPUs, and the only GPU node pools are".to_string()
+    } else {
+        "it could run on".to_string()
+    };
+    let blocked: Vec<String> = best
+        .blocked
+        .iter()
+        .filter_map(|(i, taints)| {
+            Some(format!(
+                "{} with taint {}",
+                pool_by(*i)?.describe(),
+                taints.iter().map(taint_text).collect::<Vec<_>>().join(", ")
+            ))
+        })
+        .collect();
+    let first = best.blocked.first().and_then(|(_, t)| t.first());
+    let ert_relevant = best.blocked.iter().any(|(_, taints)| {
+        taints
+            .iter()
+            .any(|t| best.extended.iter().any(|r| r == t.key.as_str()))
+    });
+    let ert = if ert_relevant {
+        format!(
+            "; {}'s ExtendedResourceToleration adds only `{{key: <resource>, operator: Exists, effect: NoSchedule}}` for {}",
+            service(pools),
+            best.extended.join(", ")
+        )
+    } else {
+        String::new()
+    };
+    let hint = first.map_or_else(String::new, |t| {
+        let value = t
+            .value
+            .as_ref()
+            .filter(|v| !v.is_empty())
+            .map_or_else(String::new, |v| format!(", operator: Equal, value: {v}"));
+        format!(
+            "add `tolerations: [{{key: {}{value}, effect: {}}}]` to this pod group{}{ert}",
+            t.key,
+            t.effect.as_str(),
+            if best.flavors.is_empty() {
+                String::new()
+            } else {
+                // The flavor that selects the nodes is the natural home of the toleration.
+                let selecting: Vec<&str> = best
+                    .flavors
+                    .iter()
+                    .filter(|f| {
+                        p.flavors
+                            .iter()
+                            .any(|pf| pf.name.as_str() == f.as_str() && !pf.node_labels.is_empty())
+                    })
+                    .map(String::as_str)
+                    .collect();
+                let named = if selecting.is_empty() {
+                    best.flavors.join("`/`")
+                } else {
+                    selecting.join("`/`")
+                };
+                format!(
+                    ", or to the tolerations of flavor `{named}` (Kueue adds them to the pods it admits)"
+                )
+            }
+        )
+    });
+    let pointer = if s.tolerations.is_empty() {
+        s.pointer.clone()
+    } else {
+        format!("{}/tolerations", s.pointer)
+    };
+    ctx.report(
+        &codes::TAINT_NOT_TOLERATED,
+        &pointer,
+        format!(
+            "{} does not tolerate the taints of the node pools {why}: {}; its pods stay Pending",
+            s.describe(),
+            blocked.join("; ")
+        ),
+        Some(hint),
+    );
+}
+
+/// RK203 for a pod set larger than a node of every pool it tolerates.
+fn report_too_big(
+    ctx: &mut Ctx<'_>,
+    pools: &[Pool<'_>],
+    s: &PodSet<'_>,
+    best: &Placement,
+    via: &str,
+) {
+    let pool_by = |i: usize| pools.iter().find(|pool| pool.index == i);
+    let parts: Vec<String> = best
+        .tolerated
+        .iter()
+        .filter_map(|i| {
+            let pool = pool_by(*i)?;
+            if pool.max_nodes() == 0 {
+                return Some(format!("pool {} has at most 0 nodes", pool.describe()));
+            }
+            let (resource, request, alloc) = too_big(pool, s)?;
+            Some(format!(
+                "`{resource}` {request} > {} allocatable on a node of pool {}",
+                alloc.human(),
+                pool.describe()
+            ))
+        })
+        .collect();
+    let (pointer, hint) = match best
+        .tolerated
+        .iter()
+        .filter_map(|i| pool_by(*i))
+        .find_map(|pool| Some((pool, too_big(pool, s)?)))
+    {
+        Some((pool, (r, _, a))) => (
+            s.resource_pointer(&r),
+            format!(
+                "request at most {} `{r}` per pod, or use a larger {} for node pool `{}`",
+                a.human(),
+                pool.provider.words().machine_field,
+                pool.name()
+            ),
+        ),
+        None => (
+            s.resources_pointer.clone(),
+            "give the node pool a `count` or `autoscale.max` of at least 1".to_string(),
+        ),
+    };
+    ctx.report(
+        &codes::POD_FITS_NO_NODE,
+        &pointer,
+        format!(
+            "{} fits on no node{via}: {}; its pods stay Pending (allocatable is the {} minus {}'s kubelet and eviction reservations)",
+            s.describe(),
+            parts.join("; "),
+            pools.first().map_or("machine", |pool| pool.provider.words().machine),
+            service(pools)
+        ),
+        Some(hint),
+    );
+}
+
+/// RK204 for a worker group that fits a node but may scale beyond what its pools hold.
+fn report_beyond_pools(ctx: &mut Ctx<'_>, pools: &[Pool<'_>], s: &PodSet<'_>, best: &Placement) {
+    let Role::Worker(j) = s.role else { return };
+    let Some((cap, per_pool)) = capacity(pools, s, &best.fitting) else {
+        return;
+    };
+    if s.max_count <= cap {
+        return;
+    }
+    let Some(group) = s.workload.workers.get(j) else {
+        return;
+    };
+    let field = if group.max_replicas.is_some() {
+        "maxReplicas"
+    } else {
+        "replicas"
+    };
+    let hosts = if group.num_of_hosts > 1 {
+        format!(" × {} hosts", group.num_of_hosts)
+    } else {
+        String::new()
+    };
+    let first = per_pool.first();
+    let hint = match (first, best.fitting.len()) {
+        (Some((pool, per_node, _)), 1) if *per_node > 0 => {
+            let needed = s.max_count.div_ceil(*per_node);
+            format!(
+                "raise {} of node pool `{}` to {needed}, or lower {field} to {}",
+                pool.size_key(),
+                pool.name(),
+                cap / u64::from(group.num_of_hosts.max(1))
+            )
+        }
+        _ => format!(
+            "add nodes to the pools, or lower {field} to {}",
+            cap / u64::from(group.num_of_hosts.max(1))
+        ),
+    };
+    let pools_text: Vec<String> = per_pool
+        .iter()
+        .map(|(pool, per_node, r)| {
+            format!(
+                "node pool {} holds {per_node} per node (`{r}`: {} per pod, {} allocatable per node) and has at most {} nodes ({})",
+                pool.describe(),
+                s.request(r),
+                pool.allocatable().and_then(|a| a.get(r)).map_or_else(String::new, Quantity::human),
+                pool.max_nodes(),
+                pool.size_field()
+            )
+        })
+        .collect();
+    ctx.report(
+        &codes::GROUP_BEYOND_POOLS,
+        &format!("{}/{}", s.pointer, field),
+        format!(
+            "{} may scale to {} pods ({field} {}{hosts}), but {}: at most {cap} fit, the other {} stay Pending",
+            s.describe(),
+            s.max_count,
+            group.max(),
+            pools_text.join("; "),
+            s.max_count - cap
+        ),
+        Some(hint),
+    );
 }
 
 /// Pods like `s` that the `fitting` pools hold at their maximum size, with each pool's share:
