@@ -110,69 +110,126 @@ pub struct Outcome {
 
 /// Run a scenario on a fleet.
 pub fn run(w: &Worlds, dispatcher: Dispatcher, step: usize, until: Option<u64>) -> Outcome {
-    let m = &w.manager;
-    let n = w.workers.len();
-    let step = match dispatcher {
-        Dispatcher::AllAtOnce => n,
-        Dispatcher::Incremental => step.max(1),
-    };
-    let mut ms = Sim::new(m);
-    let mut ws: Vec<Sim<'_>> = w.workers.iter().map(|(_, world)| Sim::new(world)).collect();
-    // Manager workload by copy, per worker.
-    let manager_of: Vec<Vec<Option<usize>>> = w
-        .copies
-        .iter()
-        .zip(&w.workers)
-        .map(|(copies, (_, world))| {
-            let mut back = vec![None; world.workloads.len()];
-            for (i, c) in copies.iter().enumerate() {
-                if let Some(c) = c {
-                    back[*c] = Some(i);
+    let mut fleet = FleetRun::new(w, dispatcher, step);
+    while let Some(now) = fleet.next_time() {
+        if until.is_some_and(|u| now > u) {
+            break;
+        }
+        fleet.finish(now);
+        fleet.submit(now);
+        fleet.manager_cycles(now);
+        fleet.dispatch(now);
+    }
+    fleet.end()
+}
+
+/// A fleet run under way: the manager's simulation, each worker's, and where each manager
+/// workload is.
+struct FleetRun<'w> {
+    w: &'w Worlds,
+    /// How many more workers one offer reaches.
+    step: usize,
+    manager: Sim<'w>,
+    workers: Vec<Sim<'w>>,
+    /// Per worker, per copy: its manager workload.
+    manager_of: Vec<Vec<Option<usize>>>,
+    status: Vec<Status>,
+    submitted: Vec<bool>,
+    /// The manager workloads by submission time, and how many of them are submitted.
+    order: Vec<usize>,
+    next_sub: usize,
+    out: Vec<(usize, Event)>,
+    placements: Vec<Placement>,
+    capped: Vec<u64>,
+}
+
+impl<'w> FleetRun<'w> {
+    fn new(w: &'w Worlds, dispatcher: Dispatcher, step: usize) -> Self {
+        let m = &w.manager;
+        let n = w.workers.len();
+        let step = match dispatcher {
+            Dispatcher::AllAtOnce => n,
+            Dispatcher::Incremental => step.max(1),
+        };
+        let ms = Sim::new(m);
+        let ws: Vec<Sim<'_>> = w.workers.iter().map(|(_, world)| Sim::new(world)).collect();
+        // Manager workload by copy, per worker.
+        let manager_of: Vec<Vec<Option<usize>>> = w
+            .copies
+            .iter()
+            .zip(&w.workers)
+            .map(|(copies, (_, world))| {
+                let mut back = vec![None; world.workloads.len()];
+                for (i, c) in copies.iter().enumerate() {
+                    if let Some(c) = c {
+                        back[*c] = Some(i);
+                    }
                 }
-            }
-            back
-        })
-        .collect();
-    let mut status = vec![Status::Waiting; m.workloads.len()];
-    let mut submitted = vec![false; m.workloads.len()];
-    let mut order: Vec<usize> = (0..m.workloads.len()).collect();
-    order.sort_by_key(|&i| (m.workloads[i].submit_at, i));
-    let mut next_sub = 0;
-    let mut out: Vec<(usize, Event)> = Vec::new();
-    let mut placements: Vec<Placement> = Vec::new();
-    let mut capped = Vec::new();
-    loop {
-        for sim in &mut ws {
+                back
+            })
+            .collect();
+        let status = vec![Status::Waiting; m.workloads.len()];
+        let submitted = vec![false; m.workloads.len()];
+        let mut order: Vec<usize> = (0..m.workloads.len()).collect();
+        order.sort_by_key(|&i| (m.workloads[i].submit_at, i));
+        FleetRun {
+            w,
+            step,
+            manager: ms,
+            workers: ws,
+            manager_of,
+            status,
+            submitted,
+            order,
+            next_sub: 0,
+            out: Vec::new(),
+            placements: Vec::new(),
+            capped: Vec::new(),
+        }
+    }
+
+    /// The next second anything happens: an end on a worker, a submission, or an Incremental
+    /// round of offers.
+    fn next_time(&mut self) -> Option<u64> {
+        let m = &self.w.manager;
+        let n = self.workers.len();
+        for sim in &mut self.workers {
             drop_stale_ends(sim);
         }
-        let t_end = ws
+        let t_end = self
+            .workers
             .iter()
             .filter_map(|s| s.ends.peek().map(|Reverse((t, _))| *t))
             .min();
-        let t_sub = order.get(next_sub).map(|&i| m.workloads[i].submit_at);
-        let t_round = status
+        let t_sub = self
+            .order
+            .get(self.next_sub)
+            .map(|&i| m.workloads[i].submit_at);
+        let t_round = self
+            .status
             .iter()
             .filter_map(|s| match s {
                 Status::Reserved { offered, next } if *offered < n => Some(*next),
                 _ => None,
             })
             .min();
-        let Some(now) = [t_end, t_sub, t_round].into_iter().flatten().min() else {
-            break;
-        };
-        if until.is_some_and(|u| now > u) {
-            break;
-        }
-        // Ends on the workers, by workload name (the manager's index order).
+        [t_end, t_sub, t_round].into_iter().flatten().min()
+    }
+
+    /// Ends on the workers, by workload name (the manager's index order): the copy and the
+    /// manager workload both release their quota.
+    fn finish(&mut self, now: u64) {
+        let w = self.w;
+        let m = &w.manager;
         let mut finished = Vec::new();
-        for (k, sim) in ws.iter_mut().enumerate() {
+        for (k, sim) in self.workers.iter_mut().enumerate() {
             while let Some(&Reverse((t, c))) = sim.ends.peek() {
                 if t != now {
                     break;
                 }
                 sim.ends.pop();
                 if sim.state.running[c].as_ref().is_some_and(|r| r.ends == t)
-                    && let Some(i) = manager_of[k][c]
+                    && let Some(i) = self.manager_of[k][c]
                 {
                     finished.push((i, k, c));
                 }
@@ -181,174 +238,214 @@ pub fn run(w: &Worlds, dispatcher: Dispatcher, step: usize, until: Option<u64>) 
         finished.sort_unstable();
         for (i, k, c) in finished {
             let world = &w.workers[k].1;
-            ws[k].state.release(world, c);
-            ws[k]
+            self.workers[k].state.release(world, c);
+            self.workers[k]
                 .queues
                 .retry_inadmissible(world, world.workloads[c].cq);
-            out.push((
+            self.out.push((
                 k + 1,
                 Event::Finished {
                     time: now,
                     workload: c,
                 },
             ));
-            ms.state.release(m, i);
-            ms.queues.retry_inadmissible(m, m.workloads[i].cq);
-            out.push((
+            self.manager.state.release(m, i);
+            self.manager.queues.retry_inadmissible(m, m.workloads[i].cq);
+            self.out.push((
                 0,
                 Event::Finished {
                     time: now,
                     workload: i,
                 },
             ));
-            status[i] = Status::Done;
-            if let Some(p) = placements
-                .iter_mut()
-                .rev()
-                .find(|p| p.workload == m.workloads[i].name && p.end.is_none())
-            {
-                p.end = Some(now);
-            }
+            self.status[i] = Status::Done;
+            self.close_placement(i, now);
         }
-        while let Some(&i) = order.get(next_sub) {
+    }
+
+    /// The manager workloads submitted this second join the manager's queues.
+    fn submit(&mut self, now: u64) {
+        let m = &self.w.manager;
+        while let Some(&i) = self.order.get(self.next_sub) {
             if m.workloads[i].submit_at != now {
                 break;
             }
-            next_sub += 1;
-            submitted[i] = true;
-            out.push((
+            self.next_sub += 1;
+            self.submitted[i] = true;
+            self.out.push((
                 0,
                 Event::Submitted {
                     time: now,
                     workload: i,
                 },
             ));
-            ms.queues.push(m, i);
+            self.manager.queues.push(m, i);
         }
-        if !ms.settle(now) {
-            capped.push(now);
+    }
+
+    /// The manager's cycles: what it preempts goes back to waiting (its copies withdrawn),
+    /// what it admits is reserved, to be offered to the workers.
+    fn manager_cycles(&mut self, now: u64) {
+        if !self.manager.settle(now) {
+            self.capped.push(now);
         }
-        for e in std::mem::take(&mut ms.events) {
+        for e in std::mem::take(&mut self.manager.events) {
             if let Event::Preempted { workload: i, .. } = e {
-                withdraw(w, &mut ws, i, None);
-                status[i] = Status::Waiting;
+                withdraw(self.w, &mut self.workers, i, None);
+                self.status[i] = Status::Waiting;
             }
-            out.push((0, e));
+            self.out.push((0, e));
         }
-        for (i, s) in status.iter_mut().enumerate() {
-            if *s == Status::Waiting && ms.state.running[i].is_some() {
+        for (i, s) in self.status.iter_mut().enumerate() {
+            if *s == Status::Waiting && self.manager.state.running[i].is_some() {
                 *s = Status::Reserved {
                     offered: 0,
                     next: now,
                 };
             }
         }
-        // Offers and the workers' cycles, until nothing changes in this second (a copy
-        // preempted on one worker is offered again).
-        for _ in 0..=n + 1 {
-            let mut changed = false;
-            for (i, s) in status.iter_mut().enumerate() {
-                let Status::Reserved { offered, next } = *s else {
-                    continue;
-                };
-                if offered >= n || next > now {
-                    continue;
-                }
-                let upto = (offered + step).min(n);
-                for (k, sim) in ws.iter_mut().enumerate().take(upto).skip(offered) {
-                    if let Some(c) = w.copies[k][i] {
-                        let world = &w.workers[k].1;
-                        if !sim.queues.is_pending(world, c) {
-                            sim.queues.push(world, c);
-                            out.push((
-                                k + 1,
-                                Event::Submitted {
-                                    time: now,
-                                    workload: c,
-                                },
-                            ));
-                        }
-                    }
-                }
-                *s = Status::Reserved {
-                    offered: upto,
-                    next: now.saturating_add(INCREMENTAL_ROUND_SECONDS),
-                };
-                changed = true;
-            }
-            for k in 0..n {
-                if !ws[k].settle(now) {
-                    capped.push(now);
-                }
-                for e in std::mem::take(&mut ws[k].events) {
-                    match e {
-                        Event::Admitted { workload: c, .. } => {
-                            if let Some(i) = manager_of[k][c] {
-                                status[i] = Status::Running { worker: k };
-                                placements.push(Placement {
-                                    workload: m.workloads[i].name.clone(),
-                                    worker: w.workers[k].0.clone(),
-                                    start: now,
-                                    end: None,
-                                });
-                                withdraw(w, &mut ws, i, Some(k));
-                            }
-                            changed = true;
-                        }
-                        Event::Preempted { workload: c, .. } => {
-                            if let Some(i) = manager_of[k][c]
-                                && status[i] == (Status::Running { worker: k })
-                            {
-                                status[i] = Status::Reserved {
-                                    offered: 0,
-                                    next: now,
-                                };
-                                if let Some(p) = placements
-                                    .iter_mut()
-                                    .rev()
-                                    .find(|p| p.workload == m.workloads[i].name && p.end.is_none())
-                                {
-                                    p.end = Some(now);
-                                }
-                            }
-                            changed = true;
-                        }
-                        _ => {}
-                    }
-                    out.push((k + 1, e));
-                }
-            }
-            if !changed {
+    }
+
+    /// Offers and the workers' cycles, until nothing changes in this second (a copy preempted
+    /// on one worker is offered again).
+    fn dispatch(&mut self, now: u64) {
+        for _ in 0..=self.workers.len() + 1 {
+            let offered = self.offer(now);
+            let moved = self.worker_cycles(now);
+            if !offered && !moved {
                 break;
             }
         }
     }
-    let time = out.last().map_or(0, |(_, e)| e.time());
-    let never = never_admissible(m);
-    let (mut pending, mut running, mut never_list) = (Vec::new(), Vec::new(), Vec::new());
-    for (i, s) in status.iter().enumerate() {
-        match s {
-            Status::Running { .. } => running.push(i),
-            Status::Waiting | Status::Reserved { .. } if submitted[i] => match never[i] {
-                Some(reason) if *s == Status::Waiting => never_list.push((i, reason)),
-                _ => pending.push(i),
-            },
-            _ => {}
+
+    /// Each reserved workload due an offer is queued on the next `step` workers; whether any
+    /// was.
+    fn offer(&mut self, now: u64) -> bool {
+        let w = self.w;
+        let n = self.workers.len();
+        let mut changed = false;
+        for (i, s) in self.status.iter_mut().enumerate() {
+            let Status::Reserved { offered, next } = *s else {
+                continue;
+            };
+            if offered >= n || next > now {
+                continue;
+            }
+            let upto = (offered + self.step).min(n);
+            for (k, sim) in self.workers.iter_mut().enumerate().take(upto).skip(offered) {
+                if let Some(c) = w.copies[k][i] {
+                    let world = &w.workers[k].1;
+                    if !sim.queues.is_pending(world, c) {
+                        sim.queues.push(world, c);
+                        self.out.push((
+                            k + 1,
+                            Event::Submitted {
+                                time: now,
+                                workload: c,
+                            },
+                        ));
+                    }
+                }
+            }
+            *s = Status::Reserved {
+                offered: upto,
+                next: now.saturating_add(INCREMENTAL_ROUND_SECONDS),
+            };
+            changed = true;
+        }
+        changed
+    }
+
+    /// The workers' cycles in fleet order: the first to admit a copy runs it (the other
+    /// copies withdrawn); a copy preempted on its worker goes back to dispatch. Whether any
+    /// worker admitted or preempted a workload.
+    fn worker_cycles(&mut self, now: u64) -> bool {
+        let w = self.w;
+        let m = &w.manager;
+        let mut changed = false;
+        for k in 0..self.workers.len() {
+            if !self.workers[k].settle(now) {
+                self.capped.push(now);
+            }
+            for e in std::mem::take(&mut self.workers[k].events) {
+                match e {
+                    Event::Admitted { workload: c, .. } => {
+                        if let Some(i) = self.manager_of[k][c] {
+                            self.status[i] = Status::Running { worker: k };
+                            self.placements.push(Placement {
+                                workload: m.workloads[i].name.clone(),
+                                worker: w.workers[k].0.clone(),
+                                start: now,
+                                end: None,
+                            });
+                            withdraw(w, &mut self.workers, i, Some(k));
+                        }
+                        changed = true;
+                    }
+                    Event::Preempted { workload: c, .. } => {
+                        if let Some(i) = self.manager_of[k][c]
+                            && self.status[i] == (Status::Running { worker: k })
+                        {
+                            self.status[i] = Status::Reserved {
+                                offered: 0,
+                                next: now,
+                            };
+                            self.close_placement(i, now);
+                        }
+                        changed = true;
+                    }
+                    _ => {}
+                }
+                self.out.push((k + 1, e));
+            }
+        }
+        changed
+    }
+
+    /// Manager workload `i`'s open placement ends at `now`.
+    fn close_placement(&mut self, i: usize, now: u64) {
+        let w = self.w;
+        let name = &w.manager.workloads[i].name;
+        if let Some(p) = self
+            .placements
+            .iter_mut()
+            .rev()
+            .find(|p| p.workload == *name && p.end.is_none())
+        {
+            p.end = Some(now);
         }
     }
-    out.push((
-        0,
-        Event::End {
-            time,
-            pending,
-            running,
-            never: never_list,
-        },
-    ));
-    Outcome {
-        events: out,
-        placements,
-        capped,
+
+    /// The fleet's `End` and the outcome.
+    fn end(mut self) -> Outcome {
+        let m = &self.w.manager;
+        let time = self.out.last().map_or(0, |(_, e)| e.time());
+        let never = never_admissible(m);
+        let (mut pending, mut running, mut never_list) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, s) in self.status.iter().enumerate() {
+            match s {
+                Status::Running { .. } => running.push(i),
+                Status::Waiting | Status::Reserved { .. } if self.submitted[i] => match never[i] {
+                    Some(reason) if *s == Status::Waiting => never_list.push((i, reason)),
+                    _ => pending.push(i),
+                },
+                _ => {}
+            }
+        }
+        self.out.push((
+            0,
+            Event::End {
+                time,
+                pending,
+                running,
+                never: never_list,
+            },
+        ));
+        Outcome {
+            events: self.out,
+            placements: self.placements,
+            capped: self.capped,
+        }
     }
 }
 
