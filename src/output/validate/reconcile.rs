@@ -181,73 +181,113 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
     let autoscaling = truthy(spec, &["enableInTreeAutoscaling"]);
     let v2_env = env(head_ray, AUTOSCALER_V2_ENV);
     let v2_option = string(spec, &["autoscalerOptions", "version"]) == Some("v2");
-    let v2 = v2_option || matches!(v2_env, Some("1" | "true"));
+    let mode = Autoscaler {
+        enabled: autoscaling,
+        v2: v2_option || matches!(v2_env, Some("1" | "true")),
+        v2_option,
+    };
     for (i, g) in list(spec, &["workerGroupSpecs"]).iter().enumerate() {
-        let gp = format!("{at}/workerGroupSpecs/{i}");
-        let gname = string(g, &["groupName"]).unwrap_or("?");
-        let who = format!("worker group `{gname}`");
-        if list(g, &["template", "spec", "containers"]).is_empty() {
+        worker_group(w, spec, g, i, at, mode);
+    }
+    gcs(w, spec, head, head_ray, annotations, at);
+    autoscaler(w, spec, head, head_ray, at, mode);
+    gated_fields(w, spec, at);
+    auth(w, spec, at);
+}
+
+/// How a RayCluster's autoscaler is set: on (`enableInTreeAutoscaling`), v2 by either switch
+/// (`autoscalerOptions.version` or the head's env var), and v2 by `autoscalerOptions.version`
+/// alone (`IsAutoscalingV2Enabled`, what some rules count).
+#[derive(Clone, Copy)]
+struct Autoscaler {
+    enabled: bool,
+    v2: bool,
+    v2_option: bool,
+}
+
+/// `ValidateRayClusterSpec` on worker group `i` of the RayClusterSpec at `at`.
+fn worker_group(w: &mut Walker, spec: &Value, g: &Value, i: usize, at: &str, mode: Autoscaler) {
+    let Autoscaler {
+        enabled: autoscaling,
+        v2,
+        v2_option,
+    } = mode;
+    let gp = format!("{at}/workerGroupSpecs/{i}");
+    let gname = string(g, &["groupName"]).unwrap_or("?");
+    let who = format!("worker group `{gname}`");
+    if list(g, &["template", "spec", "containers"]).is_empty() {
+        report(
+            w,
+            &format!("{gp}/template/spec/containers"),
+            &format!("{who} must have at least one container"),
+            None,
+        );
+    }
+    let min = int(g, &["minReplicas"]).unwrap_or(DEFAULT_MIN_REPLICAS);
+    let max = int(g, &["maxReplicas"]).unwrap_or(DEFAULT_MAX_REPLICAS);
+    for (field, v) in [("minReplicas", min), ("maxReplicas", max)] {
+        if v < 0 {
             report(
                 w,
-                &format!("{gp}/template/spec/containers"),
-                &format!("{who} must have at least one container"),
+                &format!("{gp}/{field}"),
+                &format!("{who} has negative {field} {v}"),
                 None,
             );
-        }
-        let min = int(g, &["minReplicas"]).unwrap_or(DEFAULT_MIN_REPLICAS);
-        let max = int(g, &["maxReplicas"]).unwrap_or(DEFAULT_MAX_REPLICAS);
-        for (field, v) in [("minReplicas", min), ("maxReplicas", max)] {
-            if v < 0 {
-                report(
-                    w,
-                    &format!("{gp}/{field}"),
-                    &format!("{who} has negative {field} {v}"),
-                    None,
-                );
-            }
-        }
-        if replicas_out_of_order(min, max) {
-            report(
-                w,
-                &format!("{gp}/minReplicas"),
-                &format!("{who} has minReplicas {min} greater than maxReplicas {max}"),
-                Some("make minReplicas ≤ maxReplicas (an unset maxReplicas is 2147483647)"),
-            );
-        }
-        group(w, g, &gp, &who);
-        if let Some(t) = int(g, &["idleTimeoutSeconds"]) {
-            if t < 0 {
-                report(
-                    w,
-                    &format!("{gp}/idleTimeoutSeconds"),
-                    &format!("{who}: idleTimeoutSeconds must be non-negative, got {t}"),
-                    None,
-                );
-            } else if !v2 {
-                report(
-                    w,
-                    &format!("{gp}/idleTimeoutSeconds"),
-                    &format!("{who}: idleTimeoutSeconds is set, but autoscaler v2 is not enabled"),
-                    Some("set spec.autoscalerOptions.version: v2"),
-                );
-            }
-        }
-        if let Some(p) = int(g, &["priority"]).filter(|p| *p != 0) {
-            priority(w, spec, &format!("{gp}/priority"), &who, p, v2);
-        }
-        if autoscaling && truthy(g, &["suspend"]) {
-            report(
-                w,
-                &format!("{gp}/suspend"),
-                &format!("{who} cannot be suspended with the autoscaler enabled"),
-                None,
-            );
-        }
-        // Only `autoscalerOptions.version` counts here (`IsAutoscalingV2Enabled`), not the env var.
-        if autoscaling && v2_option {
-            restart_policy_never(w, g, &gp, &who, "autoscaler v2");
         }
     }
+    if replicas_out_of_order(min, max) {
+        report(
+            w,
+            &format!("{gp}/minReplicas"),
+            &format!("{who} has minReplicas {min} greater than maxReplicas {max}"),
+            Some("make minReplicas ≤ maxReplicas (an unset maxReplicas is 2147483647)"),
+        );
+    }
+    group(w, g, &gp, &who);
+    if let Some(t) = int(g, &["idleTimeoutSeconds"]) {
+        if t < 0 {
+            report(
+                w,
+                &format!("{gp}/idleTimeoutSeconds"),
+                &format!("{who}: idleTimeoutSeconds must be non-negative, got {t}"),
+                None,
+            );
+        } else if !v2 {
+            report(
+                w,
+                &format!("{gp}/idleTimeoutSeconds"),
+                &format!("{who}: idleTimeoutSeconds is set, but autoscaler v2 is not enabled"),
+                Some("set spec.autoscalerOptions.version: v2"),
+            );
+        }
+    }
+    if let Some(p) = int(g, &["priority"]).filter(|p| *p != 0) {
+        priority(w, spec, &format!("{gp}/priority"), &who, p, v2);
+    }
+    if autoscaling && truthy(g, &["suspend"]) {
+        report(
+            w,
+            &format!("{gp}/suspend"),
+            &format!("{who} cannot be suspended with the autoscaler enabled"),
+            None,
+        );
+    }
+    // Only `autoscalerOptions.version` counts here (`IsAutoscalingV2Enabled`), not the env var.
+    if autoscaling && v2_option {
+        restart_policy_never(w, g, &gp, &who, "autoscaler v2");
+    }
+}
+
+/// GCS fault tolerance and the Redis settings it replaces, on the RayClusterSpec at `at`.
+fn gcs(
+    w: &mut Walker,
+    spec: &Value,
+    head: Option<&Value>,
+    head_ray: Option<&Value>,
+    annotations: Option<&Map<String, Value>>,
+    at: &str,
+) {
+    let head_at = format!("{at}/headGroupSpec");
     let ft_options = spec
         .get("gcsFaultToleranceOptions")
         .filter(|o| !o.is_null());
@@ -289,6 +329,25 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
             Some("use gcsFaultToleranceOptions.redisUsername"),
         );
     }
+}
+
+/// The autoscaler's switches and options, on the RayClusterSpec at `at`.
+fn autoscaler(
+    w: &mut Walker,
+    spec: &Value,
+    head: Option<&Value>,
+    head_ray: Option<&Value>,
+    at: &str,
+    mode: Autoscaler,
+) {
+    let Autoscaler {
+        enabled: autoscaling,
+        v2_option,
+        ..
+    } = mode;
+    let head_at = format!("{at}/headGroupSpec");
+    let head_env_at = format!("{head_at}/template/spec/containers/0/env");
+    let v2_env = env(head_ray, AUTOSCALER_V2_ENV);
     if !autoscaling && matches!(v2_env, Some("1" | "true")) {
         report(
             w,
@@ -335,6 +394,10 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
             None,
         );
     }
+}
+
+/// Fields behind KubeRay feature gates that are off by default, on the RayClusterSpec at `at`.
+fn gated_fields(w: &mut Walker, spec: &Value, at: &str) {
     for (field, gate) in [
         ("historyServerOptions", "RayClusterHistoryServer"),
         ("networkPolicy", "RayClusterNetworkPolicy"),
@@ -353,7 +416,6 @@ fn cluster_spec(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, V
             );
         }
     }
-    auth(w, spec, at);
 }
 
 /// The rules every group (head or worker) follows: resources in one place, labels valid.
