@@ -659,6 +659,47 @@ fn ray_job(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, Value>
     let cluster = spec.get("rayClusterSpec").filter(|c| !c.is_null());
     let mode = string(spec, &["submissionMode"]).unwrap_or("K8sJobMode");
     let backoff = int(spec, &["backoffLimit"]);
+    suspend_and_ttl(w, spec, suspend, shutdown);
+    deletion_strategy(w, spec, selector.is_some(), shutdown, cluster);
+    if suspend && selector.is_some() {
+        report(
+            w,
+            "/spec/suspend",
+            "a RayJob on an existing cluster (clusterSelector) cannot be suspended",
+            None,
+        );
+    }
+    // A queued one is refused by Kueue's webhook first (`admission`): reported once, there.
+    if cluster.is_none() && selector.is_none() && !queued {
+        report(
+            w,
+            "/spec/rayClusterSpec",
+            "a RayJob needs rayClusterSpec or clusterSelector",
+            None,
+        );
+    }
+    if let Some(sel) = selector {
+        existing_cluster(w, sel, mode, backoff);
+    }
+    if mode == "InteractiveMode" && backoff.is_some_and(|b| b > 0) {
+        report(
+            w,
+            "/spec/backoffLimit",
+            "backoffLimit is incompatible with InteractiveMode",
+            None,
+        );
+    }
+    if mode == "SidecarMode" {
+        sidecar_mode(w, spec, cluster);
+    }
+    if let Some(c) = cluster {
+        embedded_cluster(w, c, annotations);
+    }
+    runtime_env_and_limits(w, spec, backoff);
+}
+
+/// A RayJob's `suspend` and `ttlSecondsAfterFinished` against `shutdownAfterJobFinishes`.
+fn suspend_and_ttl(w: &mut Walker, spec: &Value, suspend: bool, shutdown: bool) {
     if suspend && !shutdown {
         report(
             w,
@@ -684,98 +725,83 @@ fn ray_job(w: &mut Walker, spec: &Value, annotations: Option<&Map<String, Value>
             Some("set shutdownAfterJobFinishes: true, or remove ttlSecondsAfterFinished"),
         );
     }
-    deletion_strategy(w, spec, selector.is_some(), shutdown, cluster);
-    if suspend && selector.is_some() {
+}
+
+/// A RayJob on an existing cluster (`clusterSelector` `sel`): the selector names the cluster,
+/// and neither the submission mode nor retries need a cluster of the job's own.
+fn existing_cluster(w: &mut Walker, sel: &Map<String, Value>, mode: &str, backoff: Option<i64>) {
+    if sel
+        .get(RAY_CLUSTER_LABEL)
+        .and_then(Value::as_str)
+        .is_none_or(str::is_empty)
+    {
         report(
             w,
-            "/spec/suspend",
-            "a RayJob on an existing cluster (clusterSelector) cannot be suspended",
-            None,
-        );
-    }
-    // A queued one is refused by Kueue's webhook first (`admission`): reported once, there.
-    if cluster.is_none() && selector.is_none() && !queued {
-        report(
-            w,
-            "/spec/rayClusterSpec",
-            "a RayJob needs rayClusterSpec or clusterSelector",
-            None,
-        );
-    }
-    if let Some(sel) = selector {
-        if sel
-            .get(RAY_CLUSTER_LABEL)
-            .and_then(Value::as_str)
-            .is_none_or(str::is_empty)
-        {
-            report(
-                w,
-                "/spec/clusterSelector",
-                &format!(
-                    "clusterSelector must name the cluster with a non-empty `{RAY_CLUSTER_LABEL}`"
-                ),
-                None,
-            );
-        }
-        if mode == "SidecarMode" {
-            report(
-                w,
-                "/spec/submissionMode",
-                "clusterSelector is not supported in SidecarMode",
-                None,
-            );
-        }
-        if backoff.is_some_and(|b| b > 0) {
-            report(
-                w,
-                "/spec/backoffLimit",
-                "backoffLimit is incompatible with clusterSelector",
-                None,
-            );
-        }
-    }
-    if mode == "InteractiveMode" && backoff.is_some_and(|b| b > 0) {
-        report(
-            w,
-            "/spec/backoffLimit",
-            "backoffLimit is incompatible with InteractiveMode",
+            "/spec/clusterSelector",
+            &format!(
+                "clusterSelector must name the cluster with a non-empty `{RAY_CLUSTER_LABEL}`"
+            ),
             None,
         );
     }
     if mode == "SidecarMode" {
-        for field in ["submitterPodTemplate", "submitterConfig"] {
-            if spec.get(field).is_some_and(|v| !v.is_null()) {
-                report(
-                    w,
-                    &format!("/spec/{field}"),
-                    &format!("SidecarMode does not support {field}"),
-                    None,
-                );
-            }
-        }
-        if let Some(h) = cluster.and_then(|c| c.get("headGroupSpec")) {
-            restart_policy_never(
-                w,
-                h,
-                "/spec/rayClusterSpec/headGroupSpec",
-                "the head group",
-                "SidecarMode",
-            );
-        }
+        report(
+            w,
+            "/spec/submissionMode",
+            "clusterSelector is not supported in SidecarMode",
+            None,
+        );
     }
-    if let Some(c) = cluster {
-        if truthy(c, &["authOptions", "enableK8sTokenAuth"]) {
+    if backoff.is_some_and(|b| b > 0) {
+        report(
+            w,
+            "/spec/backoffLimit",
+            "backoffLimit is incompatible with clusterSelector",
+            None,
+        );
+    }
+}
+
+/// What `SidecarMode` does not support: a submitter of its own, a head that restarts.
+fn sidecar_mode(w: &mut Walker, spec: &Value, cluster: Option<&Value>) {
+    for field in ["submitterPodTemplate", "submitterConfig"] {
+        if spec.get(field).is_some_and(|v| !v.is_null()) {
             report(
                 w,
-                "/spec/rayClusterSpec/authOptions/enableK8sTokenAuth",
-                "Kubernetes token auth is not supported for a RayJob",
+                &format!("/spec/{field}"),
+                &format!("SidecarMode does not support {field}"),
                 None,
             );
         }
-        if c.is_object() {
-            cluster_spec(w, c, annotations, "/spec/rayClusterSpec");
-        }
     }
+    if let Some(h) = cluster.and_then(|c| c.get("headGroupSpec")) {
+        restart_policy_never(
+            w,
+            h,
+            "/spec/rayClusterSpec/headGroupSpec",
+            "the head group",
+            "SidecarMode",
+        );
+    }
+}
+
+/// The RayJob's own `rayClusterSpec` `c`: its auth options, then the RayCluster rules.
+fn embedded_cluster(w: &mut Walker, c: &Value, annotations: Option<&Map<String, Value>>) {
+    if truthy(c, &["authOptions", "enableK8sTokenAuth"]) {
+        report(
+            w,
+            "/spec/rayClusterSpec/authOptions/enableK8sTokenAuth",
+            "Kubernetes token auth is not supported for a RayJob",
+            None,
+        );
+    }
+    if c.is_object() {
+        cluster_spec(w, c, annotations, "/spec/rayClusterSpec");
+    }
+}
+
+/// `runtimeEnvYAML`, the deadlines and `backoffLimit`, each on its own.
+fn runtime_env_and_limits(w: &mut Walker, spec: &Value, backoff: Option<i64>) {
     if let Some(text) = string(spec, &["runtimeEnvYAML"])
         && let Some(e) = runtime_env_problem(text)
     {
