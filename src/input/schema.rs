@@ -187,26 +187,7 @@ fn report(
         .map(first_sentence);
     let d = match err.kind() {
         ValidationErrorKind::AdditionalProperties { unexpected } => {
-            let allowed: Vec<&str> = subschema
-                .and_then(|s| s.get("properties"))
-                .and_then(Value::as_object)
-                .map(|m| m.keys().map(String::as_str).collect())
-                .unwrap_or_default();
-            for key in unexpected {
-                let child = pointer_push(&pointer, key);
-                let mut d = loaded
-                    .at_key(
-                        Diagnostic::new(&codes::UNKNOWN_KEY, format!("unknown key `{key}`")),
-                        &child,
-                    )
-                    .path(field_path(&child))
-                    .label("not a field here");
-                d = match did_you_mean(key, allowed.iter().copied()) {
-                    Some(s) => d.hint(format!("did you mean `{s}`?")),
-                    None => d.hint(format!("the keys allowed here are: {}", allowed.join(", "))),
-                };
-                out.push(d);
-            }
+            unknown_keys(loaded, subschema, &pointer, unexpected, out);
             return;
         }
         ValidationErrorKind::Required { property } => {
@@ -223,31 +204,7 @@ fn report(
                 .hint(format!("add `{name}:` here"))
         }
         ValidationErrorKind::Type { kind } => {
-            let expected = type_name(kind);
-            let found = json_type(instance);
-            let raw = loaded.raw_text(&pointer).unwrap_or("the value").to_owned();
-            let mut d = Diagnostic::new(
-                &codes::WRONG_TYPE,
-                format!("expected {expected}, found {found}"),
-            )
-            .path(path)
-            .label(format!("this is {found}"));
-            if pointer.is_empty() {
-                d = d.hint(format!(
-                    "a {} is a YAML mapping that starts with `apiVersion: raykueue.io/v1alpha1` and `kind: {}`",
-                    doc.kind.to_lowercase(),
-                    doc.kind
-                ));
-            } else if expected.contains("string")
-                && matches!(instance, Value::Bool(_) | Value::Number(_))
-            {
-                d = d.hint(format!(
-                    "YAML reads `{raw}` as {found}; quote it to keep the text: \"{raw}\""
-                ));
-            } else if let Some(w) = &what {
-                d = d.hint(format!("expected {w}"));
-            }
-            d
+            wrong_type(loaded, doc, &pointer, instance, kind, path, what.as_deref())
         }
         ValidationErrorKind::Enum { options } => {
             let opts: Vec<&str> = options
@@ -271,47 +228,15 @@ fn report(
         )
         .path(path),
         ValidationErrorKind::Pattern { .. } | ValidationErrorKind::AnyOf { .. } => {
-            let got = scalar_text(instance);
-            let desc = what.unwrap_or_else(|| "a valid value".into());
-            let mut d =
-                Diagnostic::new(&codes::INVALID_VALUE, format!("`{got}` is not {desc}")).path(path);
-            if desc.contains("quantity") && got.ends_with(['B', 'b']) {
-                let no_b = "Kubernetes quantities use binary suffixes such as Gi or Mi (768Gi), or decimal ones such as G or M (768G); there is no `B`";
-                d = match binary_quantity(&got) {
-                    Some(q) => d.hint(format!("did you mean `{q}`? {no_b}")),
-                    None => d.hint(no_b),
-                };
-            } else if desc.contains("quantity") && got.starts_with('-') {
-                d = d.hint("quotas and requests cannot be negative");
-            } else if desc.starts_with("a DNS") && got.chars().any(|c| c.is_ascii_uppercase()) {
-                d = d.hint(format!("use lowercase: `{}`", got.to_lowercase()));
-            }
-            d
+            invalid_value(instance, path, what)
         }
         ValidationErrorKind::MinLength { limit } | ValidationErrorKind::MaxLength { limit } => {
-            let got = scalar_text(instance);
-            let n = instance.as_str().map_or(0, |s| s.chars().count());
-            if n == 0 {
-                let d =
-                    Diagnostic::new(&codes::INVALID_VALUE, "an empty value is not allowed here")
-                        .path(path);
-                out.push(loaded.at_value(d, &pointer));
-                return;
-            }
             let bound = if matches!(err.kind(), ValidationErrorKind::MinLength { .. }) {
                 "at least"
             } else {
                 "at most"
             };
-            let mut d = Diagnostic::new(
-                &codes::INVALID_VALUE,
-                format!("`{got}` has {n} characters; {bound} {limit} are allowed"),
-            )
-            .path(path);
-            if let Some(w) = what {
-                d = d.hint(format!("expected {w}"));
-            }
-            d
+            wrong_length(instance, bound, *limit, path, what)
         }
         ValidationErrorKind::Minimum { limit }
         | ValidationErrorKind::ExclusiveMinimum { limit } => {
@@ -356,6 +281,117 @@ fn report(
         _ => Diagnostic::new(&codes::INVALID_VALUE, err.to_string()).path(path),
     };
     out.push(loaded.at_value(d, &pointer));
+}
+
+/// One diagnostic per unknown key, each at the key, with the key it may have meant.
+fn unknown_keys(
+    loaded: &Loaded,
+    subschema: Option<&Value>,
+    pointer: &str,
+    unexpected: &[String],
+    out: &mut Vec<Diagnostic>,
+) {
+    let allowed: Vec<&str> = subschema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+        .map(|m| m.keys().map(String::as_str).collect())
+        .unwrap_or_default();
+    for key in unexpected {
+        let child = pointer_push(pointer, key);
+        let mut d = loaded
+            .at_key(
+                Diagnostic::new(&codes::UNKNOWN_KEY, format!("unknown key `{key}`")),
+                &child,
+            )
+            .path(field_path(&child))
+            .label("not a field here");
+        d = match did_you_mean(key, allowed.iter().copied()) {
+            Some(s) => d.hint(format!("did you mean `{s}`?")),
+            None => d.hint(format!("the keys allowed here are: {}", allowed.join(", "))),
+        };
+        out.push(d);
+    }
+}
+
+/// A value of the wrong type, with a hint for YAML's readings of unquoted text.
+fn wrong_type(
+    loaded: &Loaded,
+    doc: &Document,
+    pointer: &str,
+    instance: &Value,
+    kind: &TypeKind,
+    path: String,
+    what: Option<&str>,
+) -> Diagnostic {
+    let expected = type_name(kind);
+    let found = json_type(instance);
+    let raw = loaded.raw_text(pointer).unwrap_or("the value").to_owned();
+    let mut d = Diagnostic::new(
+        &codes::WRONG_TYPE,
+        format!("expected {expected}, found {found}"),
+    )
+    .path(path)
+    .label(format!("this is {found}"));
+    if pointer.is_empty() {
+        d = d.hint(format!(
+            "a {} is a YAML mapping that starts with `apiVersion: raykueue.io/v1alpha1` and `kind: {}`",
+            doc.kind.to_lowercase(),
+            doc.kind
+        ));
+    } else if expected.contains("string") && matches!(instance, Value::Bool(_) | Value::Number(_)) {
+        d = d.hint(format!(
+            "YAML reads `{raw}` as {found}; quote it to keep the text: \"{raw}\""
+        ));
+    } else if let Some(w) = what {
+        d = d.hint(format!("expected {w}"));
+    }
+    d
+}
+
+/// A value that does not match its pattern (or any of its forms), with a hint for the usual
+/// slips in quantities and names.
+fn invalid_value(instance: &Value, path: String, what: Option<String>) -> Diagnostic {
+    let got = scalar_text(instance);
+    let desc = what.unwrap_or_else(|| "a valid value".into());
+    let mut d = Diagnostic::new(&codes::INVALID_VALUE, format!("`{got}` is not {desc}")).path(path);
+    if desc.contains("quantity") && got.ends_with(['B', 'b']) {
+        let no_b = "Kubernetes quantities use binary suffixes such as Gi or Mi (768Gi), or decimal ones such as G or M (768G); there is no `B`";
+        d = match binary_quantity(&got) {
+            Some(q) => d.hint(format!("did you mean `{q}`? {no_b}")),
+            None => d.hint(no_b),
+        };
+    } else if desc.contains("quantity") && got.starts_with('-') {
+        d = d.hint("quotas and requests cannot be negative");
+    } else if desc.starts_with("a DNS") && got.chars().any(|c| c.is_ascii_uppercase()) {
+        d = d.hint(format!("use lowercase: `{}`", got.to_lowercase()));
+    }
+    d
+}
+
+/// A string too short or too long (`bound` is "at least" or "at most"); an empty one is
+/// refused as empty.
+fn wrong_length(
+    instance: &Value,
+    bound: &str,
+    limit: u64,
+    path: String,
+    what: Option<String>,
+) -> Diagnostic {
+    let got = scalar_text(instance);
+    let n = instance.as_str().map_or(0, |s| s.chars().count());
+    if n == 0 {
+        return Diagnostic::new(&codes::INVALID_VALUE, "an empty value is not allowed here")
+            .path(path);
+    }
+    let mut d = Diagnostic::new(
+        &codes::INVALID_VALUE,
+        format!("`{got}` has {n} characters; {bound} {limit} are allowed"),
+    )
+    .path(path);
+    if let Some(w) = what {
+        d = d.hint(format!("expected {w}"));
+    }
+    d
 }
 
 /// The subschema that holds the failing keyword (schema paths end in the keyword).
