@@ -3,7 +3,7 @@
 //! (`operators: []` would become the default operators), which the schema refuses; here a
 //! struct is read from a mapping only. Everything else is what `serde_json::Value` does.
 //!
-//! It lets `schema_check::check` trust a profile that deserializes without compiling the
+//! It lets `input::schema::typed` trust a profile that deserializes without compiling the
 //! schema validator (see `profile::limits` for the limits serde does not know by itself).
 
 use serde::de::{
