@@ -19,7 +19,7 @@ use crate::facts::cohorts::CohortTree;
 use crate::facts::{Quotas, pods};
 use crate::profile::{
     Admission, ApiVersion, Dns1123Subdomain, Profile, Quantity, Queues, Toleration,
-    TolerationOperator,
+    TolerationOperator, Workload,
 };
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt::Write as _;
@@ -603,7 +603,6 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
     let Some(queues) = profile.queues.as_ref() else {
         return Vec::new();
     };
-    let cqs = &queues.cluster_queues;
     // Each candidate runs on the profile trimmed to its queue and peers, with itself as the
     // only workload: the cost of a run does not grow with the rest of the profile.
     let mut base = profile.clone();
@@ -639,27 +638,7 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
         let mut members: Vec<usize> = tree.peers(c).into_iter().take(MAX_PEERS).collect();
         members.push(c);
         members.sort_unstable();
-        let names: BTreeSet<&str> = members.iter().map(|&m| cqs[m].name.as_str()).collect();
-        let mut trimmed = base.clone();
-        trimmed.queues = Some(Queues {
-            mode: queues.mode,
-            cluster_queues: members.iter().map(|&m| cqs[m].clone()).collect(),
-            local_queues: queues
-                .local_queues
-                .iter()
-                .filter(|l| names.contains(l.cluster_queue.as_str()))
-                .cloned()
-                .collect(),
-            // Every Cohort stays: the quota they hold is part of what the queue can borrow.
-            cohorts: queues.cohorts.clone(),
-        });
-        trimmed.workloads = vec![pw.clone()];
-        let Some(tq) = trimmed.queues.as_ref() else {
-            continue;
-        };
-        let quotas = Quotas::new(tq);
-        let tc = members.iter().position(|&m| m == c).unwrap_or(0);
-        let peers: Vec<usize> = (0..members.len()).filter(|&i| i != tc).collect();
+        let trimmed = trimmed_to(&base, queues, &members, pw);
         let submission = |at: u64| ScenarioWorkload {
             name: pw.name.to_string(),
             queue: Dns1123Subdomain(lq.name.to_string()),
@@ -670,98 +649,135 @@ pub(crate) fn unreclaimable(profile: &Profile) -> Vec<Unreclaimable> {
             pod_sets: None,
             from: Some(Dns1123Subdomain(pw.name.to_string())),
         };
-        // Alone: admitted, and borrowing?
-        let alone = world_with(&trimmed, vec![submission(0)]);
-        let Some(wl) = alone
-            .workloads
-            .iter()
-            .position(|w| w.name == pw.name.as_str())
+        let tc = members.iter().position(|&m| m == c).unwrap_or(0);
+        let Some((over, peers)) =
+            waits_while_peers_borrow(&trimmed, tc, pw.name.as_str(), &submission)
         else {
             continue;
         };
-        let events = super::run(&alone, Some(0)).events;
-        let Some((flavors, borrowed)) = events.iter().find_map(|e| match e {
-            Event::Admitted {
-                workload,
-                flavors,
-                borrowed,
-                ..
-            } if *workload == wl => Some((flavors.clone(), borrowed.clone())),
-            _ => None,
-        }) else {
-            continue; // never admitted: RK140's finding
-        };
-        if borrowed.is_empty() {
-            continue;
-        }
-        // Contested: every peer first takes all it can get, then the workload comes.
-        let mut world = world_with(&trimmed, vec![submission(STEPS[1])]);
-        for &p in &peers {
-            let req = synthetic(&trimmed, &world, &quotas, p, true);
-            if !req.is_empty() {
-                let name = format!("{}/max", world.cqs[p].name);
-                push_synthetic(&mut world, name, p, STEPS[0], &req);
-            }
-        }
-        sort(&mut world);
-        let Some(wl2) = world
-            .workloads
-            .iter()
-            .position(|w| w.name == pw.name.as_str())
-        else {
-            continue;
-        };
-        let events = super::run(&world, Some(STEPS[1])).events;
-        let Some(Event::End { running, .. }) = events.last() else {
-            continue;
-        };
-        if running.contains(&wl2) {
-            continue;
-        }
-        // The peers that borrow at the end: the quota it waits for.
-        let borrowing: Vec<String> = peers
-            .iter()
-            .filter(|&&p| {
-                world.resources.iter().enumerate().any(|(r, _)| {
-                    let held: i128 = running
-                        .iter()
-                        .filter(|&&w| world.workloads[w].cq == p)
-                        .map(|&w| total_of(&world, w, r))
-                        .sum();
-                    held > nominal_of(&world, p, r)
-                })
-            })
-            .map(|&p| world.cqs[p].name.clone())
-            .collect();
-        if borrowing.is_empty() {
-            continue;
-        }
-        let over = borrowed
-            .keys()
-            .map(|&r| {
-                let flavor = flavors.iter().find_map(|m| m.get(&r).copied());
-                let nominal = flavor.map_or(0, |f| {
-                    alone.cqs[tc]
-                        .quota(Fr {
-                            flavor: f,
-                            resource: r,
-                        })
-                        .nominal
-                });
-                (
-                    alone.resources[r].clone(),
-                    show(&alone, r, total_of(&alone, wl, r)),
-                    show(&alone, r, nominal),
-                )
-            })
-            .collect();
         out.push(Unreclaimable {
             index,
             name: pw.name.to_string(),
             cq: cq.name.to_string(),
             over,
-            peers: borrowing,
+            peers,
         });
     }
     out
+}
+
+/// The profile `base` with only the ClusterQueues `members` (their LocalQueues, every Cohort)
+/// and the one workload `pw`.
+fn trimmed_to(base: &Profile, queues: &Queues, members: &[usize], pw: &Workload) -> Profile {
+    let cqs = &queues.cluster_queues;
+    let names: BTreeSet<&str> = members.iter().map(|&m| cqs[m].name.as_str()).collect();
+    let mut trimmed = base.clone();
+    trimmed.queues = Some(Queues {
+        mode: queues.mode,
+        cluster_queues: members.iter().map(|&m| cqs[m].clone()).collect(),
+        local_queues: queues
+            .local_queues
+            .iter()
+            .filter(|l| names.contains(l.cluster_queue.as_str()))
+            .cloned()
+            .collect(),
+        // Every Cohort stays: the quota they hold is part of what the queue can borrow.
+        cohorts: queues.cohorts.clone(),
+    });
+    trimmed.workloads = vec![pw.clone()];
+    trimmed
+}
+
+/// The two scenarios on the `trimmed` profile, whose ClusterQueue `tc` holds the workload
+/// `name` (`submission` at a time): alone, is it admitted by borrowing; contested, after every
+/// peer took all it can get, does it wait while peers borrow? Then what it asks beyond its
+/// queue's nominal quota, and the peers that borrow.
+#[allow(clippy::type_complexity)]
+fn waits_while_peers_borrow(
+    trimmed: &Profile,
+    tc: usize,
+    name: &str,
+    submission: &dyn Fn(u64) -> ScenarioWorkload,
+) -> Option<(Vec<(String, String, String)>, Vec<String>)> {
+    let tq = trimmed.queues.as_ref()?;
+    let quotas = Quotas::new(tq);
+    let peers: Vec<usize> = (0..tq.cluster_queues.len()).filter(|&i| i != tc).collect();
+    // Alone: admitted, and borrowing?
+    let alone = world_with(trimmed, vec![submission(0)]);
+    let wl = alone.workloads.iter().position(|w| w.name == name)?;
+    let events = super::run(&alone, Some(0)).events;
+    // Never admitted: RK140's finding.
+    let (flavors, borrowed) = events.iter().find_map(|e| match e {
+        Event::Admitted {
+            workload,
+            flavors,
+            borrowed,
+            ..
+        } if *workload == wl => Some((flavors.clone(), borrowed.clone())),
+        _ => None,
+    })?;
+    if borrowed.is_empty() {
+        return None;
+    }
+    // Contested: every peer first takes all it can get, then the workload comes.
+    let mut world = world_with(trimmed, vec![submission(STEPS[1])]);
+    for &p in &peers {
+        let req = synthetic(trimmed, &world, &quotas, p, true);
+        if !req.is_empty() {
+            let name = format!("{}/max", world.cqs[p].name);
+            push_synthetic(&mut world, name, p, STEPS[0], &req);
+        }
+    }
+    sort(&mut world);
+    let wl2 = world.workloads.iter().position(|w| w.name == name)?;
+    let events = super::run(&world, Some(STEPS[1])).events;
+    let Some(Event::End { running, .. }) = events.last() else {
+        return None;
+    };
+    if running.contains(&wl2) {
+        return None;
+    }
+    let borrowing = borrowing_peers(&world, &peers, running);
+    if borrowing.is_empty() {
+        return None;
+    }
+    let over = borrowed
+        .keys()
+        .map(|&r| {
+            let flavor = flavors.iter().find_map(|m| m.get(&r).copied());
+            let nominal = flavor.map_or(0, |f| {
+                alone.cqs[tc]
+                    .quota(Fr {
+                        flavor: f,
+                        resource: r,
+                    })
+                    .nominal
+            });
+            (
+                alone.resources[r].clone(),
+                show(&alone, r, total_of(&alone, wl, r)),
+                show(&alone, r, nominal),
+            )
+        })
+        .collect();
+    Some((over, borrowing))
+}
+
+/// The peers that borrow at the end (the `running` workloads hold more than their nominal
+/// quota of some resource): the quota the workload waits for.
+fn borrowing_peers(world: &World, peers: &[usize], running: &[usize]) -> Vec<String> {
+    peers
+        .iter()
+        .filter(|&&p| {
+            world.resources.iter().enumerate().any(|(r, _)| {
+                let held: i128 = running
+                    .iter()
+                    .filter(|&&w| world.workloads[w].cq == p)
+                    .map(|&w| total_of(world, w, r))
+                    .sum();
+                held > nominal_of(world, p, r)
+            })
+        })
+        .map(|&p| world.cqs[p].name.clone())
+        .collect()
 }
