@@ -6,12 +6,27 @@ use super::Ctx;
 use crate::base::codes;
 use crate::facts::cohorts::CohortTree;
 use crate::profile::{
-    FungibilityPolicy, QueueMode, ReclaimWithinCohort, ResourceGroup, TaintEffect, Toleration,
-    TolerationOperator,
+    ClusterQueue, FungibilityPolicy, QueueMode, Queues, ReclaimWithinCohort, ResourceGroup,
+    TaintEffect, Toleration, TolerationOperator,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    flavors_and_priority_classes(ctx);
+    let Some(q) = &p.queues else { return };
+    let flavor_names: Vec<&str> = p.flavors.iter().map(|f| f.name.as_str()).collect();
+    let cq_names: Vec<&str> = q.cluster_queues.iter().map(|c| c.name.as_str()).collect();
+    queue_duplicates(ctx, q, &cq_names);
+    mode(ctx);
+    let used_flavors = quota_holders(ctx, q, &flavor_names);
+    unused_flavors(ctx, q, &used_flavors);
+    local_queue_targets(ctx, q, &cq_names);
+}
+
+/// Names used twice among the flavors and the priority classes; each flavor's tolerations and
+/// node taints.
+fn flavors_and_priority_classes(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     duplicates(
         ctx,
@@ -39,9 +54,12 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             }
         }
     }
-    let Some(q) = &p.queues else { return };
-    let flavor_names: Vec<&str> = p.flavors.iter().map(|f| f.name.as_str()).collect();
-    let cq_names: Vec<&str> = q.cluster_queues.iter().map(|c| c.name.as_str()).collect();
+}
+
+/// ClusterQueue and LocalQueue names used twice (a LocalQueue's name counts within its
+/// namespace).
+fn queue_duplicates(ctx: &mut Ctx<'_>, q: &Queues, cq_names: &[&str]) {
+    let p = ctx.profile;
     duplicates(
         ctx,
         "/queues/clusterQueues",
@@ -66,8 +84,11 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         "LocalQueue",
         lq_keys.iter().map(String::as_str),
     );
+}
 
-    mode(ctx);
+/// The resource groups of every ClusterQueue and Cohort, each ClusterQueue's preemption and
+/// fungibility policies, and Cohort names used twice; the flavors the groups name.
+fn quota_holders<'p>(ctx: &mut Ctx<'_>, q: &'p Queues, flavor_names: &[&str]) -> BTreeSet<&'p str> {
     let mut used_flavors = BTreeSet::new();
     for (i, cq) in q.cluster_queues.iter().enumerate() {
         let base = format!("/queues/clusterQueues/{i}");
@@ -80,36 +101,10 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             &base,
             &cq.resource_groups,
             holder,
-            &flavor_names,
+            flavor_names,
             &mut used_flavors,
         );
-        if let Some(pre) = &cq.preemption
-            && pre
-                .borrow_within_cohort
-                .as_ref()
-                .is_some_and(|b| b.policy != crate::profile::BorrowWithinCohortPolicy::Never)
-            && pre.reclaim_within_cohort == ReclaimWithinCohort::Never
-        {
-            ctx.report(
-                &codes::BORROW_WITHIN_COHORT,
-                &format!("{base}/preemption/borrowWithinCohort"),
-                "borrowWithinCohort is set while reclaimWithinCohort is Never".into(),
-                Some("set reclaimWithinCohort to LowerPriority or Any".into()),
-            );
-        }
-        if let Some(ff) = &cq.flavor_fungibility
-            && ff.preference.is_some()
-            && !(ff.when_can_borrow == Some(FungibilityPolicy::TryNextFlavor)
-                && ff.when_can_preempt == Some(FungibilityPolicy::TryNextFlavor))
-        {
-            ctx.report(
-                &codes::FUNGIBILITY,
-                &format!("{base}/flavorFungibility/preference"),
-                "preference is set but whenCanBorrow and whenCanPreempt are not both TryNextFlavor"
-                    .into(),
-                Some("set both to TryNextFlavor, or remove preference".into()),
-            );
-        }
+        policies(ctx, &base, cq);
     }
     duplicates(
         ctx,
@@ -124,10 +119,47 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             &base,
             &c.resource_groups,
             Holder::Cohort,
-            &flavor_names,
+            flavor_names,
             &mut used_flavors,
         );
     }
+    used_flavors
+}
+
+/// A ClusterQueue's preemption and flavor fungibility settings that Kueue refuses together.
+fn policies(ctx: &mut Ctx<'_>, base: &str, cq: &ClusterQueue) {
+    if let Some(pre) = &cq.preemption
+        && pre
+            .borrow_within_cohort
+            .as_ref()
+            .is_some_and(|b| b.policy != crate::profile::BorrowWithinCohortPolicy::Never)
+        && pre.reclaim_within_cohort == ReclaimWithinCohort::Never
+    {
+        ctx.report(
+            &codes::BORROW_WITHIN_COHORT,
+            &format!("{base}/preemption/borrowWithinCohort"),
+            "borrowWithinCohort is set while reclaimWithinCohort is Never".into(),
+            Some("set reclaimWithinCohort to LowerPriority or Any".into()),
+        );
+    }
+    if let Some(ff) = &cq.flavor_fungibility
+        && ff.preference.is_some()
+        && !(ff.when_can_borrow == Some(FungibilityPolicy::TryNextFlavor)
+            && ff.when_can_preempt == Some(FungibilityPolicy::TryNextFlavor))
+    {
+        ctx.report(
+            &codes::FUNGIBILITY,
+            &format!("{base}/flavorFungibility/preference"),
+            "preference is set but whenCanBorrow and whenCanPreempt are not both TryNextFlavor"
+                .into(),
+            Some("set both to TryNextFlavor, or remove preference".into()),
+        );
+    }
+}
+
+/// Flavors no ClusterQueue or Cohort gives quota on.
+fn unused_flavors(ctx: &mut Ctx<'_>, q: &Queues, used_flavors: &BTreeSet<&str>) {
+    let p = ctx.profile;
     for (i, f) in p.flavors.iter().enumerate() {
         if !used_flavors.contains(f.name.as_str()) {
             ctx.report(
@@ -145,6 +177,10 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             );
         }
     }
+}
+
+/// LocalQueues that point at no ClusterQueue, and ClusterQueues no LocalQueue points at.
+fn local_queue_targets(ctx: &mut Ctx<'_>, q: &Queues, cq_names: &[&str]) {
     let mut targeted = BTreeSet::new();
     for (i, lq) in q.local_queues.iter().enumerate() {
         targeted.insert(lq.cluster_queue.as_str());
