@@ -1,4 +1,4 @@
-//! The command-line contract of the SPEC: commands, streams, exit codes.
+//! The command-line contract of docs/cli.md: commands, streams, exit codes.
 
 use crate::common::{raykueue, raykueue_in, shipped, stderr, stdout};
 

@@ -1,5 +1,5 @@
 //! Golden bundles: every file of every shipped profile, snapshotted in `golden/` and reviewed
-//! by hand against the SPEC (`cargo insta review`).
+//! by hand against the upstream examples the profiles follow (`cargo insta review`).
 
 use crate::common::{bundle_text, shipped};
 
@@ -276,7 +276,7 @@ fn autoscale_profiles_print_the_upstream_options_c_and_d() {
     check("gpu-autoscale");
 }
 
-/// The SPEC's values, asserted directly so a wrongly accepted snapshot cannot hide them.
+/// The `team` profile's values (README, "Shipped profiles"), asserted directly so a wrongly accepted snapshot cannot hide them.
 #[test]
 fn team_stream_carries_the_spec_values() {
     let out = crate::common::raykueue(&["gen", "--profile", "team"]);

@@ -211,7 +211,8 @@ fn check_reports_drift_located_in_the_profile() {
         "--error-format",
         "json",
     ]);
-    // Drift fails the check, as a difference fails `kubectl diff` (SPEC: 1 drift or errors).
+    // Drift fails the check, as a difference fails `kubectl diff` (docs/cli.md: exit 1 on drift
+    // or errors).
     assert_eq!(out.status.code(), Some(1), "drift is an error");
     let found: Vec<serde_json::Value> = stderr(&out)
         .lines()

@@ -161,7 +161,7 @@ fn team_rayjobs_carry_everything_kueues_rayjob_webhook_requires() {
     }
 }
 
-/// The SPEC's team workloads, value by value.
+/// The `team` profile's workloads (README, "A tour of the profile"), value by value.
 #[test]
 fn team_workloads_carry_the_spec_values() {
     let docs = workloads_stream("team");
