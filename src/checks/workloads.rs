@@ -1,5 +1,5 @@
 //! Workload admission rules (RK110, RK120–RK139): what makes a RayJob, RayService or RayCluster
-//! reach its LocalQueue and pass Kueue's webhooks (FACTS §7), what each kind needs, and the local
+//! reach its LocalQueue and pass Kueue's webhooks (kueue@v0.19.2 `pkg/controller/jobs/*/…_webhook.go`), what each kind needs, and the local
 //! script files packed next to it. KubeRay's own name, replica and image rules (RK3xx) and
 //! capacity (RK2xx) are checked elsewhere.
 

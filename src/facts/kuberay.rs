@@ -1,5 +1,5 @@
-//! KubeRay v1.7.0 facts that the profile rules (`rules::kuberay`) and the output validation
-//! (`validate::kuberay`) share: one definition each, in a leaf module both stages read
+//! KubeRay v1.7.0 facts that the profile rules (`checks::ray`) and the output validation
+//! (`output::validate::reconcile`) share: one definition each, in a module both stages read
 //! (ray-project/kuberay@v1.7.0 `ray-operator/controllers/ray/utils/validation.go`).
 
 /// `MaxRayClusterNameLength`: KubeRay derives Service and Pod names from a RayCluster's name.

@@ -1,8 +1,9 @@
-//! The admission facts Kueue's view of a profile rests on, shared by `rules` and `simulate`
+//! The admission facts Kueue's view of a profile rests on, shared by `checks` and `simulate`
 //! so the two never disagree: a workload's pod sets as Kueue counts them (`pods`) and the
-//! per-flavor quotas of ClusterQueues and cohorts (`quota`) in their Cohort tree (`cohorts`). A leaf: it imports only the
-//! profile types, and both `rules` and `simulate` import it (the only other edge between them
-//! is rules → simulate: the rules ask the simulator).
+//! per-flavor quotas of ClusterQueues and cohorts (`quota`) in their Cohort tree (`cohorts`).
+//! It imports only earlier stages (the profile types and the cloud seam), and both `checks`
+//! and `simulate` import it (the only other edge between them is checks → simulate: the rules
+//! ask the simulator).
 
 pub(crate) mod cohorts;
 pub(crate) mod counted;

@@ -1,6 +1,7 @@
 //! The workloads part: per workload a ConfigMap of its scripts (when it names any) and the
-//! RayJob, RayService or RayCluster, set up for Kueue admission (FACTS §7): queue label,
-//! suspended until admitted, autoscaling only when elastic, every replica count explicit.
+//! Job, RayJob, RayService or RayCluster, set up for Kueue admission (kueue@v0.19.2
+//! `pkg/controller/jobs/{job,rayjob,raycluster,rayservice}`): queue label, suspended until
+//! admitted, autoscaling only when elastic, every replica count explicit.
 
 use super::{MANAGED_BY, Object};
 use crate::base::codes;

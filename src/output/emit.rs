@@ -1,4 +1,4 @@
-//! Stage 7: where the bundle goes — a directory tree (replaced as a unit), or a comparison with
+//! Stage 8 (output): where the bundle goes — a directory tree (replaced as a unit), or a comparison with
 //! one (`--check`). The tree records the files raykueue owns in `.raykueue-files`, so that a
 //! regeneration removes what it no longer produces and never touches anything else.
 

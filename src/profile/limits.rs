@@ -1,6 +1,6 @@
 //! The schema's size and range limits, enforced by the typed deserializer as well, so that a
 //! profile that deserializes is one the JSON Schema accepts and the schema validator is only
-//! compiled when there is an error to explain (`schema_check::check`).
+//! compiled when there is an error to explain (`input::schema::typed`).
 //!
 //! Each helper sits next to the `#[schemars(...)]` attribute that states the same limit in
 //! the schema; `tests/it/fastpath.rs` mutates profiles at every node and checks that the two

@@ -103,7 +103,7 @@ macro_rules! name_type {
         }
 
         /// Refuses what the schema refuses, so that a profile that deserializes needs no
-        /// schema validation (`schema_check::check`).
+        /// schema validation (`input::schema::typed`).
         impl<'de> serde::Deserialize<'de> for $name {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let s = <String as serde::Deserialize>::deserialize(d)?;

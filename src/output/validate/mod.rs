@@ -1,4 +1,4 @@
-//! Stage 6: output validation. Every object raykueue writes, and every manifest given to
+//! Stage 8 (output): validation. Every object raykueue writes, and every manifest given to
 //! `raykueue validate`, is checked against the upstream schema of its kind (Kueue v1beta2,
 //! KubeRay `ray.io/v1`, Kubernetes core; embedded from `assets/schemas.json`):
 //!
