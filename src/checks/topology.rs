@@ -31,23 +31,6 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     }
 }
 
-/// How broad a well-known level is: Kubernetes' region and zone, the clouds' physical
-/// placement labels (GKE: block ⊃ sub-block ⊃ host, Compute Engine's "view instance topology"
-/// page; EKS: network node layer 1 is the top, EC2's `DescribeInstanceTopology`), the node.
-/// Labels raykueue cannot rank (a pool's own) have none.
-fn rank(label: &str) -> Option<u8> {
-    Some(match label {
-        "topology.kubernetes.io/region" => 0,
-        "topology.kubernetes.io/zone" | "topology.k8s.aws/zone-id" => 1,
-        "cloud.google.com/gce-topology-block" | "topology.k8s.aws/network-node-layer-1" => 2,
-        "cloud.google.com/gce-topology-subblock" | "topology.k8s.aws/network-node-layer-2" => 3,
-        "cloud.google.com/gce-topology-host" | "topology.k8s.aws/network-node-layer-3" => 4,
-        "topology.k8s.aws/network-node-layer-4" => 5,
-        HOSTNAME_LABEL => 9,
-        _ => return None,
-    })
-}
-
 /// RK180 (kueue@v0.19.2 `apis/kueue/v1beta2/topology_types.go`, CEL "must be unique" and "the
 /// kubernetes.io/hostname label can only be used at the lowest level of topology") and RK181.
 fn levels(ctx: &mut Ctx<'_>) {
@@ -80,7 +63,9 @@ fn levels(ctx: &mut Ctx<'_>) {
         }
         let mut broader: Option<(&str, u8)> = None;
         for (j, level) in topo.levels.iter().enumerate() {
-            let Some(r) = rank(level) else { continue };
+            let Some(r) = crate::cloud::placement_rank(level) else {
+                continue;
+            };
             if let Some((above, ra)) = broader
                 && ra >= r
                 && level.as_str() != HOSTNAME_LABEL
@@ -337,7 +322,7 @@ fn nodes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
                         .all(|x| matches!(x.levels.get(k.as_str()), Some(c) if !matches!(c, Carried::Uncertain(_))))
                 })
                 .map(String::as_str)
-                .filter(|k| rank(k).is_some() || *k == words.pool_label)
+                .filter(|k| crate::cloud::placement_rank(k).is_some() || *k == words.pool_label)
                 .collect::<std::collections::BTreeSet<_>>()
                 .into_iter()
                 .collect();

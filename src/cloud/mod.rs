@@ -306,6 +306,34 @@ pub(crate) enum Carried {
     Uncertain(&'static str),
 }
 
+/// Well-known node labels (kubernetes.io/docs/reference/node/node-labels/) every managed
+/// service sets: the kubelet's instance type and OS, the cloud provider's region and zone.
+pub(crate) const INSTANCE_TYPE_LABEL: &str = "node.kubernetes.io/instance-type";
+pub(crate) const OS_LABEL: &str = "kubernetes.io/os";
+pub(crate) const REGION_LABEL: &str = "topology.kubernetes.io/region";
+pub(crate) const ZONE_LABEL: &str = "topology.kubernetes.io/zone";
+
+/// The well-known labels of a Linux node of `instance_type`, which every cloud's pools carry.
+pub(crate) fn node_identity_labels(instance_type: &str) -> [(&'static str, &str); 2] {
+    [(INSTANCE_TYPE_LABEL, instance_type), (OS_LABEL, "linux")]
+}
+
+/// How broad a Topology level is, broadest 0: Kubernetes' region and zone, then each cloud's
+/// physical placement labels (`PLACEMENT_LEVELS` of `gcp` and `aws`), the node last. `None`
+/// for a label raykueue cannot rank (a pool's own).
+pub(crate) fn placement_rank(label: &str) -> Option<u8> {
+    match label {
+        REGION_LABEL => Some(0),
+        ZONE_LABEL => Some(1),
+        crate::profile::HOSTNAME_LABEL => Some(9),
+        _ => gcp::PLACEMENT_LEVELS
+            .iter()
+            .chain(aws::PLACEMENT_LEVELS)
+            .find(|(l, _)| *l == label)
+            .map(|(_, rank)| *rank),
+    }
+}
+
 /// Every label a Topology level can name on the pool's nodes, with how they carry it: the
 /// pool's labels (cloud-set and the profile's, one value per pool), `kubernetes.io/hostname`
 /// (set by the kubelet), `topology.kubernetes.io/zone` and `region` (set by every managed
@@ -321,10 +349,7 @@ pub(crate) fn topology_labels(
         .map(|k| (k.clone(), Carried::PerPool))
         .collect();
     out.insert(crate::profile::HOSTNAME_LABEL.into(), Carried::PerNode);
-    for k in [
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
-    ] {
+    for k in [ZONE_LABEL, REGION_LABEL] {
         out.entry(k.into()).or_insert(Carried::Varying);
     }
     for (k, c) in cloud.topology_labels(group) {

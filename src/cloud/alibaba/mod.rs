@@ -243,15 +243,11 @@ impl Cloud for Alibaba {
                 if let Some(t) = instance.filter(|t| t.base.gpus > 0) {
                     labels.insert(GPU_COUNT_LABEL.into(), t.base.gpus.to_string());
                 }
-                for (k, v) in [
-                    (
-                        "node.kubernetes.io/instance-type",
-                        np.instance_type.as_str(),
-                    ),
-                    ("kubernetes.io/os", "linux"),
-                    ("topology.kubernetes.io/region", self.region.as_str()),
-                    ("topology.kubernetes.io/zone", self.zone.as_str()),
-                ] {
+                let identity = crate::cloud::node_identity_labels(np.instance_type.as_str());
+                for (k, v) in identity.into_iter().chain([
+                    (crate::cloud::REGION_LABEL, self.region.as_str()),
+                    (crate::cloud::ZONE_LABEL, self.zone.as_str()),
+                ]) {
                     labels.insert(k.into(), v.into());
                 }
                 let taints = node_taints(np);

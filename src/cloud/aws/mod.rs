@@ -90,6 +90,16 @@ const NETWORK_TOPOLOGY_TYPES: &[&str] = &[
 /// The types with a fourth layer, `topology.k8s.aws/network-node-layer-4` (same EC2 page:
 /// "Returns 4 network nodes").
 const FOUR_LAYER_TYPES: &[&str] = &["p6-b200.48xlarge", "p6-b300.48xlarge"];
+/// The placement labels' breadth among Topology levels (`cloud::placement_rank`): the zone ID
+/// beside Kubernetes' zone, then network node layer 1 (the top, EC2's
+/// `DescribeInstanceTopology`) down to layer 4.
+pub(crate) const PLACEMENT_LEVELS: &[(&str, u8)] = &[
+    ("topology.k8s.aws/zone-id", 1),
+    ("topology.k8s.aws/network-node-layer-1", 2),
+    ("topology.k8s.aws/network-node-layer-2", 3),
+    ("topology.k8s.aws/network-node-layer-3", 4),
+    ("topology.k8s.aws/network-node-layer-4", 5),
+];
 
 fn listed(list: &[&str], instance_type: &str) -> bool {
     list.iter().any(|t| match t.strip_suffix('*') {
@@ -357,11 +367,11 @@ impl Cloud for Aws {
             .map(|(index, g)| {
                 let mut labels = node_labels(&self.cluster.name, g);
                 // Well-known labels the kubelet and the AWS cloud provider set on every node.
-                for (k, v) in [
-                    ("node.kubernetes.io/instance-type", g.instance_type.as_str()),
-                    ("kubernetes.io/os", "linux"),
-                    ("topology.kubernetes.io/region", self.region.as_str()),
-                ] {
+                let identity = crate::cloud::node_identity_labels(g.instance_type.as_str());
+                for (k, v) in identity
+                    .into_iter()
+                    .chain([(crate::cloud::REGION_LABEL, self.region.as_str())])
+                {
                     labels.insert(k.into(), v.into());
                 }
                 let taints = node_taints(g);

@@ -173,17 +173,13 @@ impl Cloud for Azure {
                     PoolMode::System => "system",
                     PoolMode::User => "user",
                 };
-                for (k, v) in [
+                let identity = crate::cloud::node_identity_labels(catalogue::spelling(&np.vm_size));
+                for (k, v) in identity.into_iter().chain([
                     ("kubernetes.azure.com/agentpool", np.name.as_str()),
                     ("agentpool", np.name.as_str()),
                     (MODE_LABEL, mode),
-                    (
-                        "node.kubernetes.io/instance-type",
-                        catalogue::spelling(&np.vm_size),
-                    ),
-                    ("kubernetes.io/os", "linux"),
-                    ("topology.kubernetes.io/region", self.location.as_str()),
-                ] {
+                    (crate::cloud::REGION_LABEL, self.location.as_str()),
+                ]) {
                     labels.insert(k.into(), v.into());
                 }
                 let gpu = catalogue::has_nvidia_gpus(&np.vm_size);

@@ -93,6 +93,13 @@ pub(crate) const QUEUED_KEY: &str = "cloud.google.com/gke-queued";
 pub(crate) const TOPOLOGY_BLOCK: &str = "cloud.google.com/gce-topology-block";
 pub(crate) const TOPOLOGY_SUBBLOCK: &str = "cloud.google.com/gce-topology-subblock";
 pub(crate) const TOPOLOGY_HOST: &str = "cloud.google.com/gce-topology-host";
+/// The placement labels' breadth among Topology levels (`cloud::placement_rank`): block ⊃
+/// sub-block ⊃ host (Compute Engine's "view instance topology" page), all below the zone.
+pub(crate) const PLACEMENT_LEVELS: &[(&str, u8)] = &[
+    (TOPOLOGY_BLOCK, 2),
+    (TOPOLOGY_SUBBLOCK, 3),
+    (TOPOLOGY_HOST, 4),
+];
 
 /// Machine-type families whose VMs carry the `gce-topology-*` labels without a placement
 /// policy: A4X, A4 and A3 Ultra. Compute Engine reports a host topology for them
@@ -203,12 +210,11 @@ impl Cloud for Gcp {
                     .iter()
                     .map(|(k, v)| (k.to_string(), v.to_string()))
                     .collect();
-                for (k, v) in [
+                let identity = crate::cloud::node_identity_labels(np.machine_type.as_str());
+                for (k, v) in identity.into_iter().chain([
                     (NODEPOOL_LABEL, np.name.as_str()),
-                    ("node.kubernetes.io/instance-type", np.machine_type.as_str()),
-                    ("kubernetes.io/os", "linux"),
-                    ("topology.kubernetes.io/zone", self.zone.as_str()),
-                ] {
+                    (crate::cloud::ZONE_LABEL, self.zone.as_str()),
+                ]) {
                     labels.insert(k.into(), v.into());
                 }
                 let gpus = np.gpus();
