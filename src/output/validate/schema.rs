@@ -7,7 +7,6 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
@@ -136,16 +135,42 @@ impl Node {
 #[derive(Debug)]
 pub(crate) struct Table {
     pub kinds: Vec<Kind>,
-    raw: Vec<&'static RawValue>,
+    raw: Vec<&'static str>,
     nodes: Vec<OnceLock<Node>>,
 }
 
+/// The table's head: everything before its nodes.
 #[derive(Deserialize)]
-struct Outline {
+struct Head {
     format: u64,
     kinds: Vec<Kind>,
-    #[serde(borrow)]
-    nodes: Vec<&'static RawValue>,
+}
+
+/// What the importer writes between the head and the nodes, which follow one a line, each
+/// but the last ending in a comma, then `]}` (`write` in xtask/src/import.rs).
+const NODES: &str = "\"nodes\":[\n";
+
+/// The head parsed and each node's text found by its line: scanning the whole table as JSON
+/// to find where each node ends cost more than validating a small bundle. A table not laid
+/// out as the importer writes it is unreadable, as a malformed one is.
+fn outline(text: &'static str) -> Result<(Head, Vec<&'static str>), String> {
+    let unreadable = |why: &str| format!("the embedded schema table is unreadable: {why}");
+    let at = text.find(NODES).ok_or_else(|| unreadable("no node list"))?;
+    let head: Head = serde_json::from_str(&format!("{}\"nodes\":[]}}", &text[..at]))
+        .map_err(|e| unreadable(&e.to_string()))?;
+    let body = text[at + NODES.len()..]
+        .strip_suffix("]}\n")
+        .ok_or_else(|| unreadable("the node list does not end the table"))?;
+    let mut nodes: Vec<&'static str> = body.split_terminator('\n').collect();
+    let last = nodes.len().saturating_sub(1);
+    for (i, node) in nodes.iter_mut().enumerate() {
+        *node = match node.strip_suffix(',') {
+            Some(n) if i < last => n,
+            None if i == last => node,
+            _ => return Err(unreadable(&format!("node {i} is not one line"))),
+        };
+    }
+    Ok((head, nodes))
 }
 
 /// The table, read on first use. `Err` only if the embedded file is corrupt (a build bug).
@@ -153,18 +178,17 @@ pub(super) fn table() -> Result<&'static Table, &'static str> {
     static TABLE: OnceLock<Result<Table, String>> = OnceLock::new();
     TABLE
         .get_or_init(|| {
-            let outline: Outline = serde_json::from_str(TEXT)
-                .map_err(|e| format!("the embedded schema table is unreadable: {e}"))?;
-            if outline.format != FORMAT {
+            let (head, raw) = outline(TEXT)?;
+            if head.format != FORMAT {
                 return Err(format!(
                     "the embedded schema table has format {}, this build reads {FORMAT}",
-                    outline.format
+                    head.format
                 ));
             }
-            let nodes = outline.nodes.iter().map(|_| OnceLock::new()).collect();
+            let nodes = raw.iter().map(|_| OnceLock::new()).collect();
             Ok(Table {
-                kinds: outline.kinds,
-                raw: outline.nodes,
+                kinds: head.kinds,
+                raw,
                 nodes,
             })
         })
@@ -199,7 +223,7 @@ impl Table {
             });
         };
         cell.get_or_init(|| {
-            serde_json::from_str(raw.get()).unwrap_or_else(|_| Node {
+            serde_json::from_str(raw).unwrap_or_else(|_| Node {
                 broken: true,
                 ..Node::default()
             })
@@ -237,6 +261,41 @@ mod tests {
                 assert!(*child < id, "node {id} refers forward to {child}");
             }
         }
+    }
+
+    /// The table read as one JSON document, the reference for `outline`.
+    #[derive(Deserialize)]
+    struct Whole {
+        format: u64,
+        kinds: Vec<Kind>,
+        #[serde(borrow)]
+        nodes: Vec<&'static serde_json::value::RawValue>,
+    }
+
+    #[test]
+    fn the_outline_by_lines_is_the_tables_json() {
+        let whole: Whole = serde_json::from_str(TEXT).unwrap();
+        let (head, nodes) = outline(TEXT).unwrap();
+        assert_eq!(head.format, whole.format);
+        let kinds = |ks: &[Kind]| -> Vec<(String, String, bool, NodeId)> {
+            ks.iter()
+                .map(|k| (k.api_version.clone(), k.kind.clone(), k.namespaced, k.root))
+                .collect()
+        };
+        assert_eq!(kinds(&head.kinds), kinds(&whole.kinds));
+        let raw: Vec<&str> = whole.nodes.iter().map(|n| n.get()).collect();
+        assert_eq!(nodes, raw);
+        // A comma out of place or a table not ending its node list is refused. (Two nodes on
+        // one line would be misread: the importer never writes one, and the test above holds
+        // the embedded table to its JSON reading.)
+        assert!(outline("{\"format\":1,\"kinds\":[],\n\"nodes\":[\n{},\n{},\n]}\n").is_err());
+        assert!(outline("{\"format\":1,\"kinds\":[],\n\"nodes\":[\n{},\n{}\n]}").is_err());
+        assert_eq!(
+            outline("{\"format\":1,\"kinds\":[],\n\"nodes\":[\n{},\n{\"t\":\"string\"}\n]}\n")
+                .unwrap()
+                .1,
+            ["{}", "{\"t\":\"string\"}"]
+        );
     }
 
     #[test]
