@@ -8,6 +8,7 @@
 use crate::facts::metrics::node_label;
 use crate::facts::monitoring::Resolved;
 use crate::profile::{GpuMetrics, Profile};
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -18,9 +19,63 @@ pub(crate) const SCHEMA_VERSION: u64 = 39;
 pub(crate) const DATASOURCE_VAR: &str = "datasource";
 
 /// Panels laid out left to right, three to a line, each row header across the width.
+/// A panel as Grafana's JSON has it, its keys in the order written. Typed rather than built
+/// as `serde_json::Value`: a dashboard has hundreds of small objects, and each key of a
+/// `Value` map is hashed with SipHash.
+#[derive(Serialize)]
+#[serde(untagged)]
+#[allow(clippy::large_enum_variant)] // Most panels are the large variant: boxing buys nothing.
+enum Panel {
+    Row(Row),
+    Series(Series),
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Row {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    id: u64,
+    title: String,
+    collapsed: bool,
+    grid_pos: GridPos,
+    panels: [u8; 0],
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Series {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    id: u64,
+    title: String,
+    datasource: Value,
+    grid_pos: GridPos,
+    field_config: Value,
+    options: Value,
+    targets: Vec<Target>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Target {
+    datasource: Value,
+    expr: String,
+    legend_format: String,
+    ref_id: String,
+}
+
+#[derive(Serialize)]
+struct GridPos {
+    h: u64,
+    w: u64,
+    x: u64,
+    y: u64,
+}
+
 #[derive(Default)]
 struct Layout {
-    panels: Vec<Value>,
+    panels: Vec<Panel>,
     next_id: u64,
     y: u64,
     x: u64,
@@ -38,13 +93,18 @@ impl Layout {
             self.x = 0;
         }
         let id = self.id();
-        self.panels.push(json!({
-            "type": "row",
-            "id": id,
-            "title": Value::String(title),
-            "collapsed": false,
-            "gridPos": { "h": 1, "w": 24, "x": 0, "y": self.y },
-            "panels": [],
+        self.panels.push(Panel::Row(Row {
+            ty: "row",
+            id,
+            title,
+            collapsed: false,
+            grid_pos: GridPos {
+                h: 1,
+                w: 24,
+                x: 0,
+                y: self.y,
+            },
+            panels: [],
         }));
         self.y += 1;
     }
@@ -55,27 +115,30 @@ impl Layout {
             self.y += 8;
         }
         let id = self.id();
-        let targets: Vec<Value> = targets
+        let targets: Vec<Target> = targets
             .into_iter()
             .zip('A'..)
-            .map(|((expr, legend), ref_id)| {
-                json!({
-                    "datasource": datasource(),
-                    "expr": Value::String(expr),
-                    "legendFormat": Value::String(legend),
-                    "refId": ref_id.to_string(),
-                })
+            .map(|((expr, legend_format), ref_id)| Target {
+                datasource: datasource(),
+                expr,
+                legend_format,
+                ref_id: ref_id.to_string(),
             })
             .collect();
-        self.panels.push(json!({
-            "type": "timeseries",
-            "id": id,
-            "title": Value::String(title),
-            "datasource": datasource(),
-            "gridPos": { "h": 8, "w": 8, "x": self.x, "y": self.y },
-            "fieldConfig": { "defaults": { "unit": unit }, "overrides": [] },
-            "options": { "legend": { "displayMode": "list", "placement": "bottom" } },
-            "targets": targets,
+        self.panels.push(Panel::Series(Series {
+            ty: "timeseries",
+            id,
+            title,
+            datasource: datasource(),
+            grid_pos: GridPos {
+                h: 8,
+                w: 8,
+                x: self.x,
+                y: self.y,
+            },
+            field_config: json!({ "defaults": { "unit": unit }, "overrides": [] }),
+            options: json!({ "legend": { "displayMode": "list", "placement": "bottom" } }),
+            targets,
         }));
         self.x += 8;
     }
@@ -94,8 +157,25 @@ fn unit(resource: &str) -> &'static str {
     }
 }
 
+/// A dashboard, its keys in the order written.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Dashboard {
+    uid: String,
+    title: String,
+    tags: [&'static str; 3],
+    schema_version: u64,
+    version: u64,
+    editable: bool,
+    time: Value,
+    refresh: &'static str,
+    templating: Value,
+    annotations: Value,
+    panels: Vec<Panel>,
+}
+
 /// The dashboard of a profile, as data.
-pub(crate) fn dashboard(p: &Profile, m: &Resolved) -> Value {
+fn dashboard(p: &Profile, m: &Resolved) -> Dashboard {
     let mut l = Layout::default();
     if let Some(q) = &p.queues {
         // Per cohort: its queues, and the (flavor, resource) pairs they hold quota of.
@@ -252,26 +332,26 @@ pub(crate) fn dashboard(p: &Profile, m: &Resolved) -> Value {
             );
         }
     }
-    json!({
-        "uid": format!("raykueue-{}", p.name),
-        "title": format!("raykueue: {}", p.name),
-        "tags": ["raykueue", "kueue", "ray"],
-        "schemaVersion": SCHEMA_VERSION,
-        "version": 1,
-        "editable": true,
-        "time": { "from": "now-6h", "to": "now" },
-        "refresh": "1m",
-        "templating": { "list": [{
+    Dashboard {
+        uid: format!("raykueue-{}", p.name),
+        title: format!("raykueue: {}", p.name),
+        tags: ["raykueue", "kueue", "ray"],
+        schema_version: SCHEMA_VERSION,
+        version: 1,
+        editable: true,
+        time: json!({ "from": "now-6h", "to": "now" }),
+        refresh: "1m",
+        templating: json!({ "list": [{
             "name": DATASOURCE_VAR,
             "label": "Data source",
             "type": "datasource",
             "query": "prometheus",
             "current": {},
             "hide": 0,
-        }]},
-        "annotations": { "list": [] },
-        "panels": l.panels,
-    })
+        }]}),
+        annotations: json!({ "list": [] }),
+        panels: l.panels,
+    }
 }
 
 /// The dashboard as the text of its file (pretty-printed, with a trailing newline).
