@@ -73,21 +73,44 @@ struct GridPos {
     y: u64,
 }
 
+/// The rows one dashboard holds at most; a profile with more gets several dashboards, each a
+/// ConfigMap of its own. Kubernetes refuses a ConfigMap over 1 MiB (RK901), and a client-side
+/// `kubectl apply` (as `up.sh` runs it) refuses one whose last-applied annotation exceeds
+/// 256 KiB; one row of a ClusterQueue with two or three resources takes 6 to 8 KiB of JSON,
+/// so 25 rows stay below both.
+pub(crate) const MAX_ROWS: usize = 25;
+
 #[derive(Default)]
 struct Layout {
+    /// The dashboards filled so far.
+    pages: Vec<Vec<Panel>>,
     panels: Vec<Panel>,
+    rows: usize,
     next_id: u64,
     y: u64,
     x: u64,
 }
 
 impl Layout {
+    /// The panels of every dashboard, one list per dashboard.
+    fn finish(mut self) -> Vec<Vec<Panel>> {
+        if !self.panels.is_empty() || self.pages.is_empty() {
+            self.pages.push(self.panels);
+        }
+        self.pages
+    }
+
     fn id(&mut self) -> u64 {
         self.next_id += 1;
         self.next_id
     }
 
     fn row(&mut self, title: String) {
+        if self.rows == MAX_ROWS {
+            self.pages.push(std::mem::take(&mut self.panels));
+            (self.rows, self.next_id, self.y, self.x) = (0, 0, 0, 0);
+        }
+        self.rows += 1;
         if self.x > 0 {
             self.y += 8;
             self.x = 0;
@@ -174,8 +197,8 @@ struct Dashboard {
     panels: Vec<Panel>,
 }
 
-/// The dashboard of a profile, as data.
-fn dashboard(p: &Profile, m: &Resolved) -> Dashboard {
+/// The dashboards of a profile, as data: one, or with more than `MAX_ROWS` rows several.
+fn dashboards(p: &Profile, m: &Resolved) -> Vec<Dashboard> {
     let mut l = Layout::default();
     if let Some(q) = &p.queues {
         // Per cohort: its queues, and the (flavor, resource) pairs they hold quota of.
@@ -332,9 +355,32 @@ fn dashboard(p: &Profile, m: &Resolved) -> Dashboard {
             );
         }
     }
+    let pages = l.finish();
+    let count = pages.len();
+    pages
+        .into_iter()
+        .enumerate()
+        .map(|(i, panels)| {
+            let (uid, title) = match count {
+                1 => (
+                    format!("raykueue-{}", p.name),
+                    format!("raykueue: {}", p.name),
+                ),
+                _ => (
+                    format!("raykueue-{}-{}", p.name, i + 1),
+                    format!("raykueue: {} ({}/{count})", p.name, i + 1),
+                ),
+            };
+            page(uid, title, panels)
+        })
+        .collect()
+}
+
+/// One dashboard around its panels.
+fn page(uid: String, title: String, panels: Vec<Panel>) -> Dashboard {
     Dashboard {
-        uid: format!("raykueue-{}", p.name),
-        title: format!("raykueue: {}", p.name),
+        uid,
+        title,
         tags: ["raykueue", "kueue", "ray"],
         schema_version: SCHEMA_VERSION,
         version: 1,
@@ -350,13 +396,23 @@ fn dashboard(p: &Profile, m: &Resolved) -> Dashboard {
             "hide": 0,
         }]}),
         annotations: json!({ "list": [] }),
-        panels: l.panels,
+        panels,
     }
 }
 
-/// The dashboard as the text of its file (pretty-printed, with a trailing newline).
-pub(crate) fn text(p: &Profile, m: &Resolved) -> String {
-    let mut s = serde_json::to_string_pretty(&dashboard(p, m)).unwrap_or_default();
-    s.push('\n');
-    s
+/// The dashboards' uids (their files' and ConfigMaps' names), without writing their JSON.
+pub(crate) fn uids(p: &Profile, m: &Resolved) -> Vec<String> {
+    dashboards(p, m).into_iter().map(|d| d.uid).collect()
+}
+
+/// Each dashboard as (uid, the text of its file: pretty-printed, with a trailing newline).
+pub(crate) fn texts(p: &Profile, m: &Resolved) -> Vec<(String, String)> {
+    dashboards(p, m)
+        .into_iter()
+        .map(|d| {
+            let mut s = serde_json::to_string_pretty(&d).unwrap_or_default();
+            s.push('\n');
+            (d.uid, s)
+        })
+        .collect()
 }

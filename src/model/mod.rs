@@ -166,7 +166,7 @@ pub(crate) fn texts(
         "SUMMARY.md.j2".into(),
         summary_context(profile, unreclaimable),
     ));
-    if let Some(dashboard) = monitoring::dashboard_json(profile) {
+    for dashboard in monitoring::dashboard_json(profile) {
         files.push(dashboard);
     }
     Ok(files)

@@ -46,7 +46,7 @@ pub(crate) fn monitoring_objects(p: &Profile) -> Vec<Object> {
         out.push(dcgm_monitor(&m));
     }
     out.push(rules(p, &m));
-    out.push(dashboard_configmap(p, &m));
+    out.extend(dashboard_configmaps(p, &m));
     // In the order `monitoring/kustomization.yaml` lists their files (the folder's files by
     // name, then `dashboards/`), so that `gen --only monitoring` prints the folder's stream.
     out.sort_by(|a, b| {
@@ -350,26 +350,36 @@ fn rules(p: &Profile, m: &Resolved) -> Object {
     )
 }
 
-/// The file name of the profile's dashboard in `monitoring/dashboards/`.
-pub(crate) fn dashboard_file(p: &Profile) -> String {
-    format!("{DASHBOARDS}/raykueue-{}.json", p.name)
+/// The file of a dashboard in `monitoring/dashboards/`, by its uid.
+fn dashboard_file(uid: &str) -> String {
+    format!("{DASHBOARDS}/{uid}.json")
 }
 
-/// The dashboard's JSON file (`monitoring/dashboards/raykueue-<profile>.json`), for a Grafana
-/// that imports dashboards rather than reading the ConfigMap: the same text.
-pub(crate) fn dashboard_json(p: &Profile) -> Option<super::TextFile> {
-    let m = monitoring::resolve(p).filter(|m| m.collector == Collector::PrometheusOperator)?;
-    Some(super::TextFile::written(
-        dashboard_file(p),
-        dashboard::text(p, &m),
-    ))
+/// The dashboards' JSON files (`monitoring/dashboards/raykueue-<profile>.json`, numbered when
+/// there are several), for a Grafana that imports dashboards rather than reading the
+/// ConfigMaps: the same texts.
+pub(crate) fn dashboard_json(p: &Profile) -> Vec<super::TextFile> {
+    let Some(m) = monitoring::resolve(p).filter(|m| m.collector == Collector::PrometheusOperator)
+    else {
+        return Vec::new();
+    };
+    dashboard::texts(p, &m)
+        .into_iter()
+        .map(|(uid, text)| super::TextFile::written(dashboard_file(&uid), text))
+        .collect()
 }
 
-/// The dashboard as a ConfigMap the Grafana sidecar loads.
-fn dashboard_configmap(p: &Profile, m: &Resolved) -> Object {
-    let name = format!("raykueue-{}-dashboard", p.name);
-    let key = format!("raykueue-{}.json", p.name);
-    let text = dashboard::text(p, m);
+/// Each dashboard as a ConfigMap the Grafana sidecar loads, all in one file.
+fn dashboard_configmaps(p: &Profile, m: &Resolved) -> Vec<Object> {
+    dashboard::texts(p, m)
+        .into_iter()
+        .map(|(uid, text)| dashboard_configmap(&uid, &text, m))
+        .collect()
+}
+
+fn dashboard_configmap(uid: &str, text: &str, m: &Resolved) -> Object {
+    let name = format!("{uid}-dashboard");
+    let key = format!("{uid}.json");
     Object::data(
         "ConfigMap",
         name.clone(),
@@ -439,7 +449,11 @@ pub(crate) fn summary(p: &Profile) -> Value {
         "release": m.release,
         "scraped": scraped,
         "alerts": alerts,
-        "dashboard": dashboard_file(p),
+        "dashboard": dashboard::uids(p, &m)
+            .iter()
+            .map(|uid| format!("`{}`", dashboard_file(uid)))
+            .collect::<Vec<_>>()
+            .join(", "),
         "configmap": format!("{DASHBOARDS}/configmap.yaml"),
     })
 }

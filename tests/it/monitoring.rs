@@ -449,3 +449,75 @@ fn simulate_names_the_metric_to_watch_for_each_blocker() {
     assert!(problems.is_empty(), "{problems:#?}");
     assert_eq!(seen.len(), 4, "the fixtures exercise every kind: {seen:?}");
 }
+
+/// A profile with more queues than one dashboard holds gets several, each a ConfigMap small
+/// enough for the API server (1 MiB) and for `kubectl apply`'s last-applied annotation
+/// (256 KiB), every ClusterQueue's row in exactly one of them, ids unique in each.
+#[test]
+fn many_queues_are_spread_over_dashboards_that_fit_a_configmap() {
+    let n = 200;
+    let mut text = String::from(
+        "apiVersion: raykueue.io/v1alpha1\nkind: Profile\nname: many\nnamespace: ray\n\
+         operators:\n  kueue: {version: 0.19.2, frameworks: [ray.io/rayjob]}\n  kuberay: {version: 1.7.0}\n\
+         monitoring: {collector: prometheusOperator}\nflavors:\n  - name: default\n\
+         queues:\n  mode: team\n  clusterQueues:\n",
+    );
+    for i in 0..n {
+        text.push_str(&format!(
+            "    - name: cq-{i}\n      cohortName: shared\n      resourceGroups:\n        - coveredResources: [cpu, memory]\n          flavors:\n            - name: default\n              resources:\n                - {{name: cpu, nominalQuota: \"8\"}}\n                - {{name: memory, nominalQuota: 32Gi}}\n"
+        ));
+    }
+    text.push_str("  localQueues:\n");
+    for i in 0..n {
+        text.push_str(&format!("    - {{name: lq-{i}, clusterQueue: cq-{i}}}\n"));
+    }
+    let compiled = crate::common::compile_text(text.as_bytes()).expect("compiles");
+    let dashboards: Vec<(&String, Value)> = compiled
+        .bundle
+        .files
+        .iter()
+        .filter(|(f, _)| f.starts_with("monitoring/dashboards/") && !f.ends_with("configmap.yaml"))
+        .map(|(f, t)| (f, serde_json::from_str(t).unwrap()))
+        .collect();
+    assert!(dashboards.len() > 1, "{} dashboards", dashboards.len());
+    let mut rows = Vec::new();
+    let mut uids = BTreeSet::new();
+    for (file, d) in &dashboards {
+        assert!(uids.insert(d["uid"].as_str().unwrap().to_owned()), "{file}");
+        let ids: Vec<u64> = d["panels"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["id"].as_u64().unwrap())
+            .collect();
+        assert_eq!(
+            ids.len(),
+            ids.iter().collect::<BTreeSet<_>>().len(),
+            "{file}"
+        );
+        rows.extend(
+            d["panels"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["type"] == "row")
+                .map(|p| p["title"].as_str().unwrap().to_owned()),
+        );
+    }
+    for i in 0..n {
+        let title = format!("ClusterQueue cq-{i}");
+        assert_eq!(rows.iter().filter(|r| **r == title).count(), 1, "{title}");
+    }
+    let configmaps: Vec<&raykueue::model::Object> = compiled
+        .bundle
+        .objects
+        .iter()
+        .map(|w| &w.object)
+        .filter(|o| o.kind == "ConfigMap" && o.file.starts_with("monitoring/dashboards/"))
+        .collect();
+    assert_eq!(configmaps.len(), dashboards.len());
+    for cm in configmaps {
+        let size = serde_json::to_string(&cm.value).unwrap().len();
+        assert!(size < 256 * 1024, "{}: {size} bytes", cm.name);
+    }
+}
