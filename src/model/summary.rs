@@ -8,12 +8,58 @@ use crate::simulate::standard::Unreclaimable;
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, HashMap};
 
+/// Cohort → (flavor, resource) → the nominal quotas of its ClusterQueues summed.
+type CohortSums = BTreeMap<String, BTreeMap<(String, String), Quantity>>;
+
 /// The template context of `SUMMARY.md`; `unreclaimable` is the checks' RK146 finding.
 pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> Value {
     let fair = p.fair_sharing().is_some();
+    let (queues, cohorts) = cluster_queues(p, fair);
+    let declared = p.queues.as_ref().is_some_and(|q| !q.cohorts.is_empty());
+    let cohorts: Vec<Value> = if declared {
+        // With Cohort objects: what each holds itself and its whole subtree holds (Kueue's
+        // `SubtreeQuota`), rather than sums of cohortName.
+        tree_cohorts(p, fair)
+    } else {
+        cohorts
+            .into_iter()
+            .map(|(name, totals)| {
+                json!({
+                    "name": name,
+                    "subtree": false,
+                    "rows": totals.into_iter().map(|((flavor, resource), q)| json!({
+                        "flavor": flavor, "resource": resource, "nominal": q.canonical(),
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect()
+    };
+    let provider = p.cloud();
+    let pools = node_pools(provider);
+    let workloads = workload_queues(p);
+    moved([
+        ("name", json!(p.name)),
+        ("description", json!(p.description)),
+        ("behaviour", behaviour(p, unreclaimable)),
+        ("queues", Value::Array(queues)),
+        ("cohorts", Value::Array(cohorts)),
+        ("tree", json!(declared.then(|| tree_graph(p, fair)))),
+        ("fairSharing", fair_sharing(p)),
+        ("pools", Value::Array(pools)),
+        (
+            "machineHeader",
+            json!(provider.map_or("VM size", |pr| pr.words().machine)),
+        ),
+        ("workloads", Value::Array(workloads)),
+        ("monitoring", super::monitoring::summary(p)),
+    ])
+}
+
+/// Each ClusterQueue's section of the summary, and the nominal quotas summed per `cohortName`.
+fn cluster_queues(p: &Profile, fair: bool) -> (Vec<Value>, CohortSums) {
     let mut queues = Vec::new();
     // cohort → resource → (nominal, borrowing limits known?)
-    let mut cohorts: BTreeMap<String, BTreeMap<(String, String), Quantity>> = BTreeMap::new();
+    let mut cohorts = CohortSums::new();
     if let Some(q) = &p.queues {
         // Each ClusterQueue's LocalQueues, in profile order: one pass, not one per queue.
         let mut local: HashMap<&str, Vec<String>> = HashMap::new();
@@ -88,27 +134,12 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
             ]));
         }
     }
-    let declared = p.queues.as_ref().is_some_and(|q| !q.cohorts.is_empty());
-    let cohorts: Vec<Value> = if declared {
-        // With Cohort objects: what each holds itself and its whole subtree holds (Kueue's
-        // `SubtreeQuota`), rather than sums of cohortName.
-        tree_cohorts(p, fair)
-    } else {
-        cohorts
-            .into_iter()
-            .map(|(name, totals)| {
-                json!({
-                    "name": name,
-                    "subtree": false,
-                    "rows": totals.into_iter().map(|((flavor, resource), q)| json!({
-                        "flavor": flavor, "resource": resource, "nominal": q.canonical(),
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect()
-    };
-    let provider = p.cloud();
-    let pools: Vec<Value> = provider
+    (queues, cohorts)
+}
+
+/// The node pools of the provider's node groups: per node, at their largest size, and how many.
+fn node_pools(provider: Option<&dyn crate::cloud::Cloud>) -> Vec<Value> {
+    provider
         .map(crate::cloud::Cloud::node_groups)
         .unwrap_or_default()
         .into_iter()
@@ -160,9 +191,12 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
                 "taints": g.own_taints.join(", "),
             })
         })
-        .collect();
-    let workloads: Vec<Value> = p
-        .workloads
+        .collect()
+}
+
+/// Each workload and the queue it is admitted through, if any.
+fn workload_queues(p: &Profile) -> Vec<Value> {
+    p.workloads
         .iter()
         .map(|w| {
             json!({
@@ -181,23 +215,7 @@ pub(crate) fn summary_context(p: &Profile, unreclaimable: &[Unreclaimable]) -> V
                 "priority": w.priority_class,
             })
         })
-        .collect();
-    moved([
-        ("name", json!(p.name)),
-        ("description", json!(p.description)),
-        ("behaviour", behaviour(p, unreclaimable)),
-        ("queues", Value::Array(queues)),
-        ("cohorts", Value::Array(cohorts)),
-        ("tree", json!(declared.then(|| tree_graph(p, fair)))),
-        ("fairSharing", fair_sharing(p)),
-        ("pools", Value::Array(pools)),
-        (
-            "machineHeader",
-            json!(provider.map_or("VM size", |pr| pr.words().machine)),
-        ),
-        ("workloads", Value::Array(workloads)),
-        ("monitoring", super::monitoring::summary(p)),
-    ])
+        .collect()
 }
 
 /// The "Queue behaviour" section: per standard scenario its table rows, its Mermaid `gantt`
