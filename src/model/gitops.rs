@@ -176,59 +176,30 @@ struct Wiring<'a> {
     kuberay_values: Option<&'a Value>,
 }
 
+/// What the Argo CD Applications of a profile share.
+struct ArgoApps<'a> {
+    w: &'a Wiring<'a>,
+    name: &'a str,
+    /// The namespace of the Applications (Argo CD's).
+    ns: &'a str,
+    project: &'a str,
+    plugin: Option<&'a ArgoPlugin>,
+}
+
 fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
-    let (p, g, kueue_values, kuberay_values) = (w.p, w.g, w.kueue_values, w.kuberay_values);
+    let p = w.p;
     let name = p.name.as_str();
-    let app = |app_name: String,
-               wave: i32,
-               source: Value,
-               dest_ns: &str,
-               options: &[&str],
-               file: &str| {
-        let mut sync = json!({
-            "automated": { "prune": true, "selfHeal": true },
-            "retry": {
-                "limit": ARGO_RETRY_LIMIT,
-                "backoff": {
-                    "duration": ARGO_RETRY_BACKOFF.0,
-                    "factor": ARGO_RETRY_BACKOFF.1,
-                    "maxDuration": ARGO_RETRY_BACKOFF.2,
-                },
-            },
-        });
-        if !options.is_empty() {
-            sync["syncOptions"] = json!(options);
-        }
-        Object::data(
-            "Application",
-            app_name.clone(),
-            Some(ns),
-            file,
-            json!({
-                "apiVersion": "argoproj.io/v1alpha1",
-                "kind": "Application",
-                "metadata": meta(&app_name, ns, Some(wave)),
-                "spec": {
-                    "project": project,
-                    "source": source,
-                    "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
-                    "syncPolicy": sync,
-                },
-            }),
-        )
+    let argo = ArgoApps {
+        w,
+        name,
+        ns,
+        project,
+        plugin: w.g.argocd.as_ref().and_then(|a| a.plugin.as_ref()),
     };
-    // A committed folder, or with the plugin the part of the bundle that folder would hold.
-    let plugin = g.argocd.as_ref().and_then(|a| a.plugin.as_ref());
-    let git = |sub: &str, part: Part| match plugin {
-        Some(plugin) => plugin_source(g, plugin, part),
-        None => {
-            json!({ "repoURL": g.repo_url, "targetRevision": g.revision, "path": path_in_repo(g, sub) })
-        }
-    };
-    out.push(app(
+    out.push(argo.app(
         format!("{name}-root"),
         0,
-        git("gitops/argocd", Part::ArgoCd),
+        &argo.git("gitops/argocd", Part::ArgoCd),
         ns,
         &[],
         ARGO_ROOT,
@@ -245,90 +216,15 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         .kuberay
         .as_ref()
         .map(|k| crate::facts::operators::kuberay_repo(p, k));
-    let kueue_registry = kueue_chart.as_deref().and_then(split_oci).map(|(r, _)| r);
-    let kuberay_registry = kuberay_repo
-        .as_deref()
-        .and_then(|r| r.strip_prefix("oci://"))
-        .map(|r| r.trim_end_matches('/'))
-        .filter(|r| Some(*r) != kueue_registry);
-    for (chart, registry) in [("kueue", kueue_registry), ("kuberay", kuberay_registry)] {
-        let Some(registry) = registry else { continue };
-        // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
-        // A public OCI Helm repository: no credentials, only its address.
-        out.push(Object::data(
-            "Secret",
-            format!("{name}-{chart}-chart-repository"),
-            Some(ns),
-            ARGO_REPOS,
-            json!({
-                "apiVersion": "v1",
-                "kind": "Secret",
-                // Before every Application of the root app: the operators' Applications'
-                // first fetch of an OCI chart needs it (a Secret without a wave is wave 0,
-                // after the operators' waves -3 to -1).
-                "metadata": {
-                    "name": format!("{name}-{chart}-chart-repository"),
-                    "namespace": ns,
-                    "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
-                    "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
-                },
-                "stringData": { "name": chart, "type": "helm", "url": registry, "enableOCI": "true" },
-            }),
-        ));
-    }
-    if let Some(n) = crate::facts::operators::nvidia(p) {
-        // First, like `up.sh`: GPU nodes advertise nvidia.com/gpu before any GPU pod needs it.
-        out.push(app(
-            format!("{name}-{}", n.release),
-            -3,
-            json!({
-                "repoURL": n.repo, "chart": n.chart, "targetRevision": n.version,
-                "helm": { "releaseName": n.release, "valuesObject": super::infra::nvidia_values(p, &n) },
-            }),
-            n.namespace,
-            if n.namespace == "kube-system" { &["ServerSideApply=true"][..] } else { &["CreateNamespace=true", "ServerSideApply=true"][..] },
-            ARGO_APPS,
-        ));
-    }
-    if let (Some(k), Some(v), Some(repo)) = (&p.operators.kuberay, kuberay_values, &kuberay_repo) {
-        // An OCI registry is named without its scheme (the repository Secret enables OCI).
-        let repo = repo
-            .strip_prefix("oci://")
-            .map_or(repo.as_str(), |r| r.trim_end_matches('/'));
-        out.push(app(
-            format!("{name}-kuberay-operator"),
-            -2,
-            json!({
-                "repoURL": repo, "chart": k.chart, "targetRevision": k.version,
-                "helm": { "releaseName": k.release, "valuesObject": v },
-            }),
-            &k.namespace,
-            &["CreateNamespace=true", "ServerSideApply=true"],
-            ARGO_APPS,
-        ));
-    }
-    if let (Some(k), Some(v), Some(kueue_chart)) = (&p.operators.kueue, kueue_values, &kueue_chart)
-    {
-        let (repo, chart) = split_oci(kueue_chart).unwrap_or((kueue_chart.as_str(), "kueue"));
-        out.push(app(
-            format!("{name}-kueue"),
-            -1,
-            json!({
-                "repoURL": repo, "chart": chart, "targetRevision": k.version,
-                "helm": { "releaseName": k.release, "valuesObject": v },
-            }),
-            &k.namespace,
-            &["CreateNamespace=true", "ServerSideApply=true"],
-            ARGO_APPS,
-        ));
-    }
+    argo.repository_secrets(kueue_chart.as_deref(), kuberay_repo.as_deref(), out);
+    argo.operators(kueue_chart.as_ref(), kuberay_repo.as_ref(), out);
     let stack = monitoring_stack(p);
     for chart in &stack {
         // With the operators' charts: the Prometheus Operator's CRDs exist before monitoring/.
-        out.push(app(
+        out.push(argo.app(
             format!("{name}-{}", chart.release),
             -3,
-            json!({
+            &json!({
                 "repoURL": chart.repo, "chart": chart.chart, "targetRevision": chart.version,
                 "helm": { "releaseName": chart.release, "valuesObject": chart.values },
             }),
@@ -339,59 +235,222 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
     }
     // The CRDs of these objects come from the charts above: skip their dry run until then.
     let dir_options = ["SkipDryRunOnMissingResource=true", "ServerSideApply=true"];
-    out.push(app(
+    out.push(argo.app(
         format!("{name}-platform"),
         0,
-        git("platform", Part::Platform),
+        &argo.git("platform", Part::Platform),
         &p.namespace,
         &dir_options,
         ARGO_APPS,
     ));
     if let Some(chart) = stack.first() {
-        out.push(app(
+        out.push(argo.app(
             format!("{name}-monitoring"),
             1,
-            git("monitoring", Part::Monitoring),
+            &argo.git("monitoring", Part::Monitoring),
             &chart.namespace,
             &dir_options,
             ARGO_APPS,
         ));
     }
-    let synced = synced_workloads(p);
-    if !synced.is_empty() {
-        // Kueue sets `suspend: false` when it admits a queued workload; without this, self-heal
-        // would suspend it again and Kueue would evict it. Only for the kinds that are synced
-        // and queued: on anything else Kueue never touches `suspend`.
-        let mut ignore: Vec<Value> = Vec::new();
-        for (kind, pointer) in [
-            (WorkloadKind::RayCluster, "/spec/suspend"),
-            (WorkloadKind::RayService, "/spec/rayClusterConfig/suspend"),
-        ] {
-            if synced
-                .iter()
-                .any(|w| w.kind == kind && w.admission(p).is_queued())
-            {
-                ignore.push(
-                    json!({ "group": "ray.io", "kind": kind.as_str(), "jsonPointers": [pointer] }),
-                );
+    argo.workloads(out);
+}
+
+impl ArgoApps<'_> {
+    /// An Application syncing `source` into `dest_ns` at sync wave `wave`, kept in `file`.
+    fn app(
+        &self,
+        app_name: String,
+        wave: i32,
+        source: &Value,
+        dest_ns: &str,
+        options: &[&str],
+        file: &str,
+    ) -> Object {
+        let (ns, project) = (self.ns, self.project);
+        let mut sync = json!({
+            "automated": { "prune": true, "selfHeal": true },
+            "retry": {
+                "limit": ARGO_RETRY_LIMIT,
+                "backoff": {
+                    "duration": ARGO_RETRY_BACKOFF.0,
+                    "factor": ARGO_RETRY_BACKOFF.1,
+                    "maxDuration": ARGO_RETRY_BACKOFF.2,
+                },
+            },
+        });
+        if !options.is_empty() {
+            sync["syncOptions"] = json!(options);
+        }
+        let metadata = meta(&app_name, ns, Some(wave));
+        Object::data(
+            "Application",
+            app_name,
+            Some(ns),
+            file,
+            json!({
+                "apiVersion": "argoproj.io/v1alpha1",
+                "kind": "Application",
+                "metadata": metadata,
+                "spec": {
+                    "project": project,
+                    "source": source,
+                    "destination": { "server": IN_CLUSTER, "namespace": dest_ns },
+                    "syncPolicy": sync,
+                },
+            }),
+        )
+    }
+
+    /// A committed folder, or with the plugin the part of the bundle that folder would hold.
+    fn git(&self, sub: &str, part: Part) -> Value {
+        let g = self.w.g;
+        match self.plugin {
+            Some(plugin) => plugin_source(g, plugin, part),
+            None => {
+                json!({ "repoURL": g.repo_url, "targetRevision": g.revision, "path": path_in_repo(g, sub) })
             }
         }
-        let mut options = vec!["SkipDryRunOnMissingResource=true", "ServerSideApply=true"];
-        if !ignore.is_empty() {
-            options.push("RespectIgnoreDifferences=true");
+    }
+
+    /// The repositories of the operators' OCI Helm charts, one per registry.
+    fn repository_secrets(
+        &self,
+        kueue_chart: Option<&str>,
+        kuberay_repo: Option<&str>,
+        out: &mut Vec<Object>,
+    ) {
+        let (name, ns) = (self.name, self.ns);
+        let kueue_registry = kueue_chart.and_then(split_oci).map(|(r, _)| r);
+        let kuberay_registry = kuberay_repo
+            .and_then(|r| r.strip_prefix("oci://"))
+            .map(|r| r.trim_end_matches('/'))
+            .filter(|r| Some(*r) != kueue_registry);
+        for (chart, registry) in [("kueue", kueue_registry), ("kuberay", kuberay_registry)] {
+            let Some(registry) = registry else { continue };
+            // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
+            // A public OCI Helm repository: no credentials, only its address.
+            out.push(Object::data(
+                "Secret",
+                format!("{name}-{chart}-chart-repository"),
+                Some(ns),
+                ARGO_REPOS,
+                json!({
+                    "apiVersion": "v1",
+                    "kind": "Secret",
+                    // Before every Application of the root app: the operators' Applications'
+                    // first fetch of an OCI chart needs it (a Secret without a wave is wave 0,
+                    // after the operators' waves -3 to -1).
+                    "metadata": {
+                        "name": format!("{name}-{chart}-chart-repository"),
+                        "namespace": ns,
+                        "labels": { MANAGED_BY.0: MANAGED_BY.1, "argocd.argoproj.io/secret-type": "repository" },
+                        "annotations": { "argocd.argoproj.io/sync-wave": REPOSITORY_WAVE.to_string() },
+                    },
+                    "stringData": { "name": chart, "type": "helm", "url": registry, "enableOCI": "true" },
+                }),
+            ));
         }
-        let mut workloads = app(
-            format!("{name}-workloads"),
-            1,
-            git(GITOPS_WORKLOADS, Part::GitopsWorkloads),
-            &p.namespace,
-            &options,
-            ARGO_APPS,
-        );
-        if !ignore.is_empty() {
-            workloads.value["spec"]["ignoreDifferences"] = Value::Array(ignore);
+    }
+
+    /// The Applications of the NVIDIA GPU operator, KubeRay and Kueue, in that order.
+    fn operators(
+        &self,
+        kueue_chart: Option<&String>,
+        kuberay_repo: Option<&String>,
+        out: &mut Vec<Object>,
+    ) {
+        let (p, name) = (self.w.p, self.name);
+        let (kueue_values, kuberay_values) = (self.w.kueue_values, self.w.kuberay_values);
+        if let Some(n) = crate::facts::operators::nvidia(p) {
+            // First, like `up.sh`: GPU nodes advertise nvidia.com/gpu before any GPU pod needs it.
+            out.push(self.app(
+                format!("{name}-{}", n.release),
+                -3,
+                &json!({
+                    "repoURL": n.repo, "chart": n.chart, "targetRevision": n.version,
+                    "helm": { "releaseName": n.release, "valuesObject": super::infra::nvidia_values(p, &n) },
+                }),
+                n.namespace,
+                if n.namespace == "kube-system" { &["ServerSideApply=true"][..] } else { &["CreateNamespace=true", "ServerSideApply=true"][..] },
+                ARGO_APPS,
+            ));
         }
-        out.push(workloads);
+        if let (Some(k), Some(v), Some(repo)) = (&p.operators.kuberay, kuberay_values, kuberay_repo)
+        {
+            // An OCI registry is named without its scheme (the repository Secret enables OCI).
+            let repo = repo
+                .strip_prefix("oci://")
+                .map_or(repo.as_str(), |r| r.trim_end_matches('/'));
+            out.push(self.app(
+                format!("{name}-kuberay-operator"),
+                -2,
+                &json!({
+                    "repoURL": repo, "chart": k.chart, "targetRevision": k.version,
+                    "helm": { "releaseName": k.release, "valuesObject": v },
+                }),
+                &k.namespace,
+                &["CreateNamespace=true", "ServerSideApply=true"],
+                ARGO_APPS,
+            ));
+        }
+        if let (Some(k), Some(v), Some(kueue_chart)) =
+            (&p.operators.kueue, kueue_values, kueue_chart)
+        {
+            let (repo, chart) = split_oci(kueue_chart).unwrap_or((kueue_chart.as_str(), "kueue"));
+            out.push(self.app(
+                format!("{name}-kueue"),
+                -1,
+                &json!({
+                    "repoURL": repo, "chart": chart, "targetRevision": k.version,
+                    "helm": { "releaseName": k.release, "valuesObject": v },
+                }),
+                &k.namespace,
+                &["CreateNamespace=true", "ServerSideApply=true"],
+                ARGO_APPS,
+            ));
+        }
+    }
+
+    /// The Application of the synced workloads, if any.
+    fn workloads(&self, out: &mut Vec<Object>) {
+        let (p, name) = (self.w.p, self.name);
+        let synced = synced_workloads(p);
+        if !synced.is_empty() {
+            // Kueue sets `suspend: false` when it admits a queued workload; without this, self-heal
+            // would suspend it again and Kueue would evict it. Only for the kinds that are synced
+            // and queued: on anything else Kueue never touches `suspend`.
+            let mut ignore: Vec<Value> = Vec::new();
+            for (kind, pointer) in [
+                (WorkloadKind::RayCluster, "/spec/suspend"),
+                (WorkloadKind::RayService, "/spec/rayClusterConfig/suspend"),
+            ] {
+                if synced
+                    .iter()
+                    .any(|w| w.kind == kind && w.admission(p).is_queued())
+                {
+                    ignore.push(
+                        json!({ "group": "ray.io", "kind": kind.as_str(), "jsonPointers": [pointer] }),
+                    );
+                }
+            }
+            let mut options = vec!["SkipDryRunOnMissingResource=true", "ServerSideApply=true"];
+            if !ignore.is_empty() {
+                options.push("RespectIgnoreDifferences=true");
+            }
+            let mut workloads = self.app(
+                format!("{name}-workloads"),
+                1,
+                &self.git(GITOPS_WORKLOADS, Part::GitopsWorkloads),
+                &p.namespace,
+                &options,
+                ARGO_APPS,
+            );
+            if !ignore.is_empty() {
+                workloads.value["spec"]["ignoreDifferences"] = Value::Array(ignore);
+            }
+            out.push(workloads);
+        }
     }
 }
 
