@@ -486,7 +486,7 @@ pub(crate) fn synced_workloads(p: &Profile) -> Vec<&Workload> {
 }
 
 fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>) {
-    let (p, g, kueue_values, kuberay_values) = (w.p, w.g, w.kueue_values, w.kuberay_values);
+    let (p, g) = (w.p, w.g);
     let name = p.name.as_str();
     let obj = |kind: &'static str, api: &str, obj_name: String, file: &str, spec: Value| {
         Object::data(
@@ -506,6 +506,90 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
     ));
     // Retries: `FLUX_RETRY_INTERVAL`.
     let strategy = json!({ "name": "RetryOnFailure", "retryInterval": FLUX_RETRY_INTERVAL });
+    flux_operators(w, &obj, interval, &strategy, out);
+    let kustomization = |suffix: &str, sub: &str, depends: Option<String>| {
+        let mut spec = json!({
+            "interval": interval,
+            "retryInterval": FLUX_KUSTOMIZATION_RETRY,
+            "path": format!("./{}", path_in_repo(g, sub)),
+            "prune": true,
+            "wait": true,
+            "sourceRef": { "kind": "GitRepository", "name": name },
+        });
+        if let Some(d) = depends {
+            spec["dependsOn"] = json!([{ "name": d }]);
+        }
+        obj(
+            "Kustomization",
+            "kustomize.toolkit.fluxcd.io/v1",
+            format!("{name}-{suffix}"),
+            FLUX_KUSTOMIZATIONS,
+            spec,
+        )
+    };
+    let stack = monitoring_stack(p);
+    for chart in &stack {
+        out.push(obj(
+            "HelmRepository",
+            FLUX_SOURCE_API,
+            chart.release.clone(),
+            FLUX_SOURCES,
+            json!({ "interval": interval, "url": chart.repo }),
+        ));
+        // `CreateReplace`: CRDs a chart carries in a `crds/` folder are upgraded with it (Helm
+        // alone installs them once and never again).
+        out.push(obj(
+            "HelmRelease",
+            FLUX_HELM_API,
+            chart.release.clone(),
+            FLUX_RELEASES,
+            json!({
+                "interval": interval, "releaseName": chart.release, "targetNamespace": chart.namespace,
+                "chart": { "spec": { "chart": chart.chart, "version": chart.version,
+                    "sourceRef": { "kind": "HelmRepository", "name": chart.release } } },
+                "install": { "createNamespace": true, "crds": "CreateReplace", "strategy": strategy },
+                "upgrade": { "crds": "CreateReplace", "strategy": strategy },
+                "values": chart.values,
+            }),
+        ));
+    }
+    let has_operators = p.operators.kueue.is_some()
+        || p.operators.kuberay.is_some()
+        || crate::facts::operators::nvidia(p).is_some()
+        || !stack.is_empty();
+    if has_operators {
+        out.push(kustomization("operators", "gitops/flux/operators", None));
+    }
+    out.push(kustomization(
+        "platform",
+        "platform",
+        has_operators.then(|| format!("{name}-operators")),
+    ));
+    if !synced_workloads(p).is_empty() {
+        out.push(kustomization(
+            "workloads",
+            GITOPS_WORKLOADS,
+            Some(format!("{name}-platform")),
+        ));
+    }
+    if !stack.is_empty() {
+        out.push(kustomization(
+            "monitoring",
+            "monitoring",
+            Some(format!("{name}-operators")),
+        ));
+    }
+}
+
+/// The Helm repositories and releases of the NVIDIA GPU operator, KubeRay and Kueue.
+fn flux_operators(
+    w: &Wiring<'_>,
+    obj: &impl Fn(&'static str, &str, String, &str, Value) -> Object,
+    interval: &str,
+    strategy: &Value,
+    out: &mut Vec<Object>,
+) {
+    let (p, kueue_values, kuberay_values) = (w.p, w.kueue_values, w.kuberay_values);
     if let Some(n) = crate::facts::operators::nvidia(p) {
         out.push(obj(
             "HelmRepository",
@@ -590,78 +674,6 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
                 "upgrade": { "strategy": strategy },
                 "values": v,
             }),
-        ));
-    }
-    let kustomization = |suffix: &str, sub: &str, depends: Option<String>| {
-        let mut spec = json!({
-            "interval": interval,
-            "retryInterval": FLUX_KUSTOMIZATION_RETRY,
-            "path": format!("./{}", path_in_repo(g, sub)),
-            "prune": true,
-            "wait": true,
-            "sourceRef": { "kind": "GitRepository", "name": name },
-        });
-        if let Some(d) = depends {
-            spec["dependsOn"] = json!([{ "name": d }]);
-        }
-        obj(
-            "Kustomization",
-            "kustomize.toolkit.fluxcd.io/v1",
-            format!("{name}-{suffix}"),
-            FLUX_KUSTOMIZATIONS,
-            spec,
-        )
-    };
-    let stack = monitoring_stack(p);
-    for chart in &stack {
-        out.push(obj(
-            "HelmRepository",
-            FLUX_SOURCE_API,
-            chart.release.clone(),
-            FLUX_SOURCES,
-            json!({ "interval": interval, "url": chart.repo }),
-        ));
-        // `CreateReplace`: CRDs a chart carries in a `crds/` folder are upgraded with it (Helm
-        // alone installs them once and never again).
-        out.push(obj(
-            "HelmRelease",
-            FLUX_HELM_API,
-            chart.release.clone(),
-            FLUX_RELEASES,
-            json!({
-                "interval": interval, "releaseName": chart.release, "targetNamespace": chart.namespace,
-                "chart": { "spec": { "chart": chart.chart, "version": chart.version,
-                    "sourceRef": { "kind": "HelmRepository", "name": chart.release } } },
-                "install": { "createNamespace": true, "crds": "CreateReplace", "strategy": strategy },
-                "upgrade": { "crds": "CreateReplace", "strategy": strategy },
-                "values": chart.values,
-            }),
-        ));
-    }
-    let has_operators = p.operators.kueue.is_some()
-        || p.operators.kuberay.is_some()
-        || crate::facts::operators::nvidia(p).is_some()
-        || !stack.is_empty();
-    if has_operators {
-        out.push(kustomization("operators", "gitops/flux/operators", None));
-    }
-    out.push(kustomization(
-        "platform",
-        "platform",
-        has_operators.then(|| format!("{name}-operators")),
-    ));
-    if !synced_workloads(p).is_empty() {
-        out.push(kustomization(
-            "workloads",
-            GITOPS_WORKLOADS,
-            Some(format!("{name}-platform")),
-        ));
-    }
-    if !stack.is_empty() {
-        out.push(kustomization(
-            "monitoring",
-            "monitoring",
-            Some(format!("{name}-operators")),
         ));
     }
 }
