@@ -7,8 +7,8 @@ use super::Ctx;
 use crate::base::codes;
 use crate::input::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
 use crate::profile::{
-    Admission, DEFAULT_LOCAL_QUEUE, Framework, MAX_POD_SETS, Resources, SubmissionMode, Workload,
-    WorkloadKind, max_worker_groups,
+    Admission, DEFAULT_LOCAL_QUEUE, Framework, MAX_POD_SETS, Resources, Serve, SubmissionMode,
+    Workload, WorkloadKind, max_worker_groups,
 };
 // Kueue's PodSet limit, one definition with the output validation's.
 use std::collections::{BTreeMap, BTreeSet};
@@ -161,6 +161,15 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 }
 
 fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+    wrong_kind_fields(ctx, base, w);
+    required_fields(ctx, base, w);
+    if let Some(serve) = &w.serve {
+        serve_section(ctx, base, w, serve);
+    }
+}
+
+/// Fields set that belong to another kind of workload (RK127).
+fn wrong_kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     let kind = w.kind.as_str();
     let one_shot = [
         (
@@ -222,6 +231,11 @@ fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             );
         }
     }
+}
+
+/// The fields a workload's kind cannot do without: a template, an entrypoint, a `serve`.
+fn required_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+    let kind = w.kind.as_str();
     if w.kind.is_ray() && w.head.is_none() {
         ctx.report(
             &codes::TEMPLATE_REQUIRED,
@@ -278,48 +292,51 @@ fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         }
         WorkloadKind::RayCluster | WorkloadKind::Job => {}
     }
-    if let Some(serve) = &w.serve {
-        if w.kind != WorkloadKind::RayService {
+}
+
+/// A `serve` section: on a RayService only, its applications' names and route prefixes unique.
+fn serve_section(ctx: &mut Ctx<'_>, base: &str, w: &Workload, serve: &Serve) {
+    let kind = w.kind.as_str();
+    if w.kind != WorkloadKind::RayService {
+        ctx.report(
+            &codes::WRONG_KIND_FIELD,
+            &format!("{base}/serve"),
+            format!(
+                "`serve` applies to RayServices only; `{}` is a {kind}",
+                w.name
+            ),
+            Some("remove `serve`, or make the workload a RayService".into()),
+        );
+    }
+    let mut names = BTreeSet::new();
+    let mut prefixes = BTreeSet::new();
+    for (a, app) in serve.applications.iter().enumerate() {
+        let ap = format!("{base}/serve/applications/{a}");
+        if !names.insert(app.name.as_str()) {
             ctx.report(
-                &codes::WRONG_KIND_FIELD,
-                &format!("{base}/serve"),
-                format!(
-                    "`serve` applies to RayServices only; `{}` is a {kind}",
-                    w.name
-                ),
-                Some("remove `serve`, or make the workload a RayService".into()),
+                &codes::SERVE_APPS,
+                &format!("{ap}/name"),
+                format!("Serve application `{}` is listed twice", app.name),
+                Some("application names must be unique".into()),
             );
         }
-        let mut names = BTreeSet::new();
-        let mut prefixes = BTreeSet::new();
-        for (a, app) in serve.applications.iter().enumerate() {
-            let ap = format!("{base}/serve/applications/{a}");
-            if !names.insert(app.name.as_str()) {
-                ctx.report(
-                    &codes::SERVE_APPS,
-                    &format!("{ap}/name"),
-                    format!("Serve application `{}` is listed twice", app.name),
-                    Some("application names must be unique".into()),
-                );
-            }
-            if !app.route_prefix.starts_with('/') {
-                ctx.report(
-                    &codes::SERVE_APPS,
-                    &format!("{ap}/routePrefix"),
-                    format!(
-                        "route prefix `{}` does not start with `/`",
-                        app.route_prefix
-                    ),
-                    Some(format!("write `/{}`", app.route_prefix)),
-                );
-            } else if !prefixes.insert(app.route_prefix.as_str()) {
-                ctx.report(
-                    &codes::SERVE_APPS,
-                    &format!("{ap}/routePrefix"),
-                    format!("route prefix `{}` is used twice", app.route_prefix),
-                    Some("each application needs its own route prefix".into()),
-                );
-            }
+        if !app.route_prefix.starts_with('/') {
+            ctx.report(
+                &codes::SERVE_APPS,
+                &format!("{ap}/routePrefix"),
+                format!(
+                    "route prefix `{}` does not start with `/`",
+                    app.route_prefix
+                ),
+                Some(format!("write `/{}`", app.route_prefix)),
+            );
+        } else if !prefixes.insert(app.route_prefix.as_str()) {
+            ctx.report(
+                &codes::SERVE_APPS,
+                &format!("{ap}/routePrefix"),
+                format!("route prefix `{}` is used twice", app.route_prefix),
+                Some("each application needs its own route prefix".into()),
+            );
         }
     }
 }
