@@ -75,45 +75,7 @@ pub(crate) fn workload(
     })?;
     let mut out = Vec::new();
 
-    let scripts = read
-        .iter()
-        .cloned()
-        .collect::<Result<Vec<Script>, _>>()
-        .map_err(|e| {
-            Diagnostic::new(
-                &codes::SCRIPT_UNREADABLE,
-                format!("workload `{}`: {e}", w.name),
-            )
-        })?;
-    let configmap = if scripts.is_empty() {
-        None
-    } else {
-        let name = format!("{}-scripts-{}", w.name, scripts::content_hash(&scripts));
-        let data: Map<String, Value> = scripts
-            .iter()
-            .map(|s| (s.key.clone(), Value::String(s.text.clone())))
-            .collect();
-        // The name carries a hash of the content, so a changed script is a new ConfigMap and
-        // the pods that mount it change too; immutable, as nothing edits it.
-        out.push(Object::data(
-            "ConfigMap",
-            name.clone(),
-            Some(ns),
-            format!("{dir}/{CONFIGMAP_FILE}"),
-            json!({
-                "apiVersion": "v1",
-                "kind": "ConfigMap",
-                "metadata": {
-                    "name": name,
-                    "namespace": ns,
-                    "labels": { MANAGED_BY.0: MANAGED_BY.1 },
-                },
-                "immutable": true,
-                "data": data,
-            }),
-        ));
-        Some(name)
-    };
+    let configmap = scripts_configmap(w, ns, &dir, read, &mut out)?;
 
     if !w.kind.is_ray() {
         out.push(job(p, w, ns, &dir, image.as_str(), configmap.as_deref()));
@@ -181,50 +143,8 @@ pub(crate) fn workload(
     let cluster = Value::Object(cluster);
     let obj = match w.kind {
         WorkloadKind::RayJob => {
-            let submitter = w.submitter.as_ref().map(|s| {
-                json!({
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "containers": [{
-                            "name": "ray-job-submitter",
-                            "image": image,
-                            "resources": requests_limits(&s.resources),
-                        }],
-                    },
-                })
-            });
-            // Kueue's RayJob webhook: queue label, rayClusterSpec without clusterSelector,
-            // shutdownAfterJobFinishes true (the cluster goes when the job ends, and its quota
-            // with it); Kueue flips `suspend` to false when it admits the job.
-            let mut spec = Map::new();
-            put(&mut spec, "entrypoint", w.entrypoint.as_ref());
-            put(
-                &mut spec,
-                "runtimeEnvYAML",
-                runtime_env_yaml(&with_storage(p, w.runtime_env.as_ref()))?.as_ref(),
-            );
-            spec.insert(
-                "submissionMode".into(),
-                json!(w.submission_mode.unwrap_or_default()),
-            );
-            put(&mut spec, "submitterPodTemplate", submitter.as_ref());
-            spec.insert("shutdownAfterJobFinishes".into(), json!(true));
-            put(
-                &mut spec,
-                "ttlSecondsAfterFinished",
-                w.ttl_seconds_after_finished.as_ref(),
-            );
-            put(
-                &mut spec,
-                "activeDeadlineSeconds",
-                w.active_deadline_seconds.as_ref(),
-            );
-            put(&mut spec, "backoffLimit", w.backoff_limit.as_ref());
-            if queued {
-                spec.insert("suspend".into(), json!(true));
-            }
-            spec.insert("rayClusterSpec".into(), cluster);
-            ray_object("RayJob", w, ns, file, metadata, Value::Object(spec))
+            let spec = ray_job_spec(p, w, image, queued, cluster)?;
+            ray_object("RayJob", w, ns, file, metadata, spec)
         }
         WorkloadKind::RayService => {
             // Kueue manages a RayService as one job (ray.io/rayservice): the queue label on
@@ -254,6 +174,110 @@ pub(crate) fn workload(
     }
     out.push(obj);
     Ok(out)
+}
+
+/// The ConfigMap of a workload's scripts, when it has any, added to `out`; its name.
+fn scripts_configmap(
+    w: &Workload,
+    ns: &str,
+    dir: &str,
+    read: &[Result<Script, ScriptError>],
+    out: &mut Vec<Object>,
+) -> Result<Option<String>, Diagnostic> {
+    let scripts = read
+        .iter()
+        .cloned()
+        .collect::<Result<Vec<Script>, _>>()
+        .map_err(|e| {
+            Diagnostic::new(
+                &codes::SCRIPT_UNREADABLE,
+                format!("workload `{}`: {e}", w.name),
+            )
+        })?;
+    let configmap = if scripts.is_empty() {
+        None
+    } else {
+        let name = format!("{}-scripts-{}", w.name, scripts::content_hash(&scripts));
+        let data: Map<String, Value> = scripts
+            .iter()
+            .map(|s| (s.key.clone(), Value::String(s.text.clone())))
+            .collect();
+        // The name carries a hash of the content, so a changed script is a new ConfigMap and
+        // the pods that mount it change too; immutable, as nothing edits it.
+        out.push(Object::data(
+            "ConfigMap",
+            name.clone(),
+            Some(ns),
+            format!("{dir}/{CONFIGMAP_FILE}"),
+            json!({
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {
+                    "name": name,
+                    "namespace": ns,
+                    "labels": { MANAGED_BY.0: MANAGED_BY.1 },
+                },
+                "immutable": true,
+                "data": data,
+            }),
+        ));
+        Some(name)
+    };
+    Ok(configmap)
+}
+
+/// A RayJob's `spec` around its cluster's (`rayClusterSpec`).
+fn ray_job_spec(
+    p: &Profile,
+    w: &Workload,
+    image: &crate::profile::Image,
+    queued: bool,
+    cluster: Value,
+) -> Result<Value, Diagnostic> {
+    let submitter = w.submitter.as_ref().map(|s| {
+        json!({
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{
+                    "name": "ray-job-submitter",
+                    "image": image,
+                    "resources": requests_limits(&s.resources),
+                }],
+            },
+        })
+    });
+    // Kueue's RayJob webhook: queue label, rayClusterSpec without clusterSelector,
+    // shutdownAfterJobFinishes true (the cluster goes when the job ends, and its quota
+    // with it); Kueue flips `suspend` to false when it admits the job.
+    let mut spec = Map::new();
+    put(&mut spec, "entrypoint", w.entrypoint.as_ref());
+    put(
+        &mut spec,
+        "runtimeEnvYAML",
+        runtime_env_yaml(&with_storage(p, w.runtime_env.as_ref()))?.as_ref(),
+    );
+    spec.insert(
+        "submissionMode".into(),
+        json!(w.submission_mode.unwrap_or_default()),
+    );
+    put(&mut spec, "submitterPodTemplate", submitter.as_ref());
+    spec.insert("shutdownAfterJobFinishes".into(), json!(true));
+    put(
+        &mut spec,
+        "ttlSecondsAfterFinished",
+        w.ttl_seconds_after_finished.as_ref(),
+    );
+    put(
+        &mut spec,
+        "activeDeadlineSeconds",
+        w.active_deadline_seconds.as_ref(),
+    );
+    put(&mut spec, "backoffLimit", w.backoff_limit.as_ref());
+    if queued {
+        spec.insert("suspend".into(), json!(true));
+    }
+    spec.insert("rayClusterSpec".into(), cluster);
+    Ok(Value::Object(spec))
 }
 
 /// Name, namespace and labels of a workload's object: raykueue's, the queue Kueue admits it
