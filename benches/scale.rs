@@ -106,45 +106,7 @@ fn main() {
     let tmp = tempfile::tempdir().expect("temp dir");
     let kubectl = run_ok(Command::new("kubectl").args(["version", "--client"]));
 
-    let team = time_runs(50, || {
-        assert!(run_ok(Command::new(bin).args(["gen", "--profile", "team"])));
-    });
-    println!(
-        "gen --profile team (whole process): median {:.2} ms over 50 runs",
-        ms(team)
-    );
-    // The same run's baselines: `envsubst` on one template, `kubectl kustomize` of team's
-    // platform folder (the targets: ≤ 3× and ≤ 0.1×).
-    let one = tmp.path().join("envsubst-1");
-    std::fs::create_dir_all(&one).expect("dir");
-    if let Some(env1) = envsubst_tree(&one, 1) {
-        println!(
-            "  envsubst on one template: {:.2} ms → ratio {:.1}×",
-            ms(env1),
-            ms(team) / ms(env1)
-        );
-    }
-    let team_out = tmp.path().join("team-out");
-    assert!(run_ok(Command::new(bin).args([
-        "gen",
-        "--profile",
-        "team",
-        "--out",
-        team_out.to_str().unwrap_or_default()
-    ])));
-    if kubectl {
-        let k = time_runs(21, || {
-            assert!(run_ok(Command::new("kubectl").args([
-                "kustomize",
-                team_out.join("platform").to_str().unwrap_or_default()
-            ])));
-        });
-        println!(
-            "  kubectl kustomize of its platform folder: {:.2} ms → ratio {:.2}×",
-            ms(k),
-            ms(team) / ms(k)
-        );
-    }
+    team_baseline(bin, tmp.path(), kubectl);
     println!();
 
     println!(
@@ -188,38 +150,7 @@ fn main() {
             })
         });
         if n >= 1000 {
-            // The issue's `check` target: the whole process, diagnostics only.
-            let check = time_runs(runs, || {
-                let out = Command::new(bin)
-                    .args(["check", "--profile", profile.to_str().unwrap_or_default()])
-                    .output()
-                    .expect("raykueue check");
-                assert!(out.status.success());
-            });
-            // The issue's `gen --only workloads` target: the whole process, stream to stdout.
-            let only = time_runs(runs, || {
-                let out = Command::new(bin)
-                    .args([
-                        "gen",
-                        "--profile",
-                        profile.to_str().unwrap_or_default(),
-                        "--only",
-                        "workloads",
-                    ])
-                    .output()
-                    .expect("raykueue gen --only workloads");
-                assert!(out.status.success());
-            });
-            let against = |d: Duration| {
-                kustomize.map_or_else(|| "n/a".to_owned(), |k| format!("{:.3}×", ms(d) / ms(k)))
-            };
-            checks = format!(
-                "`raykueue check` of {n} teams (whole process): {:.1} ms, {} of `kubectl kustomize`\n`raykueue gen --only workloads` of {n} teams (whole process): {:.1} ms, {} of `kubectl kustomize`",
-                ms(check),
-                against(check),
-                ms(only),
-                against(only),
-            );
+            checks = whole_process_checks(bin, n, &profile, runs, kustomize);
         }
         let env_dir = tmp.path().join(format!("envsubst-{n}"));
         std::fs::create_dir_all(&env_dir).expect("dir");
@@ -257,4 +188,90 @@ fn main() {
     );
     println!("{ratios}");
     println!("{checks}");
+}
+
+/// `gen --profile team` as a whole process, against its baselines.
+fn team_baseline(bin: &str, tmp: &Path, kubectl: bool) {
+    let team = time_runs(50, || {
+        assert!(run_ok(Command::new(bin).args(["gen", "--profile", "team"])));
+    });
+    println!(
+        "gen --profile team (whole process): median {:.2} ms over 50 runs",
+        ms(team)
+    );
+    // The same run's baselines: `envsubst` on one template, `kubectl kustomize` of team's
+    // platform folder (the targets: ≤ 3× and ≤ 0.1×).
+    let one = tmp.join("envsubst-1");
+    std::fs::create_dir_all(&one).expect("dir");
+    if let Some(env1) = envsubst_tree(&one, 1) {
+        println!(
+            "  envsubst on one template: {:.2} ms → ratio {:.1}×",
+            ms(env1),
+            ms(team) / ms(env1)
+        );
+    }
+    let team_out = tmp.join("team-out");
+    assert!(run_ok(Command::new(bin).args([
+        "gen",
+        "--profile",
+        "team",
+        "--out",
+        team_out.to_str().unwrap_or_default()
+    ])));
+    if kubectl {
+        let k = time_runs(21, || {
+            assert!(run_ok(Command::new("kubectl").args([
+                "kustomize",
+                team_out.join("platform").to_str().unwrap_or_default()
+            ])));
+        });
+        println!(
+            "  kubectl kustomize of its platform folder: {:.2} ms → ratio {:.2}×",
+            ms(k),
+            ms(team) / ms(k)
+        );
+    }
+}
+
+/// The issue's `check` and `gen --only workloads` targets for the profile of `n` teams, against
+/// `kubectl kustomize` of its tree.
+fn whole_process_checks(
+    bin: &str,
+    n: usize,
+    profile: &Path,
+    runs: usize,
+    kustomize: Option<Duration>,
+) -> String {
+    // The issue's `check` target: the whole process, diagnostics only.
+    let check = time_runs(runs, || {
+        let out = Command::new(bin)
+            .args(["check", "--profile", profile.to_str().unwrap_or_default()])
+            .output()
+            .expect("raykueue check");
+        assert!(out.status.success());
+    });
+    // The issue's `gen --only workloads` target: the whole process, stream to stdout.
+    let only = time_runs(runs, || {
+        let out = Command::new(bin)
+            .args([
+                "gen",
+                "--profile",
+                profile.to_str().unwrap_or_default(),
+                "--only",
+                "workloads",
+            ])
+            .output()
+            .expect("raykueue gen --only workloads");
+        assert!(out.status.success());
+    });
+    let against = |d: Duration| {
+        kustomize.map_or_else(|| "n/a".to_owned(), |k| format!("{:.3}×", ms(d) / ms(k)))
+    };
+    format!(
+        "`raykueue check` of {n} teams (whole process): {:.1} ms, {} of `kubectl kustomize`\n`raykueue gen --only workloads` of {n} teams (whole process): {:.1} ms, {} of `kubectl kustomize`",
+        ms(check),
+        against(check),
+        ms(only),
+        against(only),
+    )
 }
