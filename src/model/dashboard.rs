@@ -167,6 +167,165 @@ impl Layout {
     }
 }
 
+/// The rows raykueue draws, one method per kind.
+impl Layout {
+    /// A ClusterQueue's row; records the (flavor, resource) pairs its cohort holds quota of.
+    fn cluster_queue<'p>(
+        &mut self,
+        cq: &'p crate::profile::ClusterQueue,
+        cohorts: &mut BTreeMap<&'p str, BTreeSet<(&'p str, &'p str)>>,
+    ) {
+        let name = cq.name.as_str();
+        self.row(format!("ClusterQueue {name}"));
+        for rg in &cq.resource_groups {
+            for f in &rg.flavors {
+                for r in &f.resources {
+                    let (flavor, resource) = (f.name.as_str(), r.name.as_str());
+                    if let Some(c) = &cq.cohort_name {
+                        cohorts
+                            .entry(c.as_str())
+                            .or_default()
+                            .insert((flavor, resource));
+                    }
+                    let sel = format!(
+                        "cluster_queue=\"{name}\", flavor=\"{flavor}\", resource=\"{resource}\""
+                    );
+                    let mut targets = vec![
+                        (
+                            format!("kueue_cluster_queue_resource_usage{{{sel}}}"),
+                            "usage".to_owned(),
+                        ),
+                        (
+                            format!("kueue_cluster_queue_nominal_quota{{{sel}}}"),
+                            "nominal quota".to_owned(),
+                        ),
+                    ];
+                    if cq.cohort_name.is_some() {
+                        targets.push((
+                            format!("kueue_cluster_queue_borrowing_limit{{{sel}}}"),
+                            "borrowing limit".to_owned(),
+                        ));
+                    }
+                    self.panel(
+                        format!("{name}: {resource} on {flavor}"),
+                        unit(resource),
+                        targets,
+                    );
+                }
+            }
+        }
+        let cq_sel = format!("cluster_queue=\"{name}\"");
+        self.panel(
+            format!("{name}: workloads"),
+            "short",
+            vec![
+                (
+                    format!("sum by (status) (kueue_pending_workloads{{{cq_sel}}})"),
+                    "pending ({{status}})".to_owned(),
+                ),
+                (
+                    format!("sum(kueue_admitted_active_workloads{{{cq_sel}}})"),
+                    "admitted".to_owned(),
+                ),
+            ],
+        );
+        self.panel(
+            format!("{name}: admission wait time"),
+            "s",
+            vec![
+                (
+                    format!("histogram_quantile(0.5, sum by (le) (rate(kueue_admission_wait_time_seconds_bucket{{{cq_sel}}}[5m])))"),
+                    "p50".to_owned(),
+                ),
+                (
+                    format!("histogram_quantile(0.9, sum by (le) (rate(kueue_admission_wait_time_seconds_bucket{{{cq_sel}}}[5m])))"),
+                    "p90".to_owned(),
+                ),
+            ],
+        );
+        self.panel(
+            format!("{name}: preemptions and evictions"),
+            "short",
+            vec![
+                (
+                    format!("sum by (reason) (increase(kueue_preempted_workloads_total{{preempting_cluster_queue=\"{name}\"}}[1h]))"),
+                    "preempted by it ({{reason}})".to_owned(),
+                ),
+                (
+                    format!("sum by (reason) (increase(kueue_evicted_workloads_total{{{cq_sel}}}[1h]))"),
+                    "evicted ({{reason}})".to_owned(),
+                ),
+            ],
+        );
+    }
+
+    /// A cohort's row: its queues' usage against their summed nominal quota, admitted workloads.
+    fn cohort(&mut self, cohort: &str, pairs: &BTreeSet<(&str, &str)>) {
+        self.row(format!("Cohort {cohort}"));
+        for (flavor, resource) in pairs {
+            let sel = format!("cohort=\"{cohort}\", flavor=\"{flavor}\", resource=\"{resource}\"");
+            self.panel(
+                format!("{cohort}: {resource} on {flavor}"),
+                unit(resource),
+                vec![
+                    (
+                        format!(
+                            "sum by (cluster_queue) (kueue_cluster_queue_resource_usage{{{sel}}})"
+                        ),
+                        "usage {{cluster_queue}}".to_owned(),
+                    ),
+                    (
+                        format!("sum(kueue_cluster_queue_nominal_quota{{{sel}}})"),
+                        "nominal quota (all queues)".to_owned(),
+                    ),
+                ],
+            );
+        }
+        self.panel(
+            format!("{cohort}: admitted workloads"),
+            "short",
+            vec![(
+                format!(
+                    "sum(kueue_cohort_subtree_admitted_active_workloads{{cohort=\"{cohort}\"}})"
+                ),
+                "admitted".to_owned(),
+            )],
+        );
+    }
+
+    /// A GPU pool's row, its nodes found by kube-state-metrics' pool label `label`.
+    fn gpu_pool(&mut self, pool: &str, label: &str) {
+        self.row(format!("GPU pool {pool}"));
+        let on_pool = format!(
+            "* on (node) group_left () max by (node) (kube_node_labels{{{label}=\"{pool}\"}})"
+        );
+        self.panel(
+            format!("{pool}: GPU utilisation"),
+            "percent",
+            vec![(
+                format!("avg by (node, gpu) (DCGM_FI_DEV_GPU_UTIL) {on_pool}"),
+                "{{node}} GPU {{gpu}}".to_owned(),
+            )],
+        );
+        self.panel(
+            format!("{pool}: GPU memory used"),
+            "decmbytes",
+            vec![(
+                format!("sum by (node, gpu) (DCGM_FI_DEV_FB_USED) {on_pool}"),
+                "{{node}} GPU {{gpu}}".to_owned(),
+            )],
+        );
+        self.panel(
+            format!("{pool}: GPUs held, by namespace"),
+            "short",
+            vec![(
+                format!("count by (exported_namespace) (DCGM_FI_DEV_GPU_UTIL{{exported_pod!=\"\"}} {on_pool})"),
+                "{{exported_namespace}}".to_owned(),
+            )],
+        );
+    }
+}
+
 fn datasource() -> Value {
     json!({ "type": "prometheus", "uid": format!("${{{DATASOURCE_VAR}}}") })
 }
@@ -204,119 +363,10 @@ fn dashboards(p: &Profile, m: &Resolved) -> Vec<Dashboard> {
         // Per cohort: its queues, and the (flavor, resource) pairs they hold quota of.
         let mut cohorts: BTreeMap<&str, BTreeSet<(&str, &str)>> = BTreeMap::new();
         for cq in &q.cluster_queues {
-            let name = cq.name.as_str();
-            l.row(format!("ClusterQueue {name}"));
-            for rg in &cq.resource_groups {
-                for f in &rg.flavors {
-                    for r in &f.resources {
-                        let (flavor, resource) = (f.name.as_str(), r.name.as_str());
-                        if let Some(c) = &cq.cohort_name {
-                            cohorts
-                                .entry(c.as_str())
-                                .or_default()
-                                .insert((flavor, resource));
-                        }
-                        let sel = format!(
-                            "cluster_queue=\"{name}\", flavor=\"{flavor}\", resource=\"{resource}\""
-                        );
-                        let mut targets = vec![
-                            (
-                                format!("kueue_cluster_queue_resource_usage{{{sel}}}"),
-                                "usage".to_owned(),
-                            ),
-                            (
-                                format!("kueue_cluster_queue_nominal_quota{{{sel}}}"),
-                                "nominal quota".to_owned(),
-                            ),
-                        ];
-                        if cq.cohort_name.is_some() {
-                            targets.push((
-                                format!("kueue_cluster_queue_borrowing_limit{{{sel}}}"),
-                                "borrowing limit".to_owned(),
-                            ));
-                        }
-                        l.panel(
-                            format!("{name}: {resource} on {flavor}"),
-                            unit(resource),
-                            targets,
-                        );
-                    }
-                }
-            }
-            let cq_sel = format!("cluster_queue=\"{name}\"");
-            l.panel(
-                format!("{name}: workloads"),
-                "short",
-                vec![
-                    (
-                        format!("sum by (status) (kueue_pending_workloads{{{cq_sel}}})"),
-                        "pending ({{status}})".to_owned(),
-                    ),
-                    (
-                        format!("sum(kueue_admitted_active_workloads{{{cq_sel}}})"),
-                        "admitted".to_owned(),
-                    ),
-                ],
-            );
-            l.panel(
-                format!("{name}: admission wait time"),
-                "s",
-                vec![
-                    (
-                        format!("histogram_quantile(0.5, sum by (le) (rate(kueue_admission_wait_time_seconds_bucket{{{cq_sel}}}[5m])))"),
-                        "p50".to_owned(),
-                    ),
-                    (
-                        format!("histogram_quantile(0.9, sum by (le) (rate(kueue_admission_wait_time_seconds_bucket{{{cq_sel}}}[5m])))"),
-                        "p90".to_owned(),
-                    ),
-                ],
-            );
-            l.panel(
-                format!("{name}: preemptions and evictions"),
-                "short",
-                vec![
-                    (
-                        format!("sum by (reason) (increase(kueue_preempted_workloads_total{{preempting_cluster_queue=\"{name}\"}}[1h]))"),
-                        "preempted by it ({{reason}})".to_owned(),
-                    ),
-                    (
-                        format!("sum by (reason) (increase(kueue_evicted_workloads_total{{{cq_sel}}}[1h]))"),
-                        "evicted ({{reason}})".to_owned(),
-                    ),
-                ],
-            );
+            l.cluster_queue(cq, &mut cohorts);
         }
         for (cohort, pairs) in &cohorts {
-            l.row(format!("Cohort {cohort}"));
-            for (flavor, resource) in pairs {
-                let sel =
-                    format!("cohort=\"{cohort}\", flavor=\"{flavor}\", resource=\"{resource}\"");
-                l.panel(
-                    format!("{cohort}: {resource} on {flavor}"),
-                    unit(resource),
-                    vec![
-                        (
-                            format!("sum by (cluster_queue) (kueue_cluster_queue_resource_usage{{{sel}}})"),
-                            "usage {{cluster_queue}}".to_owned(),
-                        ),
-                        (
-                            format!("sum(kueue_cluster_queue_nominal_quota{{{sel}}})"),
-                            "nominal quota (all queues)".to_owned(),
-                        ),
-                    ],
-                );
-            }
-            l.panel(
-                format!("{cohort}: admitted workloads"),
-                "short",
-                vec![(
-                    format!(
-                        "sum(kueue_cohort_subtree_admitted_active_workloads{{cohort=\"{cohort}\"}})"
-                    ),
-                    "admitted".to_owned(),
-                )],
-            );
+            l.cohort(cohort, pairs);
         }
     }
     if m.gpu_metrics == GpuMetrics::DcgmExporter
@@ -324,35 +374,7 @@ fn dashboards(p: &Profile, m: &Resolved) -> Vec<Dashboard> {
     {
         let label = node_label(cloud.words().pool_label);
         for g in cloud.node_groups().iter().filter(|g| g.gpu) {
-            let pool = g.name;
-            l.row(format!("GPU pool {pool}"));
-            let on_pool = format!(
-                "* on (node) group_left () max by (node) (kube_node_labels{{{label}=\"{pool}\"}})"
-            );
-            l.panel(
-                format!("{pool}: GPU utilisation"),
-                "percent",
-                vec![(
-                    format!("avg by (node, gpu) (DCGM_FI_DEV_GPU_UTIL) {on_pool}"),
-                    "{{node}} GPU {{gpu}}".to_owned(),
-                )],
-            );
-            l.panel(
-                format!("{pool}: GPU memory used"),
-                "decmbytes",
-                vec![(
-                    format!("sum by (node, gpu) (DCGM_FI_DEV_FB_USED) {on_pool}"),
-                    "{{node}} GPU {{gpu}}".to_owned(),
-                )],
-            );
-            l.panel(
-                format!("{pool}: GPUs held, by namespace"),
-                "short",
-                vec![(
-                    format!("count by (exported_namespace) (DCGM_FI_DEV_GPU_UTIL{{exported_pod!=\"\"}} {on_pool})"),
-                    "{{exported_namespace}}".to_owned(),
-                )],
-            );
+            l.gpu_pool(g.name, &label);
         }
     }
     let pages = l.finish();
