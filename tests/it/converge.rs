@@ -129,7 +129,11 @@ fn argo_cd_converges_on_a_cold_cluster() {
         .filter(|(_, t)| t.is_none())
         .map(|(n, _)| n)
         .collect();
-    assert_eq!(stuck, ["team-platform", "team-workloads"]);
+    // monitoring/ waits for the Prometheus Operator's CRDs as platform/ waits for Kueue's.
+    assert_eq!(
+        stuck,
+        ["team-platform", "team-monitoring", "team-workloads"]
+    );
 }
 
 // ---- Flux -------------------------------------------------------------------------------
@@ -165,7 +169,11 @@ fn flux_replay(objects: &[Value]) -> Vec<(String, Option<u64>)> {
         .iter()
         .filter(|o| o["kind"] == "HelmRelease")
         .collect();
-    assert_eq!(releases.len(), 3, "device plugin, KubeRay, Kueue");
+    assert_eq!(
+        releases.len(),
+        5,
+        "device plugin, KubeRay, Kueue, kube-prometheus-stack, DCGM exporter"
+    );
     let helm_ready = releases
         .iter()
         .map(|r| flux_install(r, 0, OPERATORS_READY))
@@ -229,7 +237,11 @@ fn flux_replay(objects: &[Value]) -> Vec<(String, Option<u64>)> {
 fn flux_converges_on_a_cold_cluster() {
     let objects = prod_objects();
     let replay = flux_replay(&objects);
-    assert_eq!(replay.len(), 3, "operators → platform → workloads");
+    assert_eq!(
+        replay.len(),
+        4,
+        "operators → platform → workloads, operators → monitoring"
+    );
     for (name, t) in &replay {
         let t = t.unwrap_or_else(|| panic!("{name} never becomes ready"));
         assert!(t <= OPERATORS_READY + 15 * 60, "{name} ready at {t} s");
