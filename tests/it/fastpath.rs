@@ -30,8 +30,8 @@ fn value_of(name: &str, text: &str) -> Value {
 /// Valid profiles that between them set every field that has a limit: the shipped ones and
 /// one fixture with the fields they leave out.
 fn sources() -> Vec<(String, Value)> {
-    // A shipped overlay (`extends:`) is no profile by itself; what it adds is a source, a
-    // version and nulls, none of them limited.
+    // A shipped overlay (`extends:`) is no profile by itself. The limited fields it sets (the
+    // operators' chart versions) are set by the complete shipped profiles too.
     let mut out: Vec<(String, Value)> = raykueue::input::resolve::SHIPPED
         .iter()
         .filter(|(n, _)| !shipped_text(n).contains("\nextends: "))
