@@ -16,6 +16,7 @@ pub mod kube;
 pub mod nodes;
 pub mod operators;
 pub mod pki;
+pub mod prometheus;
 pub mod replay;
 pub mod tools;
 
