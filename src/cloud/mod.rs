@@ -163,12 +163,41 @@ pub(crate) struct PrometheusFacts {
     pub(crate) default_collector: Collector,
 }
 
+/// What a cloud is whatever its section says: one constant per cloud (`FACTS` in its
+/// `mod.rs`), which the [`Cloud`] methods of the same names read, so an impl states each
+/// fact once instead of forwarding it.
+#[derive(Debug)]
+pub(crate) struct Facts {
+    /// The profile key of the section (`azure`), also the template folder's name.
+    pub(crate) section: &'static str,
+    pub(crate) words: &'static Words,
+    /// The cloud's managed Prometheus and the default collector (sources in each cloud).
+    pub(crate) prometheus: &'static PrometheusFacts,
+    /// What one node of a type leaves for pods.
+    pub(crate) allocatable: fn(&InstanceType) -> Allocatable,
+    /// The catalogue whose current types replace a retired one (RK205); empty where the
+    /// catalogue retires none.
+    pub(crate) catalogue: &'static [InstanceType],
+    /// The hint for an instance type the catalogue lacks (RK201).
+    pub(crate) unknown_instance_hint: fn(&str) -> String,
+    /// A hint for a flavor label no pool carries, when the cloud sets that label itself on
+    /// some nodes (AKS's `accelerator=nvidia`, GKE's `cloud.google.com/gke-accelerator`):
+    /// key, value, the pools in words.
+    pub(crate) cloud_label_hint: fn(&str, &str, &str) -> Option<String>,
+}
+
 /// One cloud, as the rest of raykueue sees it.
 pub(crate) trait Cloud: Sync {
-    /// The profile key of the section (`azure`), also the template folder's name.
-    fn section(&self) -> &'static str;
+    fn facts(&self) -> &'static Facts;
 
-    fn words(&self) -> &'static Words;
+    /// The profile key of the section (`azure`), also the template folder's name.
+    fn section(&self) -> &'static str {
+        self.facts().section
+    }
+
+    fn words(&self) -> &'static Words {
+        self.facts().words
+    }
 
     /// The cluster the section names, as the cloud identifies it (AKS: resource group and
     /// name; GKE: project, location and name; EKS and ACK: region and name), in words: two
@@ -179,19 +208,24 @@ pub(crate) trait Cloud: Sync {
     fn node_groups(&self) -> Vec<NodeGroup<'_>>;
 
     /// What one node of this type leaves for pods.
-    fn allocatable(&self, instance: &InstanceType) -> Allocatable;
+    fn allocatable(&self, instance: &InstanceType) -> Allocatable {
+        (self.facts().allocatable)(instance)
+    }
 
     /// Current instance types to suggest for a retired one (RK205).
-    fn successors(&self, _retired: &InstanceType) -> Vec<&'static InstanceType> {
-        Vec::new()
+    fn successors(&self, retired: &InstanceType) -> Vec<&'static InstanceType> {
+        successors(self.facts().catalogue, retired)
     }
 
     /// The hint for an instance type the catalogue lacks (RK201).
-    fn unknown_instance_hint(&self, name: &str) -> String;
+    fn unknown_instance_hint(&self, name: &str) -> String {
+        (self.facts().unknown_instance_hint)(name)
+    }
 
-    /// A hint for a flavor label no pool carries, when the cloud sets that label itself on some
-    /// nodes (AKS's `accelerator=nvidia`, GKE's `cloud.google.com/gke-accelerator`).
-    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String>;
+    /// A hint for a flavor label no pool carries, when the cloud sets that label itself.
+    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String> {
+        (self.facts().cloud_label_hint)(key, value, pools)
+    }
 
     /// The cluster's Kubernetes version as the profile pins it, for the checks every cloud
     /// shares.
@@ -281,8 +315,10 @@ pub(crate) trait Cloud: Sync {
     /// cluster (the provider's documentation is the source, in each impl).
     fn provisioning(&self, p: &Profile, class: &str) -> Provisioning;
 
-    /// The cloud's managed Prometheus and the default collector (sources in each impl).
-    fn prometheus(&self) -> &'static PrometheusFacts;
+    /// The cloud's managed Prometheus and the default collector (sources in each cloud).
+    fn prometheus(&self) -> &'static PrometheusFacts {
+        self.facts().prometheus
+    }
 
     /// Whether the pool's nodes come only through ProvisioningRequests (GKE's queued
     /// provisioning).

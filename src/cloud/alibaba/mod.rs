@@ -17,8 +17,7 @@ mod checks;
 
 use super::instance::GPU_TAINT_KEY;
 use super::{
-    Allocatable, Carried, Cloud, InstanceType, NodeGroup as SeamGroup, PrometheusFacts,
-    Provisioning, Words, taint_word,
+    Carried, Cloud, Facts, NodeGroup as SeamGroup, PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
@@ -174,33 +173,24 @@ const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     default_collector: Collector::PrometheusOperator,
 };
 
+/// The facts of the cloud whatever the section says.
+const FACTS: Facts = Facts {
+    section: "alibaba",
+    words: &WORDS,
+    prometheus: &PROMETHEUS,
+    allocatable: catalogue::allocatable,
+    catalogue: &[],
+    unknown_instance_hint,
+    cloud_label_hint,
+};
+
 impl Cloud for Alibaba {
-    fn prometheus(&self) -> &'static PrometheusFacts {
-        &PROMETHEUS
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     fn cluster_key(&self) -> String {
         format!("ACK cluster `{}` in `{}`", self.cluster.name, self.region)
-    }
-
-    fn section(&self) -> &'static str {
-        "alibaba"
-    }
-
-    fn words(&self) -> &'static Words {
-        &WORDS
-    }
-
-    fn allocatable(&self, instance: &InstanceType) -> Allocatable {
-        catalogue::allocatable(instance)
-    }
-
-    fn unknown_instance_hint(&self, name: &str) -> String {
-        unknown_instance_hint(name)
-    }
-
-    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String> {
-        cloud_label_hint(key, value, pools)
     }
 
     fn kubernetes_version(&self) -> Option<&str> {

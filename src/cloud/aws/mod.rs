@@ -15,7 +15,7 @@ mod checks;
 
 use super::instance::GPU_TAINT_KEY;
 use super::{
-    Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Carried, Cloud, InstanceType,
+    Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Carried, Cloud, Facts, InstanceType,
     NodeGroup as SeamGroup, PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::{Diagnostic, Findings};
@@ -296,33 +296,24 @@ const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     default_collector: Collector::PrometheusOperator,
 };
 
+/// The facts of the cloud whatever the section says.
+const FACTS: Facts = Facts {
+    section: "aws",
+    words: &WORDS,
+    prometheus: &PROMETHEUS,
+    allocatable: allocatable,
+    catalogue: &[],
+    unknown_instance_hint,
+    cloud_label_hint,
+};
+
 impl Cloud for Aws {
-    fn prometheus(&self) -> &'static PrometheusFacts {
-        &PROMETHEUS
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     fn cluster_key(&self) -> String {
         format!("EKS cluster `{}` in `{}`", self.cluster.name, self.region)
-    }
-
-    fn section(&self) -> &'static str {
-        "aws"
-    }
-
-    fn words(&self) -> &'static Words {
-        &WORDS
-    }
-
-    fn allocatable(&self, instance: &InstanceType) -> Allocatable {
-        allocatable(instance)
-    }
-
-    fn unknown_instance_hint(&self, name: &str) -> String {
-        unknown_instance_hint(name)
-    }
-
-    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String> {
-        cloud_label_hint(key, value, pools)
     }
 
     fn kubernetes_version(&self) -> Option<&str> {

@@ -23,8 +23,8 @@ pub(crate) use section::*;
 mod checks;
 
 use super::{
-    Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Cloud, InstanceType, NodeGroup, Placement,
-    PrometheusFacts, Provisioning, Words, taint_word,
+    CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Cloud, Facts, NodeGroup, Placement, PrometheusFacts,
+    Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::Findings;
 use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
@@ -91,9 +91,20 @@ const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     default_collector: Collector::PrometheusOperator,
 };
 
+/// The facts of the cloud whatever the section says.
+const FACTS: Facts = Facts {
+    section: "azure",
+    words: &WORDS,
+    prometheus: &PROMETHEUS,
+    allocatable: catalogue::allocatable,
+    catalogue: catalogue::VM_SIZES,
+    unknown_instance_hint,
+    cloud_label_hint,
+};
+
 impl Cloud for Azure {
-    fn prometheus(&self) -> &'static PrometheusFacts {
-        &PROMETHEUS
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     fn cluster_key(&self) -> String {
@@ -101,30 +112,6 @@ impl Cloud for Azure {
             "AKS cluster `{}` in resource group `{}`",
             self.cluster.name, self.resource_group
         )
-    }
-
-    fn section(&self) -> &'static str {
-        "azure"
-    }
-
-    fn words(&self) -> &'static Words {
-        &WORDS
-    }
-
-    fn allocatable(&self, instance: &InstanceType) -> Allocatable {
-        catalogue::allocatable(instance)
-    }
-
-    fn successors(&self, retired: &InstanceType) -> Vec<&'static InstanceType> {
-        super::successors(catalogue::VM_SIZES, retired)
-    }
-
-    fn unknown_instance_hint(&self, name: &str) -> String {
-        unknown_instance_hint(name)
-    }
-
-    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String> {
-        cloud_label_hint(key, value, pools)
     }
 
     fn kubernetes_version(&self) -> Option<&str> {

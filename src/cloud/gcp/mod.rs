@@ -39,8 +39,8 @@ pub(crate) use section::*;
 mod checks;
 
 use super::{
-    Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, CLASS_GKE_QUEUED, Carried, Cloud,
-    InstanceType, NodeGroup, Placement, PrometheusFacts, Provisioning, Words, taint_word,
+    CLASS_ATOMIC, CLASS_CHECK_CAPACITY, CLASS_GKE_QUEUED, Carried, Cloud, Facts, NodeGroup,
+    Placement, PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::Findings;
 use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
@@ -136,9 +136,20 @@ const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     default_collector: Collector::PrometheusOperator,
 };
 
+/// The facts of the cloud whatever the section says.
+const FACTS: Facts = Facts {
+    section: "gcp",
+    words: &WORDS,
+    prometheus: &PROMETHEUS,
+    allocatable: catalogue::allocatable,
+    catalogue: catalogue::MACHINE_TYPES,
+    unknown_instance_hint,
+    cloud_label_hint,
+};
+
 impl Cloud for Gcp {
-    fn prometheus(&self) -> &'static PrometheusFacts {
-        &PROMETHEUS
+    fn facts(&self) -> &'static Facts {
+        &FACTS
     }
 
     fn cluster_key(&self) -> String {
@@ -150,30 +161,6 @@ impl Cloud for Gcp {
             "GKE cluster `{}` in `{}` of {project}",
             self.cluster.name, self.zone
         )
-    }
-
-    fn section(&self) -> &'static str {
-        "gcp"
-    }
-
-    fn words(&self) -> &'static Words {
-        &WORDS
-    }
-
-    fn allocatable(&self, instance: &InstanceType) -> Allocatable {
-        catalogue::allocatable(instance)
-    }
-
-    fn successors(&self, retired: &InstanceType) -> Vec<&'static InstanceType> {
-        super::successors(catalogue::MACHINE_TYPES, retired)
-    }
-
-    fn unknown_instance_hint(&self, name: &str) -> String {
-        unknown_instance_hint(name)
-    }
-
-    fn cloud_label_hint(&self, key: &str, value: &str, pools: &str) -> Option<String> {
-        cloud_label_hint(key, value, pools)
     }
 
     fn kubernetes_version(&self) -> Option<&str> {
