@@ -20,8 +20,8 @@
 //! | 10 | cli | `cli/`, `main.rs` | the command line |
 //!
 //! A fifth cloud is a folder `cloud/<name>/` (`section.rs`, `catalogue.rs`, `mod.rs` with its
-//! `FACTS` and `Cloud` impl, `checks.rs`), its templates in `templates/infra/<name>/`, and its field in the
-//! list of sections `Profile::clouds` in `cloud/mod.rs` walks.
+//! `FACTS` and `Cloud` impl, `checks.rs`), its templates in `templates/infra/<name>/`, and its
+//! field in the list of sections `Profile::clouds` in `cloud/mod.rs` walks.
 
 pub mod base;
 pub mod synthetic;

@@ -301,7 +301,7 @@ const FACTS: Facts = Facts {
     section: "aws",
     words: &WORDS,
     prometheus: &PROMETHEUS,
-    allocatable: allocatable,
+    allocatable,
     catalogue: &[],
     unknown_instance_hint,
     cloud_label_hint,
