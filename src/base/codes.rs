@@ -29,6 +29,19 @@ pub struct Code {
     pub example: &'static str,
 }
 
+/// A code is its id to whoever asks which one it is (`d.code == "RK131"`).
+impl PartialEq<str> for Code {
+    fn eq(&self, id: &str) -> bool {
+        self.id == id
+    }
+}
+
+impl std::fmt::Display for Code {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id)
+    }
+}
+
 const fn code(
     id: &'static str,
     severity: Severity,

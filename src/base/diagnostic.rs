@@ -18,8 +18,8 @@ pub struct Place {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
     pub severity: Severity,
-    /// Stable code (`RK0xx` input, `RK1xx` queues, ...): the `id` of a `codes::Code`.
-    pub code: &'static str,
+    /// Stable code (`RK0xx` input, `RK1xx` queues, ...): its row of the `codes` table.
+    pub code: &'static Code,
     pub message: String,
     /// The profile field path, e.g. `queues.clusterQueues[0].name`.
     pub path: Option<String>,
@@ -36,7 +36,7 @@ impl Diagnostic {
     pub fn new(code: &'static Code, message: impl Into<String>) -> Self {
         Self {
             severity: code.severity,
-            code: code.id,
+            code,
             message: message.into(),
             path: None,
             place: None,
@@ -83,7 +83,7 @@ impl Diagnostic {
         let (name, line, col) = self.place.as_ref().map_or((String::new(), 0, 0), |p| {
             (p.source.name.to_string(), p.pos.line, p.pos.column)
         });
-        (name, line, col, self.code, &self.message)
+        (name, line, col, self.code.id, &self.message)
     }
 }
 
@@ -144,7 +144,7 @@ pub fn render_human(diags: &[Diagnostic]) -> String {
             Some(p) => format!("{}: {}", p, d.message),
             None => d.message.clone(),
         };
-        let head = level.primary_title(title.as_str()).id(d.code);
+        let head = level.primary_title(title.as_str()).id(d.code.id);
         let group = if let Some(place) = &d.place {
             let mut snippet = Snippet::source(&*place.source.text)
                 .path(&*place.source.name)
@@ -219,7 +219,7 @@ pub fn render_json(diags: &[Diagnostic]) -> String {
     for d in diags {
         let j = JsonDiagnostic {
             severity: d.severity,
-            code: d.code,
+            code: d.code.id,
             message: &d.message,
             path: d.path.as_deref(),
             file: d.place.as_ref().map(|p| &*p.source.name),

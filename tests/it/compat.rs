@@ -143,7 +143,7 @@ fn a_deprecated_mark_is_reported_at_every_use() {
     let found = uses(&loaded("demo.yaml", text), &schema);
     let seen: Vec<(&str, Option<&str>, (u32, u32))> = found
         .iter()
-        .map(|d| (d.code, d.path.as_deref(), place(d)))
+        .map(|d| (d.code.id, d.path.as_deref(), place(d)))
         .collect();
     assert_eq!(
         seen,

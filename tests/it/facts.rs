@@ -5,7 +5,7 @@
 use crate::common::{compile_text, shipped_text};
 
 fn codes(c: &raykueue::compile::Compiled) -> Vec<&str> {
-    c.warnings.iter().map(|d| d.code).collect()
+    c.warnings.iter().map(|d| d.code.id).collect()
 }
 
 /// A GPU size written in lower case is still a GPU pool: the capacity rule measures it and
@@ -174,7 +174,7 @@ fn a_rayservice_whose_raycluster_is_queued_is_not_admitted_pod_by_pod() {
             source,
             base_dir: None,
         });
-        diags.iter().map(|d| d.code).collect::<Vec<_>>()
+        diags.iter().map(|d| d.code.id).collect::<Vec<_>>()
     };
     assert!(check(&base).contains(&"RK139"));
     let with_raycluster = base.replace(
