@@ -45,12 +45,15 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     // snapshot's usage moves (as Kueue's snapshot does).
     let mut admitted: Vec<(usize, Running)> = Vec::new();
     let mut snap = sim.state.snapshot(world);
+    if sim.reference {
+        snap.take_no_shortcuts();
+    }
     let mut changed = false;
     let mut entries: Vec<Entry> = Vec::with_capacity(heads.len());
     // Heads surely turned away: they move no usage wherever they come in the cycle.
     let mut idle: Vec<usize> = Vec::new();
     for wl in heads {
-        if flavors::surely_turned_away(&mut snap, wl, &sim.demands[wl]) {
+        if !sim.reference && flavors::surely_turned_away(&mut snap, wl, &sim.demands[wl]) {
             debug_assert!(
                 turned_away_in_full(&mut snap, wl),
                 "the shortcut turned away `{}`, which the full assignment would not",
@@ -79,9 +82,9 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     // Otherwise parked now rather than after the cycle: it takes nothing from the snapshot,
     // each queue offers one head, and the cycle's victims come back after every requeue, so
     // nothing sees the difference; the sort below is spared it.
-    if world.fair_sharing.is_some() && (sim.in_full || order_matters(&mut snap, &entries)) {
+    if world.fair_sharing.is_some() && (sim.reference || order_matters(&mut snap, &entries)) {
         for wl in idle {
-            if !sim.in_full && !shapes_order(world, wl) {
+            if !sim.reference && !shapes_order(world, wl) {
                 changed |= sim.queues.requeue(world, wl, Requeue::NoFit);
                 continue;
             }
@@ -110,7 +113,7 @@ pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     });
     // Classic order: as sorted. Fair sharing: a tournament for each entry taken, on the
     // usage the entries before it left (`fair_sharing::next`), while the order can matter.
-    let mut order = Order::new(world.fair_sharing.is_some(), sim.in_full, &entries);
+    let mut order = Order::new(world.fair_sharing.is_some(), sim.reference, &entries);
 
     let mut preempted: BTreeSet<usize> = BTreeSet::new();
     let mut victims: Vec<usize> = Vec::new();
@@ -206,11 +209,12 @@ enum Order {
     Classic(std::ops::Range<usize>),
     /// Kueue's fair-sharing iterator: the entries not taken yet, each entry with what it
     /// would use, and the tournament while usage has not moved. `open` while the order of the
-    /// entries left may still matter (see `Order::next`), always when `in_full`.
+    /// entries left may still matter (see `Order::next`), always in the reference run, which
+    /// also builds the tournament afresh for every pick.
     Fair {
         left: Vec<usize>,
         open: bool,
-        in_full: bool,
+        reference: bool,
         heads: Vec<fair_sharing::Head>,
         borrowing: Vec<u32>,
         tournament: Option<fair_sharing::Tournament>,
@@ -218,14 +222,14 @@ enum Order {
 }
 
 impl Order {
-    fn new(fair: bool, in_full: bool, entries: &[Entry]) -> Self {
+    fn new(fair: bool, reference: bool, entries: &[Entry]) -> Self {
         if !fair {
             return Self::Classic(0..entries.len());
         }
         Self::Fair {
             left: (0..entries.len()).collect(),
             open: true,
-            in_full,
+            reference,
             heads: entries
                 .iter()
                 .map(|e| fair_sharing::Head {
@@ -271,12 +275,14 @@ impl Order {
             Self::Fair {
                 left,
                 open,
-                in_full,
+                reference,
                 heads,
                 borrowing,
                 tournament,
             } => {
-                if *open && !*in_full {
+                if *reference {
+                    *tournament = None;
+                } else if *open {
                     *open = matters(snap, entries, left.iter().copied(), preempted);
                 }
                 if !*open || left.len() <= 1 {
@@ -350,9 +356,8 @@ fn may_move(
 }
 
 /// What `flavors::surely_turned_away` claims, worked out in full: the head gets no fit, or
-/// needs preemption and finds no targets. Checked on every shortcut in debug builds, so that
-/// every test run of the simulator also tests the shortcut.
-#[cfg(debug_assertions)]
+/// needs preemption and finds no targets. Debug builds check every use of the shortcut with
+/// it; the reference run (`simulate::run_reference`) never takes the shortcut.
 fn turned_away_in_full(snap: &mut super::snapshot::Snapshot<'_>, wl: usize) -> bool {
     let assignment = flavors::assign(snap, wl, true);
     match assignment.mode {
@@ -363,11 +368,6 @@ fn turned_away_in_full(snap: &mut super::snapshot::Snapshot<'_>, wl: usize) -> b
             preemptor::targets(snap, wl, &frs, &assignment.usage).is_empty()
         }
     }
-}
-
-#[cfg(not(debug_assertions))]
-fn turned_away_in_full(_: &mut super::snapshot::Snapshot<'_>, _: usize) -> bool {
-    true
 }
 
 /// `fits`: the assignment's usage fits what is available once the cycle's victims and the

@@ -752,6 +752,7 @@ fn lets_go(
 /// children of the root.
 pub(super) fn still_none(
     snap: &mut Snapshot<'_>,
+    kept: &std::cell::RefCell<Kept>,
     preemptor: usize,
     frs: &[Fr],
     strategies: &[PreemptionStrategy],
@@ -759,9 +760,8 @@ pub(super) fn still_none(
     top: usize,
 ) -> bool {
     let w = snap.world;
-    debug_assert!(snap.nominating, "kept answers are asked during nomination");
     let s = node_of(w, top);
-    let d = snap.shares.borrow_mut().sized(w).shares[top]
+    let d = kept.borrow_mut().sized(w).shares[top]
         .get_or_insert_with(|| share_of(snap, s, false))
         .clone();
     if !d.borrowing {
@@ -788,8 +788,8 @@ pub(super) fn still_none(
 fn each_lowers(snap: &mut Snapshot<'_>, node: Node) -> bool {
     let w = snap.world;
     let i = slot(w, node);
-    if snap.nominating
-        && let Some(known) = snap.shares.borrow().each_lowers.get(i).copied().flatten()
+    if let Some(kept) = snap.kept
+        && let Some(known) = kept.shares.borrow().each_lowers.get(i).copied().flatten()
     {
         return known;
     }
@@ -802,8 +802,8 @@ fn each_lowers(snap: &mut Snapshot<'_>, node: Node) -> bool {
         snap.restore(c);
         compare(&before, &after) == Ordering::Greater
     });
-    if snap.nominating {
-        snap.shares.borrow_mut().sized(w).each_lowers[i] = Some(lowers);
+    if let Some(kept) = snap.kept {
+        kept.shares.borrow_mut().sized(w).each_lowers[i] = Some(lowers);
     }
     lowers
 }
@@ -874,7 +874,7 @@ fn heavy_siblings(
         .map(|&c| Node::Cq(c))
         .chain(cohort.child_cohorts.iter().map(|&c| Node::Cohort(c)));
     // Outside a nomination nothing is kept: the same ranking, for this question only.
-    let mut guard = snap.nominating.then(|| snap.shares.borrow_mut());
+    let mut guard = snap.kept.map(|k| k.shares.borrow_mut());
     let mut local = Kept::default();
     let kept = match guard.as_deref_mut() {
         Some(kept) => kept,

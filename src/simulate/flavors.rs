@@ -359,15 +359,15 @@ fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
     let Some(strategies) = &world.fair_sharing else {
         return false;
     };
-    debug_assert!(
-        snap.nominating,
-        "the kept answers hold for the state's usage only"
-    );
-    let key = oracle_key(world, wl, fr, val);
     let frs = &world.tree.cq_keys[world.workloads[wl].cq];
+    // Without the state's answers (after nomination), worked out afresh.
+    let Some(kept) = snap.kept else {
+        return super::fair_sharing::surely_none(snap, wl, fr, val, frs, strategies).none;
+    };
+    let key = oracle_key(world, wl, fr, val);
     // The memory is the state's, not the snapshot's: held while a kept answer is weighed
     // again (`still_none` never asks it).
-    let oracle = snap.oracle;
+    let oracle = kept.oracle;
     let mut memo = oracle.borrow_mut();
     let Some(v) = memo.hopeless.get_mut(&key) else {
         drop(memo);
@@ -378,10 +378,9 @@ fn hopeless(snap: &mut Snapshot<'_>, wl: usize, fr: Fr, val: i128) -> bool {
     };
     // A kept `true` whose tree moved under other children of the root: those weighed again.
     if let Some(mine) = v.top_mine.as_ref().filter(|_| v.none) {
-        let taker =
-            v.recheck.iter().copied().find(|&top| {
-                !super::fair_sharing::still_none(snap, wl, frs, strategies, mine, top)
-            });
+        let taker = v.recheck.iter().copied().find(|&top| {
+            !super::fair_sharing::still_none(snap, kept.shares, wl, frs, strategies, mine, top)
+        });
         if taker.is_some() {
             v.none = false;
             v.taker = taker;
@@ -532,8 +531,13 @@ fn fits_quota(
     // nominated), the queue, the request and the preemptor's priority (and its creation time
     // when `withinClusterQueue: LowerOrNewerEqualPriority` compares it), so it is kept until
     // the admitted workloads change: the heads of later cycles ask the same questions.
+    // Without the state's answers (the reference run), asked every time.
+    let Some(kept) = snap.kept else {
+        let (p, b) = oracle_answer(snap, wl, fr, val);
+        return (p, b, Some(NoFitReason::WaitingForQuota));
+    };
     let key = oracle_key(world, wl, fr, val);
-    if let Some(&(p, b)) = snap.oracle.borrow().answers.get(&key) {
+    if let Some(&(p, b)) = kept.oracle.borrow().answers.get(&key) {
         return (p, b, Some(NoFitReason::WaitingForQuota));
     }
     // Most answers of a long backlog are "no candidates"; under fair sharing the shortcut
@@ -547,7 +551,7 @@ fn fits_quota(
         );
     }
     let (p, b) = oracle_answer(snap, wl, fr, val);
-    snap.oracle.borrow_mut().answers.insert(key, (p, b));
+    kept.oracle.borrow_mut().answers.insert(key, (p, b));
     (p, b, Some(NoFitReason::WaitingForQuota))
 }
 

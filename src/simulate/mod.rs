@@ -55,9 +55,8 @@ pub(crate) struct Sim<'w> {
     ends: BinaryHeap<Reverse<(u64, usize)>>,
     /// Per workload, its requests as `flavors::surely_turned_away` weighs them.
     demands: Vec<Vec<flavors::Demand>>,
-    /// Every cycle takes its heads in the order Kueue's iterator would, none left out of the
-    /// fair-sharing tournament (`run_in_full`).
-    in_full: bool,
+    /// Every shortcut off (`run_reference`).
+    reference: bool,
 }
 
 /// The outcome of a run: its events (ending with `End`) and, for the human table, each
@@ -77,14 +76,19 @@ pub fn run(world: &World, until: Option<u64>) -> Outcome {
     run_recording(world, until, false, &Start::default())
 }
 
-/// `run` without the cycle's ordering shortcuts: under fair sharing every head of every cycle
-/// is assigned in full and the tournament picks each entry, where `run` lets it decide only
-/// while the order can matter and leaves out the heads that cannot move usage nor shape the
-/// order (`cycle::run`). The same events, by the arguments there; tests hold `run` to it.
+/// `run` with every shortcut off, the simulator as Kueue's code reads: every head of every
+/// cycle gets its flavors assigned and, where it needs preemption, the full search for
+/// targets (no head turned away beforehand, `flavors::surely_turned_away`; no search skipped,
+/// `fair_sharing::surely_none`); the flavor assigner's preemption oracle asks the preemptor
+/// every time (nothing kept across cycles, `OracleMemo`); under fair sharing every head
+/// enters the tournament, which is built afresh for every pick and decides every entry's
+/// turn (`cycle::Order`). The same events as `run` by the arguments at each shortcut; the
+/// tests hold `run` to it on every scenario and on random Cohort trees, in release builds
+/// as in debug ones.
 #[doc(hidden)]
-pub fn run_in_full(world: &World, until: Option<u64>) -> Outcome {
+pub fn run_reference(world: &World, until: Option<u64>) -> Outcome {
     let mut sim = Sim::new(world);
-    sim.in_full = true;
+    sim.reference = true;
     run_sim(sim, until, false, &Start::default())
 }
 
@@ -134,7 +138,7 @@ impl<'w> Sim<'w> {
             events: Vec::new(),
             ends: BinaryHeap::new(),
             demands: flavors::demands(world),
-            in_full: false,
+            reference: false,
         }
     }
 

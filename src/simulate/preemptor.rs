@@ -19,11 +19,13 @@ pub(super) fn targets(
         Some(strategies) => {
             // Most searches of a backlog find nothing; when one flavor/resource already
             // shows it, skip the search (`fair_sharing::surely_none` says why that is exact).
-            let hopeless = frs.iter().any(|fr| {
-                requests.get(fr).is_some_and(|&v| {
-                    super::fair_sharing::surely_none(snap, preemptor, *fr, v, frs, strategies).none
-                })
-            });
+            let hopeless = !snap.reference
+                && frs.iter().any(|fr| {
+                    requests.get(fr).is_some_and(|&v| {
+                        super::fair_sharing::surely_none(snap, preemptor, *fr, v, frs, strategies)
+                            .none
+                    })
+                });
             if hopeless {
                 debug_assert!(
                     super::fair_sharing::targets(snap, preemptor, frs, requests, strategies)

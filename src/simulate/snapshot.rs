@@ -112,11 +112,26 @@ impl State {
             running: &self.running,
             by_cq: &self.by_cq,
             removed: Vec::new(),
-            oracle: &self.oracle,
-            shares: &self.shares,
-            nominating: true,
+            kept: Some(KeptAnswers {
+                oracle: &self.oracle,
+                shares: &self.shares,
+            }),
+            reference: false,
         }
     }
+}
+
+/// What the state keeps for the admitted workloads as they are, across cycles: the preemption
+/// oracle's answers, forgotten as far as they no longer hold when a workload is admitted or
+/// released (`OracleMemo::moved`), and the fair shares of every queue and Cohort with each
+/// Cohort's borrowing children ranked by them (`Kept::forget`). They hold for the state's
+/// usage only: a snapshot reaches them while its usage is the state's (nomination, when every
+/// search leaves the usage as it found it) and lets go of them when the cycle's admissions
+/// start to move it (`end_nomination`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct KeptAnswers<'a> {
+    pub(crate) oracle: &'a RefCell<OracleMemo>,
+    pub(crate) shares: &'a RefCell<Kept>,
 }
 
 #[derive(Clone, Debug)]
@@ -128,23 +143,23 @@ pub(super) struct Snapshot<'a> {
     by_cq: &'a [BTreeSet<usize>],
     /// Admitted workloads whose removal is being simulated (a few at a time: a list).
     removed: Vec<usize>,
-    /// The state's oracle answers: valid for this snapshot as long as its usage is the
-    /// state's (nomination); nothing asks the oracle after usage moves in the cycle.
-    pub(crate) oracle: &'a RefCell<OracleMemo>,
-    /// The fair shares of every queue and Cohort with the state's usage, and each Cohort's
-    /// borrowing children ranked by them, worked out once each when first asked during
-    /// nomination, when every search leaves the usage as it found it
-    /// (`fair_sharing::surely_none`), and kept by the state until usage under them moves.
-    pub(crate) shares: &'a RefCell<Kept>,
-    /// Nomination is under way: the snapshot's usage is the state's, so are the shares kept.
-    /// Once the cycle's admissions move the usage, nothing kept is asked.
-    pub(crate) nominating: bool,
+    /// The state's kept answers, while nomination is under way (`None` after it, and in the
+    /// reference run): whoever asks for one works it out afresh without them.
+    pub(crate) kept: Option<KeptAnswers<'a>>,
+    /// The reference run (`simulate::run_reference`): no shortcut is taken.
+    pub(crate) reference: bool,
 }
 
 impl Snapshot<'_> {
-    /// Nomination is over: the usage moves from here on, the state's shares no longer hold.
+    /// Nomination is over: the usage moves from here on, the state's answers no longer hold.
     pub(super) fn end_nomination(&mut self) {
-        self.nominating = false;
+        self.kept = None;
+    }
+
+    /// The reference run's view: no shortcut, nothing kept.
+    pub(super) fn take_no_shortcuts(&mut self) {
+        self.reference = true;
+        self.kept = None;
     }
 
     /// The admitted workloads of a ClusterQueue (those not removed in simulation).

@@ -1,18 +1,16 @@
-//! The simulator turns away heads that surely cannot be admitted without assigning flavors
-//! (`flavors::surely_turned_away`: a request every flavor refuses outright, or one that needs
-//! preemption that surely finds no targets), and with fair sharing on it skips the preemption
-//! search when it surely finds nothing (`fair_sharing::surely_none`). In debug builds every use
-//! of these shortcuts is checked against the full assignment and preemption search
-//! (`debug_assert!` in `simulate/cycle.rs` and `simulate/preemptor.rs`). Under fair sharing a
-//! cycle also lets the tournament decide only while the order of its entries can matter, and
-//! leaves out of it the heads that can neither move usage nor shape the order
-//! (`simulate/cycle.rs`): each fair-sharing case is run again without those shortcuts
-//! (`simulate::run_in_full`), and the events must be the same. These tests give the
-//! checks many queue set-ups they would not otherwise meet: random ClusterQueues in one cohort
-//! (or, with fair sharing, in a random Cohort tree with random weights and strategies) with
-//! every preemption policy, borrowing and lending limits, flavor fungibility, one or two flavors
-//! and an optional GPU group, and random workloads with priorities and one or two pod sets,
-//! enough to queue, borrow and preempt.
+//! The simulator takes shortcuts (`run`): heads that surely cannot be admitted are turned
+//! away without assigning flavors (`flavors::surely_turned_away`), preemption searches that
+//! surely find nothing are skipped (`fair_sharing::surely_none`), the flavor assigner's
+//! preemption oracle keeps its answers across cycles, and under fair sharing a cycle's
+//! tournament is kept between picks and decides only while the order of the entries can
+//! matter, without the heads that can neither move usage nor shape the order. The reference
+//! run (`simulate::run_reference`) takes none of them. Here the two must give the same events
+//! on every scenario fixture and on random queue set-ups they would not otherwise meet:
+//! random ClusterQueues in one cohort (or, with fair sharing, in a random Cohort tree with
+//! random weights and strategies) with every preemption policy, borrowing and lending limits,
+//! flavor fungibility, one or two flavors and an optional GPU group, and random workloads with
+//! priorities and one or two pod sets, enough to queue, borrow and preempt. In release builds
+//! as in debug ones (debug builds also check each use of a shortcut where it is taken).
 
 use serde_json::{Value, json};
 
@@ -26,7 +24,7 @@ fn first_difference(a: &str, b: &str) -> String {
         .find(|(_, (x, y))| x != y)
         .map_or_else(
             || "one is a prefix of the other".to_owned(),
-            |(i, (x, y))| format!("line {}: {x}\n  in full: {y}", i + 1),
+            |(i, (x, y))| format!("line {}: {x}\n  reference: {y}", i + 1),
         )
 }
 
@@ -231,27 +229,76 @@ fn case(seed: u64, fair: bool) -> (String, String) {
 }
 
 #[test]
-#[cfg_attr(
-    not(debug_assertions),
-    ignore = "what it checks is a debug assertion, compiled out of release builds"
-)]
-fn the_turn_away_shortcut_agrees_with_the_full_assignment_on_random_queues() {
+fn the_shortcuts_change_no_event_on_random_queues() {
     run_cases(false);
 }
 
 #[test]
-#[cfg_attr(
-    not(debug_assertions),
-    ignore = "what it checks is a debug assertion, compiled out of release builds"
-)]
-fn the_fair_sharing_shortcut_agrees_with_the_full_search_on_random_trees() {
+fn the_shortcuts_change_no_event_on_random_fair_sharing_trees() {
     run_cases(true);
 }
 
-/// Run the 100 cases (the debug assertion fires inside `run` if a shortcut is ever wrong; with
-/// fair sharing, the events must be those of the run without ordering shortcuts), and
-/// check that they exercise what the shortcuts decide on: preemption, and workloads that waited
-/// past the last submission for quota to be released.
+/// `run` and `run_reference` on one world: the same events, or the first difference.
+fn same_as_reference(
+    world: &raykueue::simulate::world::World,
+    until: Option<u64>,
+) -> Result<String, String> {
+    let outcome = raykueue::simulate::run(world, until);
+    let json = raykueue::simulate::events::render_json(world, &outcome.events);
+    let reference = raykueue::simulate::run_reference(world, until);
+    let reference = raykueue::simulate::events::render_json(world, &reference.events);
+    if json == reference {
+        Ok(json)
+    } else {
+        Err(first_difference(&json, &reference))
+    }
+}
+
+#[test]
+fn the_shortcuts_change_no_event_on_any_scenario_fixture() {
+    let root = crate::common::repo().join("tests/fixtures/simulate");
+    let mut dirs: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.join("scenario.yaml").is_file())
+        .collect();
+    dirs.sort();
+    assert!(dirs.len() > 50, "only {} scenario fixtures", dirs.len());
+    for dir in dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let profile = if dir.join("profile.yaml").is_file() {
+            dir.join("profile.yaml").display().to_string()
+        } else {
+            std::fs::read_to_string(dir.join("profile-name"))
+                .unwrap()
+                .trim()
+                .to_owned()
+        };
+        let args = std::fs::read_to_string(dir.join("args")).unwrap_or_default();
+        let words: Vec<&str> = args.split_whitespace().collect();
+        let until = words
+            .iter()
+            .position(|w| *w == "--until")
+            .and_then(|i| words.get(i + 1)?.parse().ok());
+        let resolved =
+            raykueue::input::resolve::resolve(&profile).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let (typed, diagnostics) = raykueue::compile::check_profile(&resolved);
+        let Some((_, profile)) = typed else {
+            panic!("{name}: the profile does not check: {diagnostics:?}");
+        };
+        let (_, scenario) =
+            raykueue::simulate::scenario::read(&dir.join("scenario.yaml").display().to_string())
+                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let world = raykueue::simulate::world::build(&profile, &scenario);
+        if let Err(d) = same_as_reference(&world, until) {
+            panic!("{name}: the shortcuts changed the events\n{d}");
+        }
+    }
+}
+
+/// Run the 100 cases (the events must be the reference run's), and check that they exercise
+/// what the shortcuts decide on: preemption, and workloads that waited past the last
+/// submission for quota to be released.
 fn run_cases(fair: bool) {
     let mut preempted = 0;
     let mut backlog = 0;
@@ -277,21 +324,8 @@ fn run_cases(fair: bool) {
         let problems = raykueue::simulate::scenario::against_profile(&profile, &loaded, &scenario);
         assert!(problems.is_empty(), "seed {seed}: {problems:?}");
         let world = raykueue::simulate::world::build(&profile, &scenario);
-        // The debug assertion fires inside `run` if the shortcut is ever wrong.
-        let outcome = raykueue::simulate::run(&world, None);
-        let json = raykueue::simulate::events::render_json(&world, &outcome.events);
-        if fair {
-            // The cycle's ordering shortcuts (the tournament only while the order can
-            // matter, the heads that can neither move usage nor shape the order left out)
-            // change nothing.
-            let full = raykueue::simulate::run_in_full(&world, None);
-            let full = raykueue::simulate::events::render_json(&world, &full.events);
-            assert!(
-                json == full,
-                "seed {seed}: the ordering shortcuts changed the events\n{}",
-                first_difference(&json, &full)
-            );
-        }
+        let json = same_as_reference(&world, None)
+            .unwrap_or_else(|d| panic!("seed {seed}: the shortcuts changed the events\n{d}"));
         preempted += json.matches("\"Preempted\"").count();
         backlog += usize::from(json.lines().any(|l| {
             l.contains("\"Admitted\"")
