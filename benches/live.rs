@@ -107,7 +107,7 @@ fn main() {
     std::fs::create_dir_all(&dir).expect("bench folder");
     let profile = dir.join("profile.yaml");
     let state = dir.join("state.yaml");
-    std::fs::write(&profile, raykueue::synthetic::teams_profile(TEAMS)).expect("profile");
+    std::fs::write(&profile, raykueue::api::synthetic::teams_profile(TEAMS)).expect("profile");
     let mut text = String::from("apiVersion: v1\nkind: List\nitems:\n");
     for i in 0..WORKLOADS {
         workload(&mut text, i);

@@ -35,16 +35,17 @@ fn time_runs(runs: usize, mut f: impl FnMut()) -> Duration {
     )
 }
 
-fn compile(text: &str) -> raykueue::compile::Compiled {
-    let source = raykueue::input::load::decode("synthetic.yaml", text.as_bytes()).expect("UTF-8");
-    raykueue::compile::compile(
-        &raykueue::input::resolve::Resolved {
+fn compile(text: &str) -> raykueue::api::compile::Compiled {
+    let source =
+        raykueue::api::input::load::decode("synthetic.yaml", text.as_bytes()).expect("UTF-8");
+    raykueue::api::compile::compile(
+        &raykueue::api::input::resolve::Resolved {
             source,
             base_dir: None,
         },
         false,
     )
-    .unwrap_or_else(|d| panic!("{}", raykueue::base::diagnostic::render_human(&d)))
+    .unwrap_or_else(|d| panic!("{}", raykueue::api::base::diagnostic::render_human(&d)))
 }
 
 /// Peak resident memory of this process, from the kernel (Linux).
@@ -86,7 +87,7 @@ fn main() {
     // Child mode: one compile, then report this process's peak memory.
     if let Some(i) = args.iter().position(|a| a == "--child") {
         let n: usize = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(2);
-        let c = compile(&raykueue::synthetic::teams_profile(n));
+        let c = compile(&raykueue::api::synthetic::teams_profile(n));
         std::hint::black_box(&c);
         println!("{}", peak_rss_mb().unwrap_or(f64::NAN));
         return;
@@ -95,7 +96,7 @@ fn main() {
     if let Some(i) = args.iter().position(|a| a == "--write-profile") {
         let n: usize = args.get(i + 1).and_then(|s| s.parse().ok()).unwrap_or(1000);
         let file = args.get(i + 2).map_or("teams.yaml", String::as_str);
-        std::fs::write(file, raykueue::synthetic::teams_profile(n)).expect("write profile");
+        std::fs::write(file, raykueue::api::synthetic::teams_profile(n)).expect("write profile");
         return;
     }
     if args.iter().any(|a| a == "--list") {
@@ -117,7 +118,7 @@ fn main() {
     let mut ratios = String::new();
     let mut checks = String::new();
     for n in [2usize, 100, 1000] {
-        let text = raykueue::synthetic::teams_profile(n);
+        let text = raykueue::api::synthetic::teams_profile(n);
         let runs = if n >= 1000 { 7 } else { 21 };
         let inproc = time_runs(runs, || {
             std::hint::black_box(compile(&text));

@@ -30,7 +30,7 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use raykueue::simulate::{self, scenario, world};
+use raykueue::api::simulate::{self, scenario, world};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -67,7 +67,7 @@ fn scenario_text(workloads: usize) -> String {
 
 /// The synthetic profile with fair sharing on (both strategies), nothing else changed.
 fn flat_fair_profile_text() -> String {
-    let text = raykueue::synthetic::teams_profile(QUEUES).replace(
+    let text = raykueue::api::synthetic::teams_profile(QUEUES).replace(
         "  kueue: {version: 0.19.2, frameworks: [batch/job, pod, ray.io/rayjob]}\n",
         "  kueue:\n    version: 0.19.2\n    frameworks: [batch/job, pod, ray.io/rayjob]\n    configuration:\n      fairSharing: {preemptionStrategies: [LessThanOrEqualToFinalShare, LessThanInitialShare]}\n",
     );
@@ -97,25 +97,26 @@ fn fair_profile_text() -> String {
     text
 }
 
-fn profile() -> raykueue::profile::Profile {
-    typed(&raykueue::synthetic::teams_profile(QUEUES))
+fn profile() -> raykueue::api::profile::Profile {
+    typed(&raykueue::api::synthetic::teams_profile(QUEUES))
 }
 
-fn typed(text: &str) -> raykueue::profile::Profile {
-    let source = raykueue::input::load::decode("synthetic.yaml", text.as_bytes()).unwrap();
-    let (typed, _) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
-        source,
-        base_dir: None,
-    });
+fn typed(text: &str) -> raykueue::api::profile::Profile {
+    let source = raykueue::api::input::load::decode("synthetic.yaml", text.as_bytes()).unwrap();
+    let (typed, _) =
+        raykueue::api::compile::check_profile(&raykueue::api::input::resolve::Resolved {
+            source,
+            base_dir: None,
+        });
     typed.unwrap().1
 }
 
 fn scenario(
-    profile: &raykueue::profile::Profile,
+    profile: &raykueue::api::profile::Profile,
     workloads: usize,
-) -> raykueue::simulate::scenario::Scenario {
+) -> raykueue::api::simulate::scenario::Scenario {
     let text = scenario_text(workloads);
-    let source = raykueue::input::load::decode("scenario.yaml", text.as_bytes()).unwrap();
+    let source = raykueue::api::input::load::decode("scenario.yaml", text.as_bytes()).unwrap();
     let (loaded, scn) = scenario::parse(&source).unwrap();
     let problems = scenario::against_profile(profile, &loaded, &scn);
     assert!(problems.is_empty(), "{problems:?}");
@@ -124,8 +125,8 @@ fn scenario(
 
 /// Build the world and run it: what `raykueue simulate` does after reading its inputs.
 fn simulate(
-    profile: &raykueue::profile::Profile,
-    scn: &raykueue::simulate::scenario::Scenario,
+    profile: &raykueue::api::profile::Profile,
+    scn: &raykueue::api::simulate::scenario::Scenario,
 ) -> usize {
     let world = world::build(profile, scn);
     simulate::run(&world, None).events.len()
@@ -137,7 +138,7 @@ fn bench(c: &mut Criterion) {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
             dir.join("profile.yaml"),
-            raykueue::synthetic::teams_profile(QUEUES),
+            raykueue::api::synthetic::teams_profile(QUEUES),
         )
         .unwrap();
         std::fs::write(dir.join("profile-fair-sharing.yaml"), fair_profile_text()).unwrap();

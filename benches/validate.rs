@@ -15,21 +15,21 @@ use std::hint::black_box;
 use std::time::Duration;
 
 fn bench(c: &mut Criterion) {
-    let resolved = raykueue::input::resolve::resolve("team").unwrap();
+    let resolved = raykueue::api::input::resolve::resolve("team").unwrap();
     c.bench_function("compile team (with validation)", |b| {
-        b.iter(|| raykueue::compile::compile(black_box(&resolved), false).unwrap());
+        b.iter(|| raykueue::api::compile::compile(black_box(&resolved), false).unwrap());
     });
     c.bench_function("compile team (without validation)", |b| {
-        b.iter(|| raykueue::compile::render(black_box(&resolved)).unwrap());
+        b.iter(|| raykueue::api::compile::render(black_box(&resolved)).unwrap());
     });
-    let bundle = raykueue::compile::render(&resolved).unwrap();
+    let bundle = raykueue::api::compile::render(&resolved).unwrap();
     c.bench_function("validate team bundle", |b| {
-        b.iter(|| assert!(raykueue::output::validate::bundle(black_box(&bundle)).is_empty()));
+        b.iter(|| assert!(raykueue::api::output::validate::bundle(black_box(&bundle)).is_empty()));
     });
     let text = include_str!("../tests/fixtures/valid-objects/rayjob.yaml");
     let docs: Vec<serde_json::Value> = serde_saphyr::from_multiple(text).unwrap();
     c.bench_function("validate RayJob with pod templates", |b| {
-        b.iter(|| raykueue::output::validate::object(black_box(&docs[0])));
+        b.iter(|| raykueue::api::output::validate::object(black_box(&docs[0])));
     });
 }
 

@@ -18,32 +18,49 @@
 //! | 8 | output | `output/` | templates rendered, files assembled, objects validated, the tree written |
 //! | 9 | pipeline | `compile.rs`, `fleet.rs`, `live/` | the stages run in order, once each (a fleet: once per member) |
 //! | 10 | cli | `cli/`, `main.rs` | the command line |
+//! | 11 | api | `api.rs` | the public surface: re-exports of what the binary, tests, benches and xtask call |
 //!
 //! A fifth cloud is a folder `cloud/<name>/` (`section.rs`, `catalogue.rs`, `mod.rs` with its
 //! `FACTS` and `Cloud` impl, `checks.rs`), its templates in `templates/infra/<name>/`, and its
 //! field in the list of sections `Profile::clouds` in `cloud/mod.rs` walks.
+//!
+//! The stages are crate-private and their items `pub(crate)`; callers outside the crate reach
+//! only [`api`], which re-exports the items they name under the stage's module path
+//! (`raykueue::api::input::resolve::resolve` is `input::resolve::resolve`). Who uses what:
+//!
+//! | export | for | used by |
+//! |---|---|---|
+//! | `api::cli` | `main`, the reference documents | `src/main.rs`, xtask `docs`, test `reference` |
+//! | `api::compile`, `api::fleet`, `api::input` | the pipeline: resolve, load, compile | xtask `e2e`, tests, benches |
+//! | `api::profile`, `api::base` | the profile types, diagnostics, the code table | xtask `e2e`, tests, benches |
+//! | `api::output`, `api::model` | the bundle: its objects, validation, the tree on disk | tests, bench `validate` |
+//! | `api::cloud`, `api::facts` | EKS/ACK request bodies, pool nodes, metrics, chart facts | xtask `e2e`, tests `clouds`, `monitoring`, `charts` |
+//! | `api::simulate`, `api::live` | the admission simulator, live submissions | xtask `e2e`, bench `simulate`, test `simulate_shortcuts` |
+//! | `api::synthetic` | generated large profiles | test `properties`, benches `scale`, `simulate` |
 
-pub mod base;
-pub mod synthetic;
+pub(crate) mod base;
+pub(crate) mod synthetic;
 
-pub mod profile;
+pub(crate) mod profile;
 
-pub mod input;
+pub(crate) mod input;
 
-pub mod cloud;
+pub(crate) mod cloud;
 
-pub mod facts;
+pub(crate) mod facts;
 
-pub mod simulate;
+pub(crate) mod simulate;
 
 pub(crate) mod checks;
 
-pub mod model;
+pub(crate) mod model;
 
-pub mod output;
+pub(crate) mod output;
 
-pub mod compile;
-pub mod fleet;
-pub mod live;
+pub(crate) mod compile;
+pub(crate) mod fleet;
+pub(crate) mod live;
 
-pub mod cli;
+pub(crate) mod cli;
+
+pub mod api;

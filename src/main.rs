@@ -3,5 +3,5 @@
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> std::process::ExitCode {
-    raykueue::cli::main()
+    raykueue::api::cli::main()
 }

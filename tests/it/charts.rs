@@ -6,7 +6,7 @@
 //! System pool, tolerating `CriticalAddonsOnly` where it is set.
 
 use crate::common::{bundle_text, repo, shared, skip};
-use raykueue::facts::operators;
+use raykueue::api::facts::operators;
 use serde_json::Value;
 
 #[path = "../../xtask/src/charts.rs"]
@@ -20,9 +20,9 @@ const PROFILES: &[&str] = &[
     "examples/aks-ai-runtime",
 ];
 
-fn compiled(profile: &str) -> raykueue::compile::Compiled {
-    let resolved = raykueue::input::resolve::resolve(profile).expect("resolves");
-    raykueue::compile::compile(&resolved, false).expect("compiles")
+fn compiled(profile: &str) -> raykueue::api::compile::Compiled {
+    let resolved = raykueue::api::input::resolve::resolve(profile).expect("resolves");
+    raykueue::api::compile::compile(&resolved, false).expect("compiles")
 }
 
 /// The files of a profile's bundle, by name.

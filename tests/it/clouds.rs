@@ -4,8 +4,8 @@
 
 use crate::common::{repo, shared, skip};
 use crate::infra::{EVIL, Sandbox, assert_clean_bash, scripts, snapshot_calls, text};
-use raykueue::cloud::alibaba::{self, bodies};
-use raykueue::cloud::aws::{self, eksctl};
+use raykueue::api::cloud::alibaba::{self, bodies};
+use raykueue::api::cloud::aws::{self, eksctl};
 use serde_json::{Value, json};
 use std::process::Command;
 
@@ -74,7 +74,7 @@ fn the_eksctl_cluster_config_passes_eksctls_schema() {
         return;
     };
     // The YAML as written to the bundle, read back: what eksctl would read.
-    let yaml = raykueue::base::yaml::to_yaml(&guide_config()).unwrap();
+    let yaml = raykueue::api::base::yaml::to_yaml(&guide_config()).unwrap();
     let read: Value = serde_saphyr::from_str(&yaml).unwrap();
     let errors: Vec<String> = schema
         .iter_errors(&read)
@@ -112,7 +112,7 @@ fn the_eksctl_cluster_config_passes_cloud_argcheck() {
     let file = dir.path().join("eksctl-cluster.yaml");
     std::fs::write(
         &file,
-        raykueue::base::yaml::to_yaml(&guide_config()).unwrap(),
+        raykueue::api::base::yaml::to_yaml(&guide_config()).unwrap(),
     )
     .unwrap();
     let out = Command::new(&tool).arg(&file).output().unwrap();
@@ -131,7 +131,7 @@ fn the_eksctl_cluster_config_passes_cloud_argcheck() {
     // A file eksctl would refuse fails the tool too.
     let mut bad = guide_config();
     bad["managedNodeGroups"][0]["amiFamily"] = json!("AL2023_x86_64_NVIDIA");
-    std::fs::write(&file, raykueue::base::yaml::to_yaml(&bad).unwrap()).unwrap();
+    std::fs::write(&file, raykueue::api::base::yaml::to_yaml(&bad).unwrap()).unwrap();
     let out = Command::new(&tool).arg(&file).output().unwrap();
     assert_eq!(
         out.status.code(),
@@ -766,8 +766,8 @@ fn eks_and_ack_values_that_bypass_the_schema_stay_inert() {
             "alibaba"
         };
         p[section]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
-        let typed: raykueue::profile::Profile =
-            raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
+        let typed: raykueue::api::profile::Profile =
+            raykueue::api::profile::unchecked(|| serde_json::from_value(p)).unwrap();
         let files = crate::common::infra_text(&typed);
         let sb = Sandbox::from_files(&files);
         for (name, text) in [("aws", AWS), ("eksctl", EKSCTL), ("aliyun", ALIYUN)] {

@@ -6,7 +6,7 @@ use std::process::{Command, Output};
 /// Every shipped profile's name: the binary's own list, so a new shipped profile gets every
 /// test (and its golden) without an edit here.
 pub(crate) fn shipped() -> Vec<&'static str> {
-    raykueue::input::resolve::SHIPPED
+    raykueue::api::input::resolve::SHIPPED
         .iter()
         .map(|(name, _)| *name)
         .collect()
@@ -14,7 +14,7 @@ pub(crate) fn shipped() -> Vec<&'static str> {
 
 /// The shipped profiles on AKS (an `azure:` section): the `az` scripts' tests run them.
 pub(crate) fn shipped_aks() -> Vec<&'static str> {
-    raykueue::input::resolve::SHIPPED
+    raykueue::api::input::resolve::SHIPPED
         .iter()
         .filter(|(_, text)| text.lines().any(|l| l == "azure:"))
         .map(|(name, _)| *name)
@@ -48,8 +48,8 @@ pub(crate) fn stderr(o: &Output) -> String {
 
 /// The whole bundle of a profile as one text, a `# file:` header before each file.
 pub(crate) fn bundle_text(profile: &str) -> String {
-    let resolved = raykueue::input::resolve::resolve(profile).expect("profile resolves");
-    let compiled = raykueue::compile::compile(&resolved, false).expect("profile compiles");
+    let resolved = raykueue::api::input::resolve::resolve(profile).expect("profile resolves");
+    let compiled = raykueue::api::compile::compile(&resolved, false).expect("profile compiles");
     let mut out = String::new();
     for (name, content) in &compiled.bundle.files {
         out.push_str(&format!("# file: {name}\n{content}"));
@@ -115,10 +115,10 @@ pub(crate) fn shared() -> Option<PathBuf> {
 /// Compile a profile given as text, in-process (no folder: scripts cannot be named).
 pub(crate) fn compile_text(
     text: &[u8],
-) -> Result<raykueue::compile::Compiled, Vec<raykueue::base::diagnostic::Diagnostic>> {
-    let source = raykueue::input::load::decode("profile.yaml", text).map_err(|d| vec![d])?;
-    raykueue::compile::compile(
-        &raykueue::input::resolve::Resolved {
+) -> Result<raykueue::api::compile::Compiled, Vec<raykueue::api::base::diagnostic::Diagnostic>> {
+    let source = raykueue::api::input::load::decode("profile.yaml", text).map_err(|d| vec![d])?;
+    raykueue::api::compile::compile(
+        &raykueue::api::input::resolve::Resolved {
             source,
             base_dir: None,
         },
@@ -128,7 +128,7 @@ pub(crate) fn compile_text(
 
 /// A shipped profile's text.
 pub(crate) fn shipped_text(name: &str) -> &'static str {
-    raykueue::input::resolve::SHIPPED
+    raykueue::api::input::resolve::SHIPPED
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, t)| *t)
@@ -137,10 +137,10 @@ pub(crate) fn shipped_text(name: &str) -> &'static str {
 
 /// The `infra/` files of a typed profile, rendered: path → text. Profiles built in a test may
 /// break what the schema would refuse (`profile::unchecked`).
-pub(crate) fn infra_text(p: &raykueue::profile::Profile) -> Vec<(String, String)> {
-    raykueue::profile::unchecked(|| raykueue::model::infra_files(p))
+pub(crate) fn infra_text(p: &raykueue::api::profile::Profile) -> Vec<(String, String)> {
+    raykueue::api::profile::unchecked(|| raykueue::api::model::infra_files(p))
         .unwrap()
         .into_iter()
-        .map(|f| raykueue::output::render::text(f).unwrap())
+        .map(|f| raykueue::api::output::render::text(f).unwrap())
         .collect()
 }

@@ -3,13 +3,13 @@
 //! mark on a field reaches `raykueue check` as RK023 at the field's line.
 
 use crate::common::{repo, shipped_text};
-use raykueue::base::diagnostic::Diagnostic;
-use raykueue::input::deprecated::{deprecated_fields, uses};
+use raykueue::api::base::diagnostic::Diagnostic;
+use raykueue::api::input::deprecated::{deprecated_fields, uses};
 use serde_json::Value;
 
-fn loaded(name: &str, text: &str) -> raykueue::input::load::Loaded {
-    let source = raykueue::input::load::decode(name, text.as_bytes()).unwrap();
-    raykueue::input::load::flatten(raykueue::input::load::parse_tree(&source).unwrap())
+fn loaded(name: &str, text: &str) -> raykueue::api::input::load::Loaded {
+    let source = raykueue::api::input::load::decode(name, text.as_bytes()).unwrap();
+    raykueue::api::input::load::flatten(raykueue::api::input::load::parse_tree(&source).unwrap())
 }
 
 /// `/$defs/ArgoCd/properties/project` → `ArgoCd.project`; `/properties/x` → `Profile.x`: how
@@ -39,7 +39,7 @@ fn documented() -> Vec<String> {
 
 #[test]
 fn the_documented_deprecations_are_the_schemas_and_each_has_a_fixture() {
-    let schema = raykueue::input::schema::schema();
+    let schema = raykueue::api::input::schema::schema();
     let mut marked: Vec<String> = deprecated_fields(schema)
         .iter()
         .map(|p| field_name(p))
@@ -72,7 +72,7 @@ fn the_documented_deprecations_are_the_schemas_and_each_has_a_fixture() {
     .unwrap();
     assert_eq!(deprecated_fields(&committed), deprecated_fields(schema));
     // The list a run reads instead of generating the schema.
-    let mut listed_in_code: Vec<&str> = raykueue::input::deprecated::DEPRECATED.to_vec();
+    let mut listed_in_code: Vec<&str> = raykueue::api::input::deprecated::DEPRECATED.to_vec();
     listed_in_code.sort_unstable();
     let mut in_schema = deprecated_fields(schema);
     in_schema.sort();
@@ -157,7 +157,7 @@ fn a_deprecated_mark_is_reported_at_every_use() {
     assert!(
         found
             .iter()
-            .all(|d| d.severity == raykueue::base::codes::Severity::Warning),
+            .all(|d| d.severity == raykueue::api::base::codes::Severity::Warning),
         "a warning, not an error"
     );
     assert!(
@@ -178,7 +178,7 @@ fn a_deprecated_mark_is_reported_at_every_use() {
 fn a_deprecated_profile_field_is_reported_in_a_real_profile() {
     // The profile's own schema, with one field marked as `#[deprecated]` would mark it: the
     // walk follows `$ref`s, optional fields and lists of the real schema.
-    let mut schema = raykueue::input::schema::schema().clone();
+    let mut schema = raykueue::api::input::schema::schema().clone();
     schema["$defs"]["LocalQueue"]["properties"]["clusterQueue"]["deprecated"] = Value::Bool(true);
     let team = shipped_text("team");
     let found = uses(&loaded("profiles/team.yaml", team), &schema);
@@ -215,7 +215,7 @@ fn the_release_notes_cover_this_version() {
         .unwrap_or_else(|| panic!("no release-notes row for {}", env!("CARGO_PKG_VERSION")));
     let formats = row.split('|').nth(2).unwrap();
     // The versions the profile schema accepts: what `apiVersion` may be.
-    let schema = raykueue::input::schema::schema();
+    let schema = raykueue::api::input::schema::schema();
     let accepted: Vec<&str> = schema["$defs"]["ApiVersion"]["enum"]
         .as_array()
         .expect("apiVersion is an enum")

@@ -4,7 +4,7 @@
 
 use crate::common::{compile_text, shipped_text};
 
-fn codes(c: &raykueue::compile::Compiled) -> Vec<&str> {
+fn codes(c: &raykueue::api::compile::Compiled) -> Vec<&str> {
     c.warnings.iter().map(|d| d.code.id).collect()
 }
 
@@ -33,11 +33,12 @@ fn a_gpu_size_in_lower_case_is_a_gpu_pool_for_rules_scripts_and_summary() {
 #[test]
 fn a_pool_without_count_or_autoscale_has_azs_three_nodes_in_the_rules() {
     let text = shipped_text("kuberay-gpu").replace("      autoscale: {min: 0, max: 3}\n", "");
-    let source = raykueue::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
-    let (_, diags) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
-        source,
-        base_dir: None,
-    });
+    let source = raykueue::api::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
+    let (_, diags) =
+        raykueue::api::compile::check_profile(&raykueue::api::input::resolve::Resolved {
+            source,
+            base_dir: None,
+        });
     assert!(diags.iter().any(|d| d.code == "RK404"), "{diags:?}");
     let rk204 = diags
         .iter()
@@ -54,7 +55,7 @@ fn a_pool_without_count_or_autoscale_has_azs_three_nodes_in_the_rules() {
 
 #[test]
 fn pool_size_is_read_one_way() {
-    use raykueue::profile::{AZ_DEFAULT_NODE_COUNT, Profile};
+    use raykueue::api::profile::{AZ_DEFAULT_NODE_COUNT, Profile};
     let profile = |pool: &str| -> Profile {
         let text = shipped_text("kuberay-gpu").replace("      autoscale: {min: 0, max: 3}\n", pool);
         serde_saphyr::from_str(&text).unwrap()
@@ -84,11 +85,12 @@ fn the_capacity_rule_counts_the_operators_on_the_system_pool() {
     let text = shipped_text("single")
         .replace("criticalAddonsOnly: true", "criticalAddonsOnly: false")
         .replace("nominalQuota: \"96\"", "nominalQuota: \"1000\"");
-    let source = raykueue::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
-    let (_, diags) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
-        source,
-        base_dir: None,
-    });
+    let source = raykueue::api::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
+    let (_, diags) =
+        raykueue::api::compile::check_profile(&raykueue::api::input::resolve::Resolved {
+            source,
+            base_dir: None,
+        });
     let cpu = diags
         .iter()
         .find(|d| d.code == "RK202" && d.message.contains("`cpu`"))
@@ -169,11 +171,12 @@ fn a_rayservice_whose_raycluster_is_queued_is_not_admitted_pod_by_pod() {
     )
     .unwrap();
     let check = |text: &str| {
-        let source = raykueue::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
-        let (_, diags) = raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
-            source,
-            base_dir: None,
-        });
+        let source = raykueue::api::input::load::decode("profile.yaml", text.as_bytes()).unwrap();
+        let (_, diags) =
+            raykueue::api::compile::check_profile(&raykueue::api::input::resolve::Resolved {
+                source,
+                base_dir: None,
+            });
         diags.iter().map(|d| d.code.id).collect::<Vec<_>>()
     };
     assert!(check(&base).contains(&"RK139"));

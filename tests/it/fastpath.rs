@@ -6,7 +6,7 @@
 //! range) must be broken by some mutant, which the fast path then refuses.
 
 use crate::common::{repo, shipped_text};
-use raykueue::input::schema::{fast, schema_violations};
+use raykueue::api::input::schema::{fast, schema_violations};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
@@ -23,8 +23,9 @@ const LIMITS: &[&str] = &[
 ];
 
 fn value_of(name: &str, text: &str) -> Value {
-    let source = raykueue::input::load::decode(name, text.as_bytes()).unwrap();
-    raykueue::input::load::flatten(raykueue::input::load::parse_tree(&source).unwrap()).value
+    let source = raykueue::api::input::load::decode(name, text.as_bytes()).unwrap();
+    raykueue::api::input::load::flatten(raykueue::api::input::load::parse_tree(&source).unwrap())
+        .value
 }
 
 /// Valid profiles that between them set every field that has a limit: the shipped ones and
@@ -32,7 +33,7 @@ fn value_of(name: &str, text: &str) -> Value {
 fn sources() -> Vec<(String, Value)> {
     // A shipped overlay (`extends:`) is no profile by itself. The limited fields it sets (the
     // operators' chart versions) are set by the complete shipped profiles too.
-    let mut out: Vec<(String, Value)> = raykueue::input::resolve::SHIPPED
+    let mut out: Vec<(String, Value)> = raykueue::api::input::resolve::SHIPPED
         .iter()
         .filter(|(n, _)| !shipped_text(n).contains("\nextends: "))
         .map(|(n, _)| ((*n).to_owned(), value_of(n, shipped_text(n))))
@@ -185,8 +186,8 @@ fn the_fast_path_never_accepts_what_the_schema_refuses_and_every_limit_is_exerci
         }
     }
     let mut all = BTreeSet::new();
-    limits_in_schema(raykueue::input::schema::schema(), "", &mut all);
-    let schema = raykueue::input::schema::schema();
+    limits_in_schema(raykueue::api::input::schema::schema(), "", &mut all);
+    let schema = raykueue::api::input::schema::schema();
     let missed: Vec<&String> = all
         .difference(&broken)
         .filter(|limit| !broken_through_one_of(schema, limit, &broken))
@@ -248,13 +249,13 @@ fn the_fast_path_and_the_schema_agree_on_every_fixture_profile() {
         if !text.contains("kind: Profile") || text.contains("extends:") {
             continue;
         }
-        let Ok(source) = raykueue::input::load::decode("profile.yaml", text.as_bytes()) else {
+        let Ok(source) = raykueue::api::input::load::decode("profile.yaml", text.as_bytes()) else {
             continue;
         };
-        let Ok(tree) = raykueue::input::load::parse_tree(&source) else {
+        let Ok(tree) = raykueue::api::input::load::parse_tree(&source) else {
             continue;
         };
-        let v = raykueue::input::load::flatten(tree).value;
+        let v = raykueue::api::input::load::flatten(tree).value;
         let accepted_fast = fast(&v).is_some();
         let schema = schema_violations(&v).is_empty();
         assert!(

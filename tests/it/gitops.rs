@@ -342,8 +342,10 @@ fn a_queued_rayservice_is_synced_with_its_suspend_left_to_kueue() {
 
 #[test]
 fn no_gitops_objects_unless_asked() {
-    let resolved = raykueue::input::resolve::resolve("team").unwrap();
-    let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
+    let resolved = raykueue::api::input::resolve::resolve("team").unwrap();
+    let bundle = raykueue::api::compile::compile(&resolved, false)
+        .unwrap()
+        .bundle;
     assert!(bundle.files.keys().all(|f| !f.starts_with("gitops/")));
 }
 

@@ -351,8 +351,8 @@ fn gcp_values_that_bypass_the_schema_stay_inert_in_the_scripts() {
         expected.push(evil);
     }
     p["gcp"]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
-    let profile: raykueue::profile::Profile =
-        raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
+    let profile: raykueue::api::profile::Profile =
+        raykueue::api::profile::unchecked(|| serde_json::from_value(p)).unwrap();
     let files = crate::common::infra_text(&profile);
     let sb = Sandbox::from_files(&files);
     // SC2016: shellcheck noticing that `$(...)` in the values is inert text.
@@ -482,7 +482,7 @@ fn a_pinned_project_puts_the_google_service_account_in_the_manifest() {
         "ray-workload@my-project-123.iam.gserviceaccount.com"
     );
     let files = crate::common::infra_text(
-        &serde_json::from_value::<raykueue::profile::Profile>(base_profile()).unwrap(),
+        &serde_json::from_value::<raykueue::api::profile::Profile>(base_profile()).unwrap(),
     );
     let up = &files.iter().find(|(n, _)| n == "infra/up.sh").unwrap().1;
     assert!(!up.contains("kubectl annotate"), "nothing left to annotate");

@@ -378,8 +378,10 @@ fn single_stream_carries_the_spec_values() {
 
 #[test]
 fn the_team_summary_computes_seed_000s_table() {
-    let resolved = raykueue::input::resolve::resolve("team").unwrap();
-    let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
+    let resolved = raykueue::api::input::resolve::resolve("team").unwrap();
+    let bundle = raykueue::api::compile::compile(&resolved, false)
+        .unwrap()
+        .bundle;
     let summary = &bundle.files["SUMMARY.md"];
     // Seed 000's rows: A alone holds 8 GPUs (4 borrowed); B claims its 4 and A's one
     // workload loses all 8; both busy at 4.
@@ -411,7 +413,7 @@ fn the_team_summary_computes_seed_000s_table() {
         crate::common::repo().join("tests/fixtures/bad/rk146-fits-only-by-borrowing/profile.yaml"),
     )
     .unwrap();
-    let resolved = raykueue::input::resolve::resolve(
+    let resolved = raykueue::api::input::resolve::resolve(
         crate::common::repo()
             .join("tests/fixtures/bad/rk146-fits-only-by-borrowing/profile.yaml")
             .to_str()
@@ -419,7 +421,7 @@ fn the_team_summary_computes_seed_000s_table() {
     )
     .unwrap();
     assert!(text.contains("cpu: \"16\""));
-    let summary = &raykueue::compile::compile(&resolved, false)
+    let summary = &raykueue::api::compile::compile(&resolved, false)
         .unwrap()
         .bundle
         .files["SUMMARY.md"];
@@ -431,8 +433,10 @@ fn the_team_summary_computes_seed_000s_table() {
 
 #[test]
 fn the_reviewer_summary_adds_up_the_cohort() {
-    let resolved = raykueue::input::resolve::resolve("team").unwrap();
-    let bundle = raykueue::compile::compile(&resolved, false).unwrap().bundle;
+    let resolved = raykueue::api::input::resolve::resolve("team").unwrap();
+    let bundle = raykueue::api::compile::compile(&resolved, false)
+        .unwrap()
+        .bundle;
     let summary = &bundle.files["SUMMARY.md"];
     assert!(summary.contains("## ClusterQueue `team-a-cq`"), "{summary}");
     assert!(

@@ -306,7 +306,7 @@ fn display_word(w: &str) -> String {
     if plain {
         w.to_owned()
     } else {
-        raykueue::output::render::shell_quote(w)
+        raykueue::api::output::render::shell_quote(w)
     }
 }
 
@@ -1393,8 +1393,8 @@ fn values_that_bypass_the_schema_stay_inert_in_the_scripts() {
     p["azure"]["nodePools"][1]["labels"] = json!({"k$(touch pwned-lk)": "v`touch pwned-lv`"});
     p["flavors"][1]["nodeLabels"] = json!({"k'x": "v\ntouch pwned-fl"});
     // Names are checked while deserializing; this test is about what happens past that.
-    let profile: raykueue::profile::Profile =
-        raykueue::profile::unchecked(|| serde_json::from_value(p)).unwrap();
+    let profile: raykueue::api::profile::Profile =
+        raykueue::api::profile::unchecked(|| serde_json::from_value(p)).unwrap();
     let files = crate::common::infra_text(&profile);
     let sb = Sandbox::from_files(&files);
     // SC2016 ("expressions don't expand in single quotes") is the point here: it is shellcheck
@@ -1571,7 +1571,7 @@ fn shell_quote(w: &str) -> String {
 fn verify_without_a_smoke_test_takes_no_option_and_is_clean() {
     let mut p = base_profile();
     p.as_object_mut().unwrap().remove("ray");
-    let profile: raykueue::profile::Profile = serde_json::from_value(p).unwrap();
+    let profile: raykueue::api::profile::Profile = serde_json::from_value(p).unwrap();
     let files = crate::common::infra_text(&profile);
     assert!(
         !files.iter().any(|(f, _)| f.ends_with("smoke.sh")),

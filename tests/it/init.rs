@@ -347,7 +347,9 @@ fn example_programs_compile_with_python() {
         return;
     }
     let tmp = tempfile::tempdir().unwrap();
-    let programs: Vec<_> = raykueue::input::resolve::SHIPPED_SCRIPTS.iter().collect();
+    let programs: Vec<_> = raykueue::api::input::resolve::SHIPPED_SCRIPTS
+        .iter()
+        .collect();
     assert_eq!(programs.len(), 5);
     for (rel, text) in programs {
         // The embedded text is the file in profiles/ (what init writes and the repo shows).

@@ -1,22 +1,24 @@
 //! `monitoring/` of every shipped profile (docs/monitoring.md): each object validates against
 //! its Prometheus Operator CRD; every dashboard query and alert expression names only metrics
-//! and labels of `raykueue::facts::metrics` (the table that cites kueue@v0.19.2
+//! and labels of `raykueue::api::facts::metrics` (the table that cites kueue@v0.19.2
 //! `pkg/metrics/metrics.go` and the DCGM exporter's counters); the dashboard is what Grafana
 //! imports; and the rules pass `promtool check rules` (Debian's `prometheus` package).
 
 use crate::common::{shipped, skip};
-use raykueue::facts::metrics;
+use raykueue::api::facts::metrics;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
-fn compiled(name: &str) -> raykueue::output::bundle::Bundle {
-    let resolved = raykueue::input::resolve::resolve(name).unwrap();
-    raykueue::compile::compile(&resolved, false).unwrap().bundle
+fn compiled(name: &str) -> raykueue::api::output::bundle::Bundle {
+    let resolved = raykueue::api::input::resolve::resolve(name).unwrap();
+    raykueue::api::compile::compile(&resolved, false)
+        .unwrap()
+        .bundle
 }
 
 /// The shipped profiles' bundles that have `monitoring/`.
-fn monitored() -> Vec<(&'static str, raykueue::output::bundle::Bundle)> {
+fn monitored() -> Vec<(&'static str, raykueue::api::output::bundle::Bundle)> {
     shipped()
         .into_iter()
         .map(|n| (n, compiled(n)))
@@ -25,7 +27,7 @@ fn monitored() -> Vec<(&'static str, raykueue::output::bundle::Bundle)> {
 }
 
 /// The dashboard file's path and its JSON.
-fn dashboard_file(b: &raykueue::output::bundle::Bundle) -> (&str, Value) {
+fn dashboard_file(b: &raykueue::api::output::bundle::Bundle) -> (&str, Value) {
     let (file, text) = b
         .files
         .iter()
@@ -39,11 +41,11 @@ fn dashboard_file(b: &raykueue::output::bundle::Bundle) -> (&str, Value) {
     (file, serde_json::from_str(text).unwrap())
 }
 
-fn dashboard(b: &raykueue::output::bundle::Bundle) -> Value {
+fn dashboard(b: &raykueue::api::output::bundle::Bundle) -> Value {
     dashboard_file(b).1
 }
 
-fn rules(b: &raykueue::output::bundle::Bundle) -> Vec<Value> {
+fn rules(b: &raykueue::api::output::bundle::Bundle) -> Vec<Value> {
     b.objects
         .iter()
         .filter(|w| w.object.kind == "PrometheusRule")
@@ -203,11 +205,11 @@ fn every_gpu_profile_is_monitored_and_every_monitoring_object_validates_against_
             .iter()
             .filter(|w| w.object.file.starts_with("monitoring/"))
         {
-            match raykueue::output::validate::object(&w.object.value) {
-                raykueue::output::validate::Verdict::Checked(v) => {
+            match raykueue::api::output::validate::object(&w.object.value) {
+                raykueue::api::output::validate::Verdict::Checked(v) => {
                     assert!(v.is_empty(), "{name}: {}: {v:#?}", w.object.file);
                 }
-                raykueue::output::validate::Verdict::Unknown { message, .. } => {
+                raykueue::api::output::validate::Verdict::Unknown { message, .. } => {
                     panic!("{name}: {}: {message}", w.object.file)
                 }
             }
@@ -508,7 +510,7 @@ fn many_queues_are_spread_over_dashboards_that_fit_a_configmap() {
         let title = format!("ClusterQueue cq-{i}");
         assert_eq!(rows.iter().filter(|r| **r == title).count(), 1, "{title}");
     }
-    let configmaps: Vec<&raykueue::model::Object> = compiled
+    let configmaps: Vec<&raykueue::api::model::Object> = compiled
         .bundle
         .objects
         .iter()

@@ -4,7 +4,7 @@
 
 use crate::common::compile_text;
 use proptest::prelude::*;
-use raykueue::input::resolve::SHIPPED;
+use raykueue::api::input::resolve::SHIPPED;
 use serde_json::Value;
 
 /// Tokens that break YAML, retype scalars or probe limits.
@@ -220,9 +220,9 @@ fn shuffle(v: &Value, seed: u64) -> Value {
 #[test]
 fn synthetic_profiles_compile_at_every_size() {
     for n in [2, 100] {
-        let text = raykueue::synthetic::teams_profile(n);
+        let text = raykueue::api::synthetic::teams_profile(n);
         let compiled = compile_text(text.as_bytes()).unwrap_or_else(|d| {
-            panic!("{}", raykueue::base::diagnostic::render_human(&d));
+            panic!("{}", raykueue::api::base::diagnostic::render_human(&d));
         });
         let cqs = compiled
             .bundle
@@ -292,10 +292,10 @@ fn scripts_stay_valid_bash_for_any_allowed_value() {
     use std::cell::Cell;
     let (ran, compiled) = (Cell::new(0_u32), Cell::new(0_u32));
     let values = (
-        matching(raykueue::profile::ResourceGroupName::PATTERN),
-        matching(raykueue::profile::ClusterName::PATTERN),
-        matching(raykueue::profile::RoleName::PATTERN),
-        matching(raykueue::profile::LabelValue::PATTERN),
+        matching(raykueue::api::profile::ResourceGroupName::PATTERN),
+        matching(raykueue::api::profile::ClusterName::PATTERN),
+        matching(raykueue::api::profile::RoleName::PATTERN),
+        matching(raykueue::api::profile::LabelValue::PATTERN),
     );
     let mut runner = TestRunner::new(config(48));
     let result = runner.run(&values, |(rg, cluster, role, label)| {
@@ -350,7 +350,7 @@ fn scripts_stay_valid_bash_for_any_allowed_value() {
             if name == "infra/up.sh" {
                 for value in [&rg, &cluster, &role] {
                     prop_assert!(
-                        script.contains(&raykueue::output::render::shell_quote(value)),
+                        script.contains(&raykueue::api::output::render::shell_quote(value)),
                         "{name} quotes {value:?}"
                     );
                 }

@@ -3,7 +3,7 @@
 //! rewrites them.
 
 use crate::common::repo;
-use raykueue::cli::reference;
+use raykueue::api::cli::reference;
 
 #[test]
 fn the_reference_documents_are_fresh() {
@@ -25,7 +25,7 @@ fn the_reference_documents_are_fresh() {
 #[test]
 fn the_rules_reference_lists_every_code() {
     let text = reference::rules();
-    for c in raykueue::base::codes::ALL {
+    for c in raykueue::api::base::codes::ALL {
         assert_eq!(
             text.matches(&format!("| `{}` |", c.id)).count(),
             1,
@@ -34,7 +34,7 @@ fn the_rules_reference_lists_every_code() {
             c.title
         );
     }
-    for (old, new) in raykueue::base::codes::RETIRED {
+    for (old, new) in raykueue::api::base::codes::RETIRED {
         assert!(text.contains(&format!("| `{old}` | `{}`", new.id)), "{old}");
     }
     // And the profile reference has a section for every object of the format.

@@ -415,7 +415,7 @@ fn codes_are_spelled_only_in_the_code_table() {
         "codes spelled outside the code table: {strays:?}"
     );
     let mut seen = std::collections::BTreeSet::new();
-    for c in raykueue::base::codes::ALL {
+    for c in raykueue::api::base::codes::ALL {
         assert!(
             c.id.len() == 5
                 && c.id.starts_with("RK")
@@ -426,7 +426,7 @@ fn codes_are_spelled_only_in_the_code_table() {
         assert!(seen.insert(c.id), "{} is defined twice", c.id);
         assert!(!c.title.is_empty(), "{}", c.id);
     }
-    for (old, new) in raykueue::base::codes::RETIRED {
+    for (old, new) in raykueue::api::base::codes::RETIRED {
         assert!(!seen.contains(old), "{old} is retired but still defined");
         assert!(seen.contains(new.id), "{old} → {}", new.id);
     }

@@ -240,13 +240,13 @@ fn the_shortcuts_change_no_event_on_random_fair_sharing_trees() {
 
 /// `run` and `run_reference` on one world: the same events, or the first difference.
 fn same_as_reference(
-    world: &raykueue::simulate::world::World,
+    world: &raykueue::api::simulate::world::World,
     until: Option<u64>,
 ) -> Result<String, String> {
-    let outcome = raykueue::simulate::run(world, until);
-    let json = raykueue::simulate::events::render_json(world, &outcome.events);
-    let reference = raykueue::simulate::run_reference(world, until);
-    let reference = raykueue::simulate::events::render_json(world, &reference.events);
+    let outcome = raykueue::api::simulate::run(world, until);
+    let json = raykueue::api::simulate::events::render_json(world, &outcome.events);
+    let reference = raykueue::api::simulate::run_reference(world, until);
+    let reference = raykueue::api::simulate::events::render_json(world, &reference.events);
     if json == reference {
         Ok(json)
     } else {
@@ -280,16 +280,17 @@ fn the_shortcuts_change_no_event_on_any_scenario_fixture() {
             .iter()
             .position(|w| *w == "--until")
             .and_then(|i| words.get(i + 1)?.parse().ok());
-        let resolved =
-            raykueue::input::resolve::resolve(&profile).unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        let (typed, diagnostics) = raykueue::compile::check_profile(&resolved);
+        let resolved = raykueue::api::input::resolve::resolve(&profile)
+            .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let (typed, diagnostics) = raykueue::api::compile::check_profile(&resolved);
         let Some((_, profile)) = typed else {
             panic!("{name}: the profile does not check: {diagnostics:?}");
         };
-        let (_, scenario) =
-            raykueue::simulate::scenario::read(&dir.join("scenario.yaml").display().to_string())
-                .unwrap_or_else(|e| panic!("{name}: {e:?}"));
-        let world = raykueue::simulate::world::build(&profile, &scenario);
+        let (_, scenario) = raykueue::api::simulate::scenario::read(
+            &dir.join("scenario.yaml").display().to_string(),
+        )
+        .unwrap_or_else(|e| panic!("{name}: {e:?}"));
+        let world = raykueue::api::simulate::world::build(&profile, &scenario);
         if let Err(d) = same_as_reference(&world, until) {
             panic!("{name}: the shortcuts changed the events\n{d}");
         }
@@ -304,10 +305,10 @@ fn run_cases(fair: bool) {
     let mut backlog = 0;
     for seed in 0..100 {
         let (profile_text, scenario_text) = case(seed, fair);
-        let source = raykueue::input::load::decode("random.yaml", profile_text.as_bytes())
+        let source = raykueue::api::input::load::decode("random.yaml", profile_text.as_bytes())
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
         let (typed, diagnostics) =
-            raykueue::compile::check_profile(&raykueue::input::resolve::Resolved {
+            raykueue::api::compile::check_profile(&raykueue::api::input::resolve::Resolved {
                 source,
                 base_dir: None,
             });
@@ -317,13 +318,14 @@ fn run_cases(fair: bool) {
             );
         };
         assert_eq!(profile.fair_sharing().is_some(), fair, "seed {seed}");
-        let source = raykueue::input::load::decode("scenario.yaml", scenario_text.as_bytes())
+        let source = raykueue::api::input::load::decode("scenario.yaml", scenario_text.as_bytes())
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-        let (loaded, scenario) = raykueue::simulate::scenario::parse(&source)
+        let (loaded, scenario) = raykueue::api::simulate::scenario::parse(&source)
             .unwrap_or_else(|e| panic!("seed {seed}: {e:?}"));
-        let problems = raykueue::simulate::scenario::against_profile(&profile, &loaded, &scenario);
+        let problems =
+            raykueue::api::simulate::scenario::against_profile(&profile, &loaded, &scenario);
         assert!(problems.is_empty(), "seed {seed}: {problems:?}");
-        let world = raykueue::simulate::world::build(&profile, &scenario);
+        let world = raykueue::api::simulate::world::build(&profile, &scenario);
         let json = same_as_reference(&world, None)
             .unwrap_or_else(|d| panic!("seed {seed}: the shortcuts changed the events\n{d}"));
         preempted += json.matches("\"Preempted\"").count();

@@ -198,22 +198,26 @@ fn dirs(dir: &std::path::Path) -> Vec<String> {
 fn a_failure_mid_write_in_either_direction_restores_files_and_folders() {
     for (first, second) in [("team", "single"), ("single", "team")] {
         let dir = tempfile::tempdir().unwrap();
-        let a =
-            raykueue::compile::compile(&raykueue::input::resolve::resolve(first).unwrap(), false)
-                .unwrap()
-                .bundle;
-        let b =
-            raykueue::compile::compile(&raykueue::input::resolve::resolve(second).unwrap(), false)
-                .unwrap()
-                .bundle;
-        raykueue::output::emit::write_tree(&a, dir.path(), false).unwrap();
+        let a = raykueue::api::compile::compile(
+            &raykueue::api::input::resolve::resolve(first).unwrap(),
+            false,
+        )
+        .unwrap()
+        .bundle;
+        let b = raykueue::api::compile::compile(
+            &raykueue::api::input::resolve::resolve(second).unwrap(),
+            false,
+        )
+        .unwrap()
+        .bundle;
+        raykueue::api::output::emit::write_tree(&a, dir.path(), false).unwrap();
         fs::write(dir.path().join("foreign.txt"), "x").unwrap();
         let (files, folders) = (read_tree(dir.path()), dirs(dir.path()));
         let mut step = 0;
         loop {
             let mut n = 0;
             let result =
-                raykueue::output::emit::write_tree_with(&b, dir.path(), false, &mut |_| {
+                raykueue::api::output::emit::write_tree_with(&b, dir.path(), false, &mut |_| {
                     n += 1;
                     if n > step {
                         Err(std::io::Error::other("injected failure"))
@@ -237,7 +241,7 @@ fn a_failure_mid_write_in_either_direction_restores_files_and_folders() {
             step += 1;
         }
         assert!(
-            raykueue::output::emit::check_tree(&b, dir.path())
+            raykueue::api::output::emit::check_tree(&b, dir.path())
                 .unwrap()
                 .is_clean()
         );

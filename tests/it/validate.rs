@@ -7,7 +7,7 @@
 //! to be what `cargo run -p xtask -- import-schemas` would write today.
 
 use crate::common::{raykueue, repo, shipped, skip, stderr, stdout};
-use raykueue::model::Part;
+use raykueue::api::model::Part;
 use std::io::Write;
 use std::process::{Command, Stdio};
 
@@ -46,10 +46,10 @@ fn validate_stdin(args: &[&str], input: &str) -> std::process::Output {
 #[test]
 fn every_shipped_profile_output_validates() {
     for p in shipped() {
-        let resolved = raykueue::input::resolve::resolve(p).unwrap();
-        let bundle = raykueue::compile::render(&resolved).unwrap();
+        let resolved = raykueue::api::input::resolve::resolve(p).unwrap();
+        let bundle = raykueue::api::compile::render(&resolved).unwrap();
         assert!(!bundle.objects.is_empty(), "{p}");
-        let found = raykueue::output::validate::bundle(&bundle);
+        let found = raykueue::api::output::validate::bundle(&bundle);
         assert!(found.is_empty(), "{p}: {found:#?}");
         // And through the CLI: the whole tree, as a user would check a committed one.
         let dir = tempfile::tempdir().unwrap();
@@ -287,11 +287,11 @@ fn check_reports_what_gen_reports() {
     assert!(profiles.len() > 150, "{}", profiles.len());
     let (mut clean, mut refused) = (0, 0);
     for p in &profiles {
-        let Ok(resolved) = raykueue::input::resolve::resolve(p) else {
+        let Ok(resolved) = raykueue::api::input::resolve::resolve(p) else {
             continue;
         };
         for deny in [false, true] {
-            let (gen_diags, tree) = match raykueue::compile::compile(&resolved, deny) {
+            let (gen_diags, tree) = match raykueue::api::compile::compile(&resolved, deny) {
                 Ok(c) => {
                     clean += 1;
                     (c.warnings, Some(c.bundle))
@@ -301,7 +301,7 @@ fn check_reports_what_gen_reports() {
                     (d, None)
                 }
             };
-            let check = raykueue::compile::diagnostics(&resolved, deny);
+            let check = raykueue::api::compile::diagnostics(&resolved, deny);
             assert_eq!(check, gen_diags, "{p} (deny warnings: {deny})");
             // `gen` without `--out` builds only its stream: the same findings, and the
             // documents of the tree's objects under the part's folder, in order.
@@ -310,7 +310,7 @@ fn check_reports_what_gen_reports() {
                 (Part::Workloads, "workloads/"),
                 (Part::ArgoCd, "gitops/argocd/"),
             ] {
-                let stream = raykueue::compile::stream(&resolved, deny, which);
+                let stream = raykueue::api::compile::stream(&resolved, deny, which);
                 let expected = tree.as_ref().map(|b| {
                     let docs = b.objects.iter().filter(|r| r.object.file.starts_with(part));
                     docs.flat_map(|r| ["---\n", r.yaml.as_str()])
@@ -452,17 +452,17 @@ fn the_embedded_schema_table_is_fresh() {
 /// core schema in `gen` (none is skipped as a kind without a schema any more).
 #[test]
 fn gitops_objects_are_validated_against_their_crds() {
-    let resolved = raykueue::input::resolve::resolve("profiles/examples/prod.yaml").unwrap();
-    let compiled = raykueue::compile::compile(&resolved, false).unwrap();
+    let resolved = raykueue::api::input::resolve::resolve("profiles/examples/prod.yaml").unwrap();
+    let compiled = raykueue::api::compile::compile(&resolved, false).unwrap();
     let mut kinds = std::collections::BTreeSet::new();
     for r in &compiled.bundle.objects {
         let kind = r.object.value["kind"].as_str().unwrap().to_owned();
-        match raykueue::output::validate::object(&r.object.value) {
-            raykueue::output::validate::Verdict::Checked(v) => {
+        match raykueue::api::output::validate::object(&r.object.value) {
+            raykueue::api::output::validate::Verdict::Checked(v) => {
                 assert!(v.is_empty(), "{kind}: {v:?}");
                 kinds.insert(kind);
             }
-            raykueue::output::validate::Verdict::Unknown { message, .. } => {
+            raykueue::api::output::validate::Verdict::Unknown { message, .. } => {
                 panic!("{kind} is not validated: {message}")
             }
         }

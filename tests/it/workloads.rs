@@ -448,9 +448,9 @@ fn changing_a_script_changes_the_configmap_name_and_the_pods_that_mount_it() {
 fn shipped_profiles_read_only_their_embedded_example_scripts() {
     // Shipped profiles resolve without a folder: their scripts are the embedded examples.
     for p in shipped() {
-        let r = raykueue::input::resolve::resolve(p).unwrap();
+        let r = raykueue::api::input::resolve::resolve(p).unwrap();
         assert!(r.base_dir.is_none());
-        let (typed, _) = raykueue::compile::check_profile(&r);
+        let (typed, _) = raykueue::api::compile::check_profile(&r);
         let (_, profile) = typed.unwrap();
         let scripts: Vec<&str> = profile
             .workloads
@@ -458,7 +458,7 @@ fn shipped_profiles_read_only_their_embedded_example_scripts() {
             .flat_map(|w| {
                 w.scripts
                     .iter()
-                    .map(raykueue::profile::RelativePath::as_str)
+                    .map(raykueue::api::profile::RelativePath::as_str)
             })
             .collect();
         // Every shipped workload that runs a program ships it (`autoscale`'s Job runs a shell
@@ -466,20 +466,20 @@ fn shipped_profiles_read_only_their_embedded_example_scripts() {
         assert!(!scripts.is_empty() || p == "autoscale", "{p}");
         for s in scripts {
             assert!(
-                raykueue::input::resolve::shipped_script(s).is_some(),
+                raykueue::api::input::resolve::shipped_script(s).is_some(),
                 "{p}: {s}"
             );
         }
     }
     // Anything else has no folder to come from.
-    let resolved = raykueue::input::resolve::Resolved {
-        source: raykueue::base::source::Source::new(
+    let resolved = raykueue::api::input::resolve::Resolved {
+        source: raykueue::api::base::source::Source::new(
             "profiles/embedded.yaml",
             format!("{BASE}{SCRIPTED_JOB}"),
         ),
         base_dir: None,
     };
-    let diags = raykueue::compile::compile(&resolved, false).unwrap_err();
+    let diags = raykueue::api::compile::compile(&resolved, false).unwrap_err();
     let rk131: Vec<_> = diags.iter().filter(|d| d.code == "RK131").collect();
     assert_eq!(rk131.len(), 2, "{diags:?}");
     assert_eq!(rk131[0].path.as_deref(), Some("workloads[0].scripts[0]"));
@@ -654,7 +654,7 @@ fn every_workload_rule_has_a_failing_fixture() {
         }
     }
     // RK133 needs more than 1 MiB of files: `scripts_over_a_configmaps_size_are_refused`.
-    for rule in raykueue::base::codes::ALL {
+    for rule in raykueue::api::base::codes::ALL {
         let n: u32 = rule.id[2..].parse().unwrap();
         if (n == 110 || (120..140).contains(&n)) && rule.id != "RK133" {
             assert!(covered.contains(rule.id), "{} has no fixture", rule.id);
@@ -706,7 +706,7 @@ fn an_overlay_of_a_shipped_profile_inherits_its_example_scripts() {
     let inherited = stream(&profile);
     assert_eq!(
         inherited[0]["data"]["gpu_check.py"].as_str(),
-        raykueue::input::resolve::shipped_script("scripts/gpu_check.py")
+        raykueue::api::input::resolve::shipped_script("scripts/gpu_check.py")
     );
     std::fs::create_dir(dir.path().join("scripts")).unwrap();
     std::fs::write(dir.path().join("scripts/gpu_check.py"), "print('mine')\n").unwrap();

@@ -51,17 +51,17 @@ fn main() -> ExitCode {
     let mut status = ExitCode::SUCCESS;
     let tables: Vec<(&str, Importer)> = if task == "docs" {
         vec![
-            (raykueue::cli::reference::RULES_FILE, |_| {
-                Ok(raykueue::cli::reference::rules())
+            (raykueue::api::cli::reference::RULES_FILE, |_| {
+                Ok(raykueue::api::cli::reference::rules())
             }),
-            (raykueue::cli::reference::PROFILE_FILE, |_| {
-                Ok(raykueue::cli::reference::profile())
+            (raykueue::api::cli::reference::PROFILE_FILE, |_| {
+                Ok(raykueue::api::cli::reference::profile())
             }),
-            (raykueue::cli::reference::SCHEMA_FILE, |_| {
-                Ok(raykueue::cli::reference::schema())
+            (raykueue::api::cli::reference::SCHEMA_FILE, |_| {
+                Ok(raykueue::api::cli::reference::schema())
             }),
-            (raykueue::cli::reference::FLEET_SCHEMA_FILE, |_| {
-                Ok(raykueue::cli::reference::fleet_schema())
+            (raykueue::api::cli::reference::FLEET_SCHEMA_FILE, |_| {
+                Ok(raykueue::api::cli::reference::fleet_schema())
             }),
         ]
     } else {

@@ -52,7 +52,7 @@ impl Phases {
 /// A profile compiled for a control plane: its typed form and its bundle's files.
 #[derive(Debug)]
 pub struct Compiled {
-    pub profile: raykueue::profile::Profile,
+    pub profile: raykueue::api::profile::Profile,
     pub files: BTreeMap<String, String>,
 }
 
@@ -60,7 +60,7 @@ impl Compiled {
     /// A shipped profile's name or a path, compiled as `raykueue gen` compiles it.
     pub fn profile(arg: &str) -> Result<Self, String> {
         let resolved = resolve(arg)?;
-        let compiled = raykueue::compile::compile(&resolved, false).map_err(|diags| {
+        let compiled = raykueue::api::compile::compile(&resolved, false).map_err(|diags| {
             let mut text = format!("{arg} does not compile:");
             for d in diags {
                 text.push_str("\n  ");
@@ -77,7 +77,7 @@ impl Compiled {
     /// Each member of a fleet file, compiled as `gen --out` compiles it (the manager first).
     pub fn fleet(arg: &str) -> Result<Vec<(String, Self)>, String> {
         let resolved = resolve(arg)?;
-        let fleet = raykueue::fleet::compile(&resolved, false).map_err(|diags| {
+        let fleet = raykueue::api::fleet::compile(&resolved, false).map_err(|diags| {
             let mut text = format!("{arg} does not compile:");
             for d in diags {
                 text.push_str("\n  ");
@@ -113,9 +113,9 @@ impl Compiled {
     }
 }
 
-fn resolve(arg: &str) -> Result<raykueue::input::resolve::Resolved, String> {
-    use raykueue::input::resolve::ResolveError;
-    raykueue::input::resolve::resolve(arg).map_err(|e| match e {
+fn resolve(arg: &str) -> Result<raykueue::api::input::resolve::Resolved, String> {
+    use raykueue::api::input::resolve::ResolveError;
+    raykueue::api::input::resolve::resolve(arg).map_err(|e| match e {
         ResolveError::Io(m) => m,
         ResolveError::Invalid(d) => format!("{arg}: {}", d.message),
     })
@@ -320,9 +320,9 @@ pub fn replay(
     time_scale: Option<f64>,
     until: Option<u64>,
 ) -> Result<Vec<serde_json::Value>, String> {
-    let (_, scenario) = raykueue::simulate::scenario::read(scenario).map_err(|e| match e {
-        raykueue::simulate::scenario::ReadError::Io(m) => m,
-        raykueue::simulate::scenario::ReadError::Invalid(d) => format!(
+    let (_, scenario) = raykueue::api::simulate::scenario::read(scenario).map_err(|e| match e {
+        raykueue::api::simulate::scenario::ReadError::Io(m) => m,
+        raykueue::api::simulate::scenario::ReadError::Invalid(d) => format!(
             "the scenario is invalid: {}",
             d.iter()
                 .map(|d| d.message.clone())
@@ -331,7 +331,7 @@ pub fn replay(
         ),
     })?;
     let plan = replay::Plan {
-        submissions: raykueue::live::submissions(&compiled.profile, &scenario),
+        submissions: raykueue::api::live::submissions(&compiled.profile, &scenario),
         time_scale,
         until,
     };

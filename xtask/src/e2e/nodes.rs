@@ -1,6 +1,6 @@
 //! The profile's node pools as kwok nodes: one Node per node of each pool at its largest
 //! (`count`, or `autoscale.max`), with the labels the cloud stamps and the profile's own, the
-//! pool's taints and the catalogue's allocatable (`raykueue::cloud::pool_nodes`). kwok manages
+//! pool's taints and the catalogue's allocatable (`raykueue::api::cloud::pool_nodes`). kwok manages
 //! only nodes annotated `kwok.x-k8s.io/node: fake`, keeps them Ready and runs the pods the
 //! scheduler binds to them.
 
@@ -12,9 +12,9 @@ pub const KWOK_ANNOTATION: &str = "kwok.x-k8s.io/node";
 const MAX_PODS: &str = "110";
 
 /// The Node objects of a profile, in pool order.
-pub fn nodes(profile: &raykueue::profile::Profile) -> Vec<Value> {
+pub fn nodes(profile: &raykueue::api::profile::Profile) -> Vec<Value> {
     let mut out = Vec::new();
-    for pool in raykueue::cloud::pool_nodes(profile) {
+    for pool in raykueue::api::cloud::pool_nodes(profile) {
         for i in 0..pool.nodes {
             let name = format!("{}-{i}", pool.pool);
             let mut labels: Map<String, Value> = pool

@@ -1,5 +1,5 @@
 //! `e2e replay`: a scenario on the real Kueue. Each scenario workload is created, at its
-//! `submitAt`, as the pending Workload `raykueue::live::submissions` writes (the scenario's pod
+//! `submitAt`, as the pending Workload `raykueue::api::live::submissions` writes (the scenario's pod
 //! sets and queue); the harness watches the Workloads and prints what Kueue does to them in the
 //! event lines of `raykueue simulate --output json`.
 //!
@@ -45,7 +45,7 @@ fn quiet(waiting: bool) -> Duration {
 /// What one replay needs: the workloads to submit.
 #[derive(Debug)]
 pub struct Plan {
-    pub submissions: Vec<raykueue::live::Submission>,
+    pub submissions: Vec<raykueue::api::live::Submission>,
     pub time_scale: Option<f64>,
     /// `simulate --until`: no step after this scenario second.
     pub until: Option<u64>,
@@ -153,7 +153,9 @@ pub fn run(cluster: &Cluster, plan: &Plan) -> Result<Vec<Value>, String> {
     // in had they met (docs/simulate.md, "Where the real Kueue differs").
     let mut submissions = plan.submissions.clone();
     submissions.sort_by(|a, b| {
-        let p = |s: &raykueue::live::Submission| s.object["spec"]["priority"].as_i64().unwrap_or(0);
+        let p = |s: &raykueue::api::live::Submission| {
+            s.object["spec"]["priority"].as_i64().unwrap_or(0)
+        };
         (a.submit_at, std::cmp::Reverse(p(a)), &a.name).cmp(&(
             b.submit_at,
             std::cmp::Reverse(p(b)),
@@ -245,7 +247,7 @@ impl Run<'_> {
         self.events.push(v);
     }
 
-    fn submit(&mut self, s: &raykueue::live::Submission) -> Result<(), String> {
+    fn submit(&mut self, s: &raykueue::api::live::Submission) -> Result<(), String> {
         let a = self.kubectl.run(
             &["create", "-f", "-", "-o", "json"],
             Some(&s.object.to_string()),
