@@ -24,10 +24,11 @@ pub mod base {
 /// The profile types (xtask `e2e`; tests `facts`, `infra`, `clouds`, `properties`,
 /// `workloads`; bench `simulate`).
 pub mod profile {
-    pub use crate::profile::{
-        AZ_DEFAULT_NODE_COUNT, ClusterName, LabelValue, Profile, RelativePath, ResourceGroupName,
-        RoleName, unchecked,
+    pub use crate::cloud::azure::section::{
+        AZ_DEFAULT_NODE_COUNT, ClusterName, ResourceGroupName, RoleName,
     };
+    pub use crate::profile::Profile;
+    pub use crate::profile::names::{LabelValue, RelativePath, unchecked};
 }
 
 /// Resolving, loading and checking a profile's text (xtask `e2e`; most tests; benches).
@@ -53,7 +54,7 @@ pub mod input {
 pub mod cloud {
     pub use crate::cloud::pool_nodes;
     pub mod alibaba {
-        pub use crate::cloud::alibaba::Alibaba;
+        pub use crate::cloud::alibaba::section::Alibaba;
         pub mod bodies {
             pub use crate::cloud::alibaba::bodies::{
                 CREATE_CLUSTER_SCHEMA, CREATE_NODE_POOL_SCHEMA, FILL_CLUSTER_IDS,
@@ -63,7 +64,8 @@ pub mod cloud {
         }
     }
     pub mod aws {
-        pub use crate::cloud::aws::{Aws, taints_blocking_device_plugin};
+        pub use crate::cloud::aws::section::Aws;
+        pub use crate::cloud::aws::taints_blocking_device_plugin;
         pub mod eksctl {
             pub use crate::cloud::aws::eksctl::{RayIdentity, cluster_config};
         }
@@ -99,7 +101,8 @@ pub mod simulate {
 
 /// The bundle's objects and the infrastructure files (tests `validate`, `monitoring`).
 pub mod model {
-    pub use crate::model::{Object, Part, infra_files};
+    pub use crate::model::infra::infra_files;
+    pub use crate::model::{Object, Part};
 }
 
 /// The bundle, its validation, rendering and the tree on disk (tests; bench `validate`).
@@ -130,7 +133,7 @@ pub mod fleet {
 
 /// The workloads a scenario submits to a live cluster (xtask `e2e`).
 pub mod live {
-    pub use crate::live::{Submission, submissions};
+    pub use crate::live::snapshot::{Submission, submissions};
 }
 
 /// Large generated profiles (test `properties`; benches `scale`, `simulate`).

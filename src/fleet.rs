@@ -13,7 +13,7 @@ use crate::output::bundle::{self, Bundle};
 use crate::output::render;
 use crate::simulate::standard::Unreclaimable;
 
-pub use crate::input::fleet::is_fleet;
+pub(crate) use crate::input::fleet::is_fleet;
 
 /// A compiled fleet: the whole tree, and the warnings of every member and of the fleet.
 #[derive(Debug)]
@@ -65,7 +65,7 @@ fn checked(resolved: &Resolved) -> Result<Checked, Vec<Diagnostic>> {
 
 /// Every diagnostic of the fleet, as `check` reports them: each member's (load, schema, rules,
 /// output validation) and the fleet's.
-pub fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> {
+pub(crate) fn diagnostics(resolved: &Resolved, deny_warnings: bool) -> Vec<Diagnostic> {
     let c = match admitted(resolved, deny_warnings) {
         Ok(c) => c,
         Err(d) => return d,
@@ -136,7 +136,7 @@ pub fn compile(resolved: &Resolved, deny_warnings: bool) -> Result<FleetCompiled
 
 /// Why `gen --cluster` printed nothing.
 #[derive(Debug)]
-pub enum StreamError {
+pub(crate) enum StreamError {
     /// The fleet names no such member; these are its members.
     NoMember(Vec<String>),
     Invalid(Vec<Diagnostic>),
@@ -144,7 +144,7 @@ pub enum StreamError {
 
 /// One member's objects of `part`, as `gen --cluster NAME [--only PART]` prints them; every
 /// member is compiled, so the stream fails where the tree would.
-pub fn stream(
+pub(crate) fn stream(
     resolved: &Resolved,
     deny_warnings: bool,
     cluster: &str,
@@ -167,14 +167,14 @@ pub fn stream(
 }
 
 /// A fleet and its members by name, the manager first.
-pub type Members = (
+pub(crate) type Members = (
     crate::profile::fleet::Fleet,
     Vec<(String, crate::profile::Profile)>,
 );
 
 /// The fleet and its members, typed, completed and checked, for `simulate`: any error stops
 /// it (warnings are `check`'s business).
-pub fn typed(resolved: &Resolved) -> Result<Members, Vec<Diagnostic>> {
+pub(crate) fn typed(resolved: &Resolved) -> Result<Members, Vec<Diagnostic>> {
     let c = checked(resolved)?;
     let errors: Vec<Diagnostic> = c
         .diagnostics

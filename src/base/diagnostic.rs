@@ -126,7 +126,7 @@ impl Findings {
 }
 
 /// Sort by file and position, then drop exact repeats: one report per problem, in reading order.
-pub fn normalize(diags: &mut Vec<Diagnostic>) {
+pub(crate) fn normalize(diags: &mut Vec<Diagnostic>) {
     diags.sort_by(|a, b| a.sort_key().cmp(&b.sort_key()));
     diags.dedup();
 }
@@ -214,7 +214,7 @@ struct JsonDiagnostic<'a> {
 }
 
 /// Machine rendering (`--error-format json`): one JSON object per line.
-pub fn render_json(diags: &[Diagnostic]) -> String {
+pub(crate) fn render_json(diags: &[Diagnostic]) -> String {
     let mut out = String::new();
     for d in diags {
         let j = JsonDiagnostic {

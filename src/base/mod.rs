@@ -2,9 +2,9 @@
 //! JSON pointers, the one YAML writer, and the small parallelism helper. Nothing here imports
 //! a stage.
 
-pub mod codes;
-pub mod diagnostic;
+pub(crate) mod codes;
+pub(crate) mod diagnostic;
 pub(crate) mod par;
 pub(crate) mod pointer;
-pub mod source;
-pub mod yaml;
+pub(crate) mod source;
+pub(crate) mod yaml;

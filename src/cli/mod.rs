@@ -9,7 +9,7 @@ mod explain;
 mod gen_cmd;
 mod init;
 mod man;
-pub mod reference;
+pub(crate) mod reference;
 mod schema;
 pub(crate) mod semantic_diff;
 mod simulate;
@@ -74,10 +74,10 @@ pub(crate) enum ErrorFormat {
 }
 
 /// Exit codes of every subcommand.
-pub mod exit {
+pub(crate) mod exit {
     pub(crate) const OK: u8 = 0;
     pub(crate) const INVALID: u8 = 1;
-    pub const ERROR: u8 = 2;
+    pub(crate) const ERROR: u8 = 2;
 }
 
 pub fn main() -> ExitCode {

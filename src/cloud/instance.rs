@@ -16,7 +16,7 @@ pub(crate) const GPU_TAINT_KEY: &str = GPU_RESOURCE;
 
 /// One instance type: what the hypervisor gives the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct InstanceType {
+pub(crate) struct InstanceType {
     pub name: &'static str,
     pub vcpus: u32,
     pub memory_gib: u32,
@@ -31,7 +31,7 @@ pub struct InstanceType {
 /// A retirement the cloud announced for a series of instance types, with the page that says so
 /// and the series it names as successors.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Retirement {
+pub(crate) struct Retirement {
     /// `YYYY-MM-DD`.
     pub date: &'static str,
     pub series: &'static str,
@@ -132,7 +132,7 @@ pub(crate) const fn gpu(
 
 /// Node allocatable of one instance type, by the provider's model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Allocatable {
+pub(crate) struct Allocatable {
     pub cpu: Quantity,
     pub memory: Quantity,
     pub gpus: u32,
@@ -141,7 +141,7 @@ pub struct Allocatable {
 impl Allocatable {
     /// The allocatable amount of a resource the catalogue knows (`cpu`, `memory`,
     /// `nvidia.com/gpu`); `None` for any other resource.
-    pub fn get(&self, resource: &str) -> Option<Quantity> {
+    pub(crate) fn get(&self, resource: &str) -> Option<Quantity> {
         match resource {
             "cpu" => Some(self.cpu),
             "memory" => Some(self.memory),

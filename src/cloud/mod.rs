@@ -17,8 +17,8 @@
 //! ranges, taints, the Kubernetes version, identity) run once over every cloud's pools
 //! (`checks::clouds`).
 
-pub mod alibaba;
-pub mod aws;
+pub(crate) mod alibaba;
+pub(crate) mod aws;
 pub(crate) mod azure;
 pub(crate) mod gcp;
 pub(crate) mod instance;
@@ -129,7 +129,7 @@ impl NodeGroup<'_> {
 
 /// Where the operators' pods run, as Helm values keys under the chart's pod settings.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
+pub(crate) struct Placement {
     /// The pods' `nodeSelector`.
     pub(crate) node_selector: Vec<(String, String)>,
     /// The pods' `tolerations` (none: the key is left to the chart).

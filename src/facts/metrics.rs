@@ -16,7 +16,7 @@
 //! - Prometheus itself: `up` of every target, with the target's labels.
 
 /// Kueue v0.19.2's metrics that raykueue queries: full name, labels.
-pub const KUEUE: &[(&str, &[&str])] = &[
+pub(crate) const KUEUE: &[(&str, &[&str])] = &[
     ("kueue_pending_workloads", &["cluster_queue", "status"]),
     ("kueue_admitted_active_workloads", &["cluster_queue"]),
     ("kueue_reserving_active_workloads", &["cluster_queue"]),
@@ -61,7 +61,7 @@ pub const KUEUE: &[(&str, &[&str])] = &[
 ];
 
 /// DCGM exporter metrics raykueue queries, with the labels its ServiceMonitor leaves on them.
-pub const DCGM: &[(&str, &[&str])] = &[
+pub(crate) const DCGM: &[(&str, &[&str])] = &[
     (
         "DCGM_FI_DEV_GPU_UTIL",
         &[
@@ -104,7 +104,7 @@ pub const DCGM: &[(&str, &[&str])] = &[
 pub const KUBE_NODE_LABELS: &str = "kube_node_labels";
 
 /// Prometheus' own per-target metric.
-pub const UP: (&str, &[&str]) = ("up", &["job", "namespace", "service", "pod", "endpoint"]);
+pub(crate) const UP: (&str, &[&str]) = ("up", &["job", "namespace", "service", "pod", "endpoint"]);
 
 /// The labels a metric carries, if raykueue knows the metric (`kube_node_labels`: its fixed
 /// label only; the `label_*` ones are checked by prefix).

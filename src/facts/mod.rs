@@ -8,9 +8,9 @@
 pub(crate) mod cohorts;
 pub(crate) mod counted;
 pub(crate) mod kuberay;
-pub mod metrics;
+pub(crate) mod metrics;
 pub(crate) mod monitoring;
-pub mod operators;
+pub(crate) mod operators;
 pub(crate) mod pods;
 mod quota;
 

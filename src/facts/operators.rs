@@ -50,11 +50,11 @@ pub fn kueue_default_configuration() -> Value {
 /// `examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf` and `variables.tf`):
 /// upstream's charts at these versions, with the operators' MCR images, and KubeRay told to
 /// inject its wait-for-GCS init container, which the MCR Ray images rely on.
-pub const AKS_AI_RUNTIME_REGISTRY: &str = "oci://mcr.microsoft.com/aks/ai-runtime/helm";
+pub(crate) const AKS_AI_RUNTIME_REGISTRY: &str = "oci://mcr.microsoft.com/aks/ai-runtime/helm";
 /// The Kueue chart version the AKS AI runtime publishes (`kueue_chart_version`).
-pub const AKS_AI_RUNTIME_KUEUE: &str = "0.17.1";
+pub(crate) const AKS_AI_RUNTIME_KUEUE: &str = "0.17.1";
 /// The KubeRay operator chart version the AKS AI runtime publishes (`kuberay_chart_version`).
-pub const AKS_AI_RUNTIME_KUBERAY: &str = "1.6.1";
+pub(crate) const AKS_AI_RUNTIME_KUBERAY: &str = "1.6.1";
 const AKS_AI_RUNTIME_KUEUE_IMAGE: &str = "mcr.microsoft.com/oss/v2/kueue/kueue";
 const AKS_AI_RUNTIME_KUBERAY_IMAGE: &str = "mcr.microsoft.com/oss/v2/kuberay/operator";
 
@@ -133,7 +133,7 @@ pub const CONFIGURATION_FIELDS: &[&str] = &[
 
 /// Where the operators run, as the profile's provider places them. `None` without a provider
 /// section, or where the provider leaves them to the charts' defaults.
-pub fn placement(p: &Profile) -> Option<Placement> {
+pub(crate) fn placement(p: &Profile) -> Option<Placement> {
     p.cloud()?.operator_placement()
 }
 
@@ -169,7 +169,7 @@ pub(crate) fn operator_pods(p: &Profile) -> Vec<(&'static str, Quantity, Quantit
 /// The NVIDIA component that makes GPU nodes advertise `nvidia.com/gpu`, as raykueue installs
 /// it (`operators.nvidia`; `None` when nothing is installed).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct NvidiaStack {
+pub(crate) struct NvidiaStack {
     pub install: NvidiaInstall,
     /// Helm repository, added as `repo_alias`.
     pub repo: &'static str,
@@ -219,7 +219,7 @@ pub(crate) fn device_plugin_default_tolerations() -> Vec<Value> {
 /// node groups (eksctl-io/eksctl@v0.230.0 `pkg/eks/tasks.go`, `pkg/addons/device_plugin.go`;
 /// Bottlerocket runs its own), and ACK installs `ack-nvidia-device-plugin` when the cluster is
 /// created.
-pub fn nvidia(p: &Profile) -> Option<NvidiaStack> {
+pub(crate) fn nvidia(p: &Profile) -> Option<NvidiaStack> {
     let install = if let Some(n) = &p.operators.nvidia {
         n.install
     } else if p

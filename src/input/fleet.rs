@@ -20,7 +20,7 @@ use std::sync::OnceLock;
 /// Whether a file is a fleet rather than a profile: a top-level `kind: Fleet` line. Read from
 /// the text, so a profile is parsed once; a fleet written in flow style is read as a profile,
 /// whose schema check then names `kind`.
-pub fn is_fleet(resolved: &Resolved) -> bool {
+pub(crate) fn is_fleet(resolved: &Resolved) -> bool {
     matches!(
         super::kind::kind_of(&resolved.source.text),
         Some((super::kind::Kind::Fleet, _))
@@ -29,7 +29,7 @@ pub fn is_fleet(resolved: &Resolved) -> bool {
 
 /// One member profile, read and typed (not yet checked).
 #[derive(Debug)]
-pub struct MemberInput {
+pub(crate) struct MemberInput {
     /// `manager`, or the worker's name.
     pub name: String,
     /// Where the fleet file names this member's profile (a JSON pointer into the fleet file).
@@ -44,7 +44,7 @@ pub struct MemberInput {
 
 /// A fleet file and its members, read.
 #[derive(Debug)]
-pub struct FleetInput {
+pub(crate) struct FleetInput {
     pub loaded: Loaded,
     pub fleet: Fleet,
     /// The manager first, then the workers in fleet order.
@@ -52,7 +52,7 @@ pub struct FleetInput {
 }
 
 /// The fleet file's schema, generated from its types.
-pub fn fleet_schema() -> &'static Value {
+pub(crate) fn fleet_schema() -> &'static Value {
     static S: OnceLock<Value> = OnceLock::new();
     S.get_or_init(|| {
         let mut s = serde_json::to_value(schemars::schema_for!(Fleet)).unwrap_or_default();
@@ -68,7 +68,7 @@ fn validator() -> &'static jsonschema::Validator {
 
 /// Read a fleet file and every member profile it names. Every problem found in any of them is
 /// reported at once.
-pub fn read(resolved: &Resolved) -> Result<FleetInput, Vec<Diagnostic>> {
+pub(crate) fn read(resolved: &Resolved) -> Result<FleetInput, Vec<Diagnostic>> {
     let loaded = load::parse(&resolved.source)?;
     let doc = Document {
         validator: validator(),
@@ -151,7 +151,7 @@ fn read_member(r: &Resolved) -> Result<(Loaded, Profile, ScriptFiles), Vec<Diagn
 /// The name of the one ResourceFlavor of derived manager queues: no node labels, as the
 /// manager runs no job pods (kueue@v0.19.2 `keps/9988-multikueue-manager-quota-automation`
 /// "Treatment of ResourceFlavors": the manager's flavor choice does not reach the workers).
-pub const DERIVED_FLAVOR: &str = "multikueue";
+pub(crate) const DERIVED_FLAVOR: &str = "multikueue";
 
 impl FleetInput {
     /// Complete the members for their parts in the fleet: the manager's queues derived from the
@@ -162,7 +162,7 @@ impl FleetInput {
     /// quotas (all flavors) of the ClusterQueues behind that LocalQueue on every worker — what
     /// the workers guarantee together. With several, they share one cohort named after the
     /// fleet, so the manager lends between them as the workers' team queues lend to each other.
-    pub fn complete(&mut self) {
+    pub(crate) fn complete(&mut self) {
         let fleet = std::sync::Arc::new(self.fleet.clone());
         let (manager, workers) = self.members.split_at_mut(1);
         let manager = &mut manager[0];

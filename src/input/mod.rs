@@ -3,12 +3,12 @@
 //! profile schema and type it (`schema`), report deprecated fields (`deprecated`), and read the
 //! local script files its workloads name (`scripts`).
 
-pub mod deprecated;
-pub mod fleet;
+pub(crate) mod deprecated;
+pub(crate) mod fleet;
 pub(crate) mod kind;
-pub mod load;
+pub(crate) mod load;
 pub(crate) mod overlay;
-pub mod resolve;
-pub mod schema;
+pub(crate) mod resolve;
+pub(crate) mod schema;
 pub(crate) mod scripts;
 pub(crate) mod state;

@@ -76,7 +76,7 @@ pub(crate) fn strip_null(v: &mut Value) {
 /// validator, the costliest thing to build in a run, is compiled only to explain an error.
 /// `null` is the one value serde accepts (as an absent option) and the schema does not;
 /// `load::strict` refuses the other leniency, a struct given as a sequence.
-pub fn typed(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
+pub(crate) fn typed(loaded: &Loaded) -> Result<Profile, Vec<Diagnostic>> {
     if let Some(profile) = fast(&loaded.value) {
         return Ok(profile);
     }

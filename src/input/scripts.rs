@@ -122,7 +122,7 @@ pub(crate) fn read(base: Option<&Path>, rel: &RelativePath) -> Result<Script, Sc
 /// Every workload's script files, read once: per workload (in profile order) the result of each
 /// `scripts` entry.
 #[derive(Debug, Default)]
-pub struct ScriptFiles(Vec<Vec<Result<Script, ScriptError>>>);
+pub(crate) struct ScriptFiles(Vec<Vec<Result<Script, ScriptError>>>);
 
 impl ScriptFiles {
     /// The entries of workload `index`, read.

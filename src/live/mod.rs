@@ -4,8 +4,7 @@
 //! and then either `explain` (why each pending Workload waits) or drift (where the live queue
 //! objects differ from what the profile compiles to, located in the profile).
 
-mod snapshot;
-pub use snapshot::{Submission, submissions};
+pub(crate) mod snapshot;
 
 pub(crate) use snapshot::snapshot;
 
@@ -883,7 +882,7 @@ pub(crate) fn drift(
 }
 
 /// `check --state`: the profile's own diagnostics, the snapshot's, and the drift between them.
-pub fn check(
+pub(crate) fn check(
     resolved: &crate::input::resolve::Resolved,
     state_path: &str,
     deny_warnings: bool,

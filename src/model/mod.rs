@@ -6,7 +6,7 @@
 pub(crate) mod dashboard;
 pub(crate) mod fleet;
 pub(crate) mod gitops;
-pub mod infra;
+pub(crate) mod infra;
 pub(crate) mod monitoring;
 mod platform;
 pub(crate) mod smoke;
@@ -14,7 +14,7 @@ mod summary;
 pub(crate) mod workloads;
 
 pub(crate) use gitops::gitops_objects;
-pub use infra::infra_files;
+pub(crate) use infra::infra_files;
 pub(crate) use platform::platform_objects;
 pub(crate) use summary::summary_context;
 pub(crate) use workloads::workload_objects;
@@ -116,7 +116,7 @@ impl Part {
 
 /// The bundle's objects as data, each part in apply order.
 #[derive(Debug, Default)]
-pub struct Objects {
+pub(crate) struct Objects {
     pub platform: Vec<Object>,
     pub workloads: Vec<Object>,
     pub smoke: Vec<Object>,
@@ -139,7 +139,10 @@ impl Objects {
 
 /// Every object of the bundle, built as data. For a large profile, platform and workload
 /// objects are built on both cores.
-pub fn objects(profile: &Profile, scripts: &ScriptFiles) -> Result<Objects, Vec<Diagnostic>> {
+pub(crate) fn objects(
+    profile: &Profile,
+    scripts: &ScriptFiles,
+) -> Result<Objects, Vec<Diagnostic>> {
     let (platform, workloads) = crate::base::par::join(
         crate::base::par::wide(profile.items()),
         || platform_objects(profile),
@@ -189,7 +192,7 @@ pub struct Object {
 }
 
 /// A Kubernetes object `{apiVersion, kind, metadata, <fields>}`, every value moved in.
-pub fn k8s(
+pub(crate) fn k8s(
     api_version: &str,
     kind: &str,
     metadata: serde_json::Value,
@@ -205,7 +208,7 @@ pub fn k8s(
 
 /// A JSON object of `fields`, in order, every value moved in: the `json!` macro serializes a
 /// copy of each value, which costs a large profile's lists (the summary's, 1,000 teams) dearly.
-pub fn moved(
+pub(crate) fn moved(
     fields: impl IntoIterator<Item = (&'static str, serde_json::Value)>,
 ) -> serde_json::Value {
     serde_json::Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())

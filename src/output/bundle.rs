@@ -26,7 +26,7 @@ pub struct Bundle {
 
 /// Write objects as YAML, once each (on all cores when there are many). The data stays with
 /// each object: the semantic diff and the tests read it.
-pub fn write(objects: Vec<Object>) -> Result<Vec<Written>, Vec<Diagnostic>> {
+pub(crate) fn write(objects: Vec<Object>) -> Result<Vec<Written>, Vec<Diagnostic>> {
     let yaml = crate::base::par::map(crate::base::par::wide(objects.len()), &objects, |o| {
         yaml::to_yaml(&o.value)
     });
@@ -46,7 +46,7 @@ pub fn write(objects: Vec<Object>) -> Result<Vec<Written>, Vec<Diagnostic>> {
 }
 
 /// The objects of `stream` as one multi-document YAML stream (what `gen` prints).
-pub fn stream(written: &[Written]) -> String {
+pub(crate) fn stream(written: &[Written]) -> String {
     let mut out = String::new();
     for w in written {
         out.push_str("---\n");

@@ -2,7 +2,7 @@
 //! YAML writer is `base::yaml`), the bundle's files assembled (`bundle`), every object checked
 //! against its upstream schema (`validate`), and the bundle written or compared (`emit`).
 
-pub mod bundle;
-pub mod emit;
-pub mod render;
-pub mod validate;
+pub(crate) mod bundle;
+pub(crate) mod emit;
+pub(crate) mod render;
+pub(crate) mod validate;

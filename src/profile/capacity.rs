@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The node label Kubernetes gives every node (one value per node): Kueue allows it only as a
 /// Topology's last level.
-pub const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
+pub(crate) const HOSTNAME_LABEL: &str = "kubernetes.io/hostname";
 
 /// A Kueue Topology: the levels topology-aware scheduling places pods by.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -161,6 +161,7 @@ super::names::name_type!(
 /// Kueue's `ProvisioningRequestRetryStrategy`.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(clippy::struct_field_names)] // Kueue's field names (the YAML keys).
 pub struct ProvisioningRetryStrategy {
     /// Retries before the check is Rejected and the workload deactivated; 0 retries never.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -7,30 +7,26 @@
 //! the same words here. Maps are `BTreeMap`: output never depends on input key order.
 
 mod capacity;
-pub mod fleet;
+pub(crate) mod fleet;
 mod kueue_config;
 pub(crate) mod limits;
 mod monitoring;
 pub(crate) mod names;
-pub mod pools;
-pub mod quantity;
+pub(crate) mod pools;
+pub(crate) mod quantity;
 mod workload;
 
-pub use capacity::*;
-pub use fleet::Role;
-pub use kueue_config::*;
-pub use monitoring::*;
-pub use names::*;
-pub use pools::*;
-pub use quantity::{PATTERN as QUANTITY_PATTERN, Quantity, QuantityError};
-pub use workload::*;
+pub(crate) use capacity::*;
+pub(crate) use fleet::Role;
+pub(crate) use kueue_config::*;
+pub(crate) use monitoring::*;
+pub(crate) use names::*;
+pub(crate) use pools::*;
+pub(crate) use quantity::Quantity;
+pub(crate) use workload::*;
 
-pub use crate::cloud::azure::section::{
-    AZ_DEFAULT_NODE_COUNT, AksCluster, Azure, AzureIdentityName, AzureLocation, ClusterName,
-    ContainerName, Identity, NodePool, NodePoolName, PoolMode, ResourceGroupName, RoleName,
-    Storage, StorageAccountName, VmSize,
-};
-pub use crate::cloud::gcp::section::Gcp;
+pub(crate) use crate::cloud::azure::section::Azure;
+pub(crate) use crate::cloud::gcp::section::Gcp;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -432,6 +428,7 @@ pub enum QueueMode {
 
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(clippy::struct_field_names)] // the YAML keys `clusterQueues`, `localQueues`.
 pub struct Queues {
     pub mode: QueueMode,
     #[schemars(length(min = 1, max = 1000))]
@@ -791,7 +788,7 @@ pub struct RayDefaults {
 }
 
 /// The JSON Schema of the profile format, as committed in `profiles/profile.schema.json`.
-pub fn json_schema() -> serde_json::Value {
+pub(crate) fn json_schema() -> serde_json::Value {
     let schema = schemars::schema_for!(Profile);
     serde_json::to_value(schema).unwrap_or_default()
 }

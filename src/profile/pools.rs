@@ -115,6 +115,7 @@ pub enum TolerationOperator {
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[allow(clippy::struct_field_names)] // Kubernetes' field names (the YAML keys).
 pub struct Toleration {
     /// Empty with `Exists` tolerates every taint.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -33,7 +33,7 @@ pub enum QuantityError {
     Negative(String),
 }
 
-pub const PATTERN: &str =
+pub(crate) const PATTERN: &str =
     "^(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE][-+]?[0-9]+))?$";
 
 const NANO: i128 = 1_000_000_000;

@@ -54,19 +54,19 @@ impl WorkloadKind {
 
 /// A Kueue Workload holds at most this many PodSets (`jobframework.MaxPodSets`; the Workload
 /// CRD's `podSets` has `maxItems: 18`).
-pub const MAX_POD_SETS: usize = 18;
+pub(crate) const MAX_POD_SETS: usize = 18;
 
 /// How many worker groups a queued Ray object may have: one PodSet each, beside the head's
 /// and, for a RayJob in K8sJobMode, the submitter Job's (Kueue v0.19.2
 /// `pkg/controller/jobs/rayjob/rayjob_controller.go`, `addSubmitterPodSet`). The one number the
 /// profile rule (RK122) and the output validation both use.
-pub fn max_worker_groups(submitter_pod_set: bool) -> usize {
+pub(crate) fn max_worker_groups(submitter_pod_set: bool) -> usize {
     MAX_POD_SETS - 1 - usize::from(submitter_pod_set)
 }
 
 /// The LocalQueue name Kueue's webhooks give a job that has none, when the namespace has a
 /// LocalQueue of that name (kueue@v0.19.2 `pkg/controller/constants` `DefaultLocalQueueName`).
-pub const DEFAULT_LOCAL_QUEUE: &str = "default";
+pub(crate) const DEFAULT_LOCAL_QUEUE: &str = "default";
 
 /// How Kueue treats a workload once it is applied: the one answer every rule and the output
 /// share.
@@ -99,6 +99,7 @@ impl<'p> Admission<'p> {
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[allow(clippy::enum_variant_names)] // KubeRay's own names for the modes (the YAML values).
 pub enum SubmissionMode {
     #[default]
     K8sJobMode,
@@ -295,7 +296,7 @@ pub struct ServeApplication {
 }
 
 /// Requests = limits for the Ray container: `cpu`, `memory`, `nvidia.com/gpu`, ...
-pub type Resources = BTreeMap<QualifiedName, Quantity>;
+pub(crate) type Resources = BTreeMap<QualifiedName, Quantity>;
 
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -460,7 +461,7 @@ impl Workload {
 /// The Ray version an image tag names: the first `X.Y.Z` in the tag that is not part of a longer
 /// dotted number (`2.57.0-gpu`, `py3.12-ray2.55.1-cuda13.0` → `2.55.1`). Digests and tags
 /// without a version (`nightly-gpu`, `latest`) name none.
-pub fn ray_version_from_image(image: &str) -> Option<String> {
+pub(crate) fn ray_version_from_image(image: &str) -> Option<String> {
     let reference = image.split('@').next().unwrap_or(image);
     // The tag follows the last ':' that comes after the last '/' (a registry port is not a tag).
     let last_slash = reference.rfind('/').map_or(0, |i| i + 1);

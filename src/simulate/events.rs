@@ -200,7 +200,7 @@ pub(crate) type UsageLine = (u64, Vec<(String, String)>);
 /// The human timeline: one row per event, then after every second the usage of each
 /// ClusterQueue that holds anything (`cq: nvidia.com/gpu 8/4 on gpu (4 borrowed)`), and a
 /// last line with what is pending, running and never admissible.
-pub fn render_human(world: &World, events: &[Event], usage: &[UsageLine]) -> String {
+pub(crate) fn render_human(world: &World, events: &[Event], usage: &[UsageLine]) -> String {
     enum Line {
         Row([String; 6]),
         Text(String),

@@ -39,7 +39,7 @@ use std::fmt::Write as _;
 const HOLD: u64 = u64::MAX / 4;
 
 /// The worlds of a fleet: the manager's, then each worker's by name, in fleet order.
-pub struct Worlds {
+pub(crate) struct Worlds {
     pub manager: World,
     pub workers: Vec<(String, World)>,
     /// Per worker, per manager workload: the copy's index in the worker's world.
@@ -47,7 +47,11 @@ pub struct Worlds {
 }
 
 /// Build the worlds of a scenario submitted to the manager.
-pub fn worlds(manager: &Profile, workers: &[(&str, &Profile)], scenario: &Scenario) -> Worlds {
+pub(crate) fn worlds(
+    manager: &Profile,
+    workers: &[(&str, &Profile)],
+    scenario: &Scenario,
+) -> Worlds {
     let mut held = scenario.clone();
     for w in &mut held.workloads {
         w.run_for = HOLD;
@@ -91,7 +95,7 @@ enum Status {
 
 /// Which worker ran a workload, and when.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Placement {
+pub(crate) struct Placement {
     pub workload: String,
     pub worker: String,
     pub start: u64,
@@ -102,14 +106,14 @@ pub struct Placement {
 /// A fleet run: every event with its cluster (0 the manager, `k + 1` worker `k`), the last one
 /// the fleet's `End`; and where each workload ran.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub events: Vec<(usize, Event)>,
     pub placements: Vec<Placement>,
     pub capped: Vec<u64>,
 }
 
 /// Run a scenario on a fleet.
-pub fn run(w: &Worlds, dispatcher: Dispatcher, step: usize, until: Option<u64>) -> Outcome {
+pub(crate) fn run(w: &Worlds, dispatcher: Dispatcher, step: usize, until: Option<u64>) -> Outcome {
     let mut fleet = FleetRun::new(w, dispatcher, step);
     while let Some(now) = fleet.next_time() {
         if until.is_some_and(|u| now > u) {
@@ -485,7 +489,7 @@ fn cluster(w: &Worlds, at: usize) -> (&str, &World) {
 
 /// JSON lines: the single-cluster events with the cluster they happened on (`"cluster"`);
 /// the last line is the fleet's `End`.
-pub fn render_json(w: &Worlds, outcome: &Outcome) -> String {
+pub(crate) fn render_json(w: &Worlds, outcome: &Outcome) -> String {
     let mut text = String::new();
     for (at, e) in &outcome.events {
         let (name, world) = cluster(w, *at);
@@ -503,7 +507,7 @@ pub fn render_json(w: &Worlds, outcome: &Outcome) -> String {
 
 /// The human timeline: one row per event with its cluster, the fleet's end, then where each
 /// workload ran.
-pub fn render_human(w: &Worlds, outcome: &Outcome) -> String {
+pub(crate) fn render_human(w: &Worlds, outcome: &Outcome) -> String {
     let mut rows: Vec<[String; 6]> = vec![
         [
             "TIME",

@@ -12,10 +12,10 @@
 //! is simplified is listed in `docs/simulate.md`.
 
 mod cycle;
-pub mod events;
+pub(crate) mod events;
 mod fair_sharing;
 mod flavors;
-pub mod fleet;
+pub(crate) mod fleet;
 mod keys;
 pub(crate) mod live;
 pub(crate) mod never;
@@ -24,12 +24,12 @@ mod preemption;
 mod preemptor;
 mod queues;
 mod quota;
-pub mod scenario;
+pub(crate) mod scenario;
 mod share;
 mod snapshot;
 pub(crate) mod standard;
 mod tree;
-pub mod world;
+pub(crate) mod world;
 
 use events::{Event, UsageLine};
 use flavors::NoFitReason;

@@ -338,7 +338,6 @@ mod tests {
             resources: vec!["gpu".into()],
             cqs,
             cohorts: vec![crate::simulate::world::CohortSpec {
-                name: "c".into(),
                 parent: None,
                 quotas: crate::simulate::world::FrMap::default(),
                 weight: 0.0,

@@ -60,7 +60,7 @@ pub struct CqSpec {
 /// topology-aware (Kueue then implies TAS for pod sets that ask for none), and the admission
 /// checks a workload waits for, each with the flavors it applies to (all when empty).
 #[derive(Clone, Debug, Default)]
-pub struct CqCapacity {
+pub(crate) struct CqCapacity {
     pub(crate) tas_only: bool,
     pub(crate) admission_checks: Vec<(String, Vec<usize>)>,
 }
@@ -179,7 +179,7 @@ pub struct FlavorSpec {
 /// (kueue@v0.19.2 `pkg/scheduler/flavorassigner/tas_flavorassigner.go`
 /// `checkPodSetAndFlavorMatchForTAS`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub enum TasAsk {
+pub(crate) enum TasAsk {
     /// No request: topology-aware flavors are skipped.
     #[default]
     None,
@@ -227,8 +227,7 @@ pub struct WorkloadSpec {
 
 /// A Cohort: its place in the tree, the quota it holds itself and its fair-sharing weight.
 #[derive(Clone, Debug)]
-pub struct CohortSpec {
-    pub name: String,
+pub(crate) struct CohortSpec {
     pub parent: Option<usize>,
     pub(crate) quotas: FrMap<QuotaSpec>,
     /// Kueue's default 1 for a Cohort object; 0 for an implicit one (always a root, where the
@@ -376,7 +375,6 @@ pub(super) fn queues_world(profile: &Profile, resources: &mut Interner) -> World
                 resources,
             );
             CohortSpec {
-                name: node.name.to_owned(),
                 parent: node.parent,
                 quotas,
                 weight: node.spec.map_or(0.0, |s| weight(s.fair_sharing_weight)),

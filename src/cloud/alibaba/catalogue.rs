@@ -118,7 +118,7 @@ pub(crate) fn has_nvidia_gpus(name: &str) -> bool {
 }
 
 /// Node allocatable, bounded by the node's capacity (see the module comment).
-pub fn allocatable(t: &InstanceType) -> Allocatable {
+pub(crate) fn allocatable(t: &InstanceType) -> Allocatable {
     Allocatable {
         cpu: Quantity::from_nanos(i128::from(t.vcpus) * 1_000_000_000),
         memory: Quantity::from_bytes(i128::from(t.memory_gib) * 1024 * 1024 * 1024),

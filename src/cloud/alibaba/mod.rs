@@ -7,11 +7,11 @@
 //! Helm like on every cloud — not also with ACK's KubeRay add-on, which would run a second
 //! operator on the same CRDs.
 
-pub mod bodies;
-pub mod catalogue;
-pub mod section;
+pub(crate) mod bodies;
+pub(crate) mod catalogue;
+pub(crate) mod section;
 
-pub use section::*;
+pub(crate) use section::*;
 
 mod checks;
 

@@ -21,7 +21,7 @@ use crate::profile::quantity::Quantity;
 /// One EC2 instance type: the seam's facts (GPU model as eksctl and AWS name it) and the pod
 /// limit the EKS AMIs give the kubelet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Ec2Type {
+pub(crate) struct Ec2Type {
     pub base: InstanceType,
     /// The kubelet's `maxPods` on the EKS AMIs (the VPC CNI's ENI limit).
     pub(crate) max_pods: u32,
@@ -147,7 +147,7 @@ pub(crate) fn accelerator_label_value(t: &InstanceType) -> Option<String> {
 /// The memory is the instance's nominal memory; the kernel keeps some of it, and daemon sets
 /// (VPC CNI, kube-proxy, the device plugin) take their share of the rest, so a pod that fits
 /// here by a few hundred MiB may still not fit in practice.
-pub fn allocatable(t: &Ec2Type) -> Allocatable {
+pub(crate) fn allocatable(t: &Ec2Type) -> Allocatable {
     let max_pods = t.max_pods;
     let t = &t.base;
     let milli = i128::from(t.vcpus) * 1000;

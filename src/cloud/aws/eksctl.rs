@@ -11,7 +11,7 @@ use super::{Aws, NodeGroup, config_labels, node_taints};
 use serde_json::{Map, Value, json};
 
 /// Where the file lands in the bundle.
-pub const FILE: &str = "infra/eksctl-cluster.yaml";
+pub(crate) const FILE: &str = "infra/eksctl-cluster.yaml";
 
 /// The Cluster Autoscaler's service account: eksctl creates it with an IAM role (IRSA) before
 /// Helm installs the chart, which is then told not to create its own.

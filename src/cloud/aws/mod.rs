@@ -5,11 +5,11 @@
 //! since the raw `aws eks` path also needs the VPC, subnets and IAM roles made first
 //! (`CreateCluster` requires `roleArn` and `resourcesVpcConfig`).
 
-pub mod catalogue;
-pub mod eksctl;
-pub mod section;
+pub(crate) mod catalogue;
+pub(crate) mod eksctl;
+pub(crate) mod section;
 
-pub use section::*;
+pub(crate) use section::*;
 
 mod checks;
 

@@ -27,7 +27,7 @@ pub use parse::parse_tree;
 pub(crate) use parse::{Document, parse, parse_state_stream, parse_stream};
 pub(crate) use spans::SpanMap;
 pub use spans::flatten;
-pub use tree::{Tree, TreeKind};
+pub(crate) use tree::{Tree, TreeKind};
 
 /// Profiles are small; anything this large is a mistake or an attack, refused before parsing.
 // 4 MiB holds about 4,500 synthetic teams (1,000 teams take 0.9 MB) and keeps the answer to

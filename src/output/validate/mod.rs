@@ -218,7 +218,7 @@ pub(crate) fn object_name(value: &Value) -> String {
 
 /// Whose object it is: the codes and wording differ, the checks do not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
+pub(crate) enum Origin {
     /// raykueue's own output: any finding is a bug in raykueue.
     Generated,
     /// A manifest given to `raykueue validate`.
@@ -229,7 +229,7 @@ pub enum Origin {
 /// document's positions, and the object's JSON pointer in the document (`""`, or `/items/3`
 /// in a `List`).
 #[derive(Debug, Clone, Copy)]
-pub struct Place<'a> {
+pub(crate) struct Place<'a> {
     pub source: &'a Source,
     pub object: &'a Value,
     pub(crate) spans: &'a SpanMap,
@@ -237,7 +237,12 @@ pub struct Place<'a> {
 }
 
 /// A violation as a diagnostic, placed in `place` when the object has one.
-pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place>) -> Diagnostic {
+pub(crate) fn diagnostic(
+    origin: Origin,
+    name: &str,
+    v: &Violation,
+    place: Option<Place>,
+) -> Diagnostic {
     let generated = origin == Origin::Generated;
     let mut d = match (v.check, generated) {
         (
@@ -319,7 +324,7 @@ pub fn diagnostic(origin: Origin, name: &str, v: &Violation, place: Option<Place
 /// there are many): the objects that fail, by their index in apply order, with what fails. An
 /// object of a kind without a schema fails too, unless its group is one raykueue writes
 /// unchecked (kustomize's own files).
-pub fn generated<'a>(
+pub(crate) fn generated<'a>(
     objects: impl IntoIterator<Item = &'a crate::model::Object>,
 ) -> Vec<(usize, Verdict)> {
     let objects: Vec<&crate::model::Object> = objects.into_iter().collect();
@@ -346,7 +351,7 @@ pub fn bundle(bundle: &Bundle) -> Vec<Diagnostic> {
 
 /// The findings of the objects that failed (`generated`), as errors (RK9xx) placed in the file
 /// of the written bundle each object goes to. Nothing is validated again.
-pub fn place(bundle: &Bundle, failed: Vec<(usize, Verdict)>) -> Vec<Diagnostic> {
+pub(crate) fn place(bundle: &Bundle, failed: Vec<(usize, Verdict)>) -> Vec<Diagnostic> {
     let mut out = Vec::new();
     for (i, verdict) in failed {
         let Some(r) = bundle.objects.get(i) else {
