@@ -4,8 +4,8 @@
 //! the same module path, so a caller reads which stage an item comes from. An item is added
 //! here when a caller outside the crate names it, and every item here has such a caller.
 
-/// Diagnostics and their code table (tests: `reference`, `compat`, `properties`, `workloads`;
-/// bench `scale`), the YAML writer (test `clouds`).
+/// Diagnostics, sources and the code table (tests `reference`, `rules`, `compat`, `properties`,
+/// `workloads`; bench `scale`), the YAML writer (test `clouds`).
 pub mod base {
     pub mod codes {
         pub use crate::base::codes::{ALL, RETIRED, Severity};
@@ -21,7 +21,7 @@ pub mod base {
     }
 }
 
-/// The profile types (xtask `e2e`; tests `facts`, `infra`, `clouds`, `properties`,
+/// The profile types (xtask `e2e`; tests `facts`, `infra`, `clouds`, `gke`, `properties`,
 /// `workloads`; bench `simulate`).
 pub mod profile {
     pub use crate::cloud::azure::section::{
@@ -99,7 +99,7 @@ pub mod simulate {
     }
 }
 
-/// The bundle's objects and the infrastructure files (tests `validate`, `monitoring`).
+/// The bundle's objects and the infrastructure files (tests `validate`, `monitoring`, `common`).
 pub mod model {
     pub use crate::model::infra::infra_files;
     pub use crate::model::{Object, Part};
@@ -136,7 +136,7 @@ pub mod live {
     pub use crate::live::snapshot::{Submission, submissions};
 }
 
-/// Large generated profiles (test `properties`; benches `scale`, `simulate`).
+/// Large generated profiles (test `properties`; benches `scale`, `simulate`, `live`).
 pub mod synthetic {
     pub use crate::synthetic::teams_profile;
 }

@@ -36,7 +36,7 @@
 //! | `api::output`, `api::model` | the bundle: its objects, validation, the tree on disk | tests, bench `validate` |
 //! | `api::cloud`, `api::facts` | EKS/ACK request bodies, pool nodes, metrics, chart facts | xtask `e2e`, tests `clouds`, `monitoring`, `charts` |
 //! | `api::simulate`, `api::live` | the admission simulator, live submissions | xtask `e2e`, bench `simulate`, test `simulate_shortcuts` |
-//! | `api::synthetic` | generated large profiles | test `properties`, benches `scale`, `simulate` |
+//! | `api::synthetic` | generated large profiles | test `properties`, benches `scale`, `simulate`, `live` |
 
 pub(crate) mod base;
 pub(crate) mod synthetic;

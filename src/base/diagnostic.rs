@@ -92,12 +92,12 @@ impl Diagnostic {
 /// `cloud/<name>/checks.rs`) report through [`Findings`], so they need nothing of a later stage.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Finding {
-    pub code: &'static Code,
+    pub(crate) code: &'static Code,
     /// Where in the profile (a JSON pointer, `/azure/nodePools/1/vmSize`).
-    pub pointer: String,
-    pub message: String,
+    pub(crate) pointer: String,
+    pub(crate) message: String,
     /// What would be right.
-    pub hint: Option<String>,
+    pub(crate) hint: Option<String>,
 }
 
 /// The findings of a group of checks, in the order they were reported.

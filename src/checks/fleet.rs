@@ -25,14 +25,14 @@ use std::collections::{BTreeMap, BTreeSet};
 /// One member as the fleet checks see it.
 pub(crate) struct Member<'a> {
     /// `manager` or the worker's name.
-    pub name: &'a str,
+    pub(crate) name: &'a str,
     /// Where the fleet file names the member's profile.
-    pub pointer: &'a str,
+    pub(crate) pointer: &'a str,
     /// The profile file's identity (a shipped name or a canonical path).
-    pub identity: &'a str,
-    pub loaded: &'a Loaded,
-    pub profile: &'a Profile,
-    pub scripts: &'a ScriptFiles,
+    pub(crate) identity: &'a str,
+    pub(crate) loaded: &'a Loaded,
+    pub(crate) profile: &'a Profile,
+    pub(crate) scripts: &'a ScriptFiles,
 }
 
 /// Findings placed in the fleet file or in a member's profile.

@@ -27,9 +27,9 @@ use crate::simulate::standard::Unreclaimable;
 
 /// What a rule sees, and where it reports.
 pub(crate) struct Ctx<'a> {
-    pub profile: &'a Profile,
+    pub(crate) profile: &'a Profile,
     /// The workloads' script files, as the input read them.
-    pub scripts: &'a ScriptFiles,
+    pub(crate) scripts: &'a ScriptFiles,
     out: Findings,
     /// The standard scenarios' finding (RK146), handed on to the summary.
     unreclaimable: Vec<Unreclaimable>,
@@ -98,7 +98,7 @@ const CHECKS: &[Check] = &[
 /// reuses instead of computing it again.
 #[derive(Debug, Default)]
 pub(crate) struct Checked {
-    pub diagnostics: Vec<Diagnostic>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
     /// The queued workloads that cannot reclaim their queue's quota (RK146): the summary's
     /// "Queue behaviour" says the same.
     pub(crate) unreclaimable: Vec<Unreclaimable>,

@@ -22,8 +22,8 @@ use crate::facts::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_ou
 /// An image reference split into repository, tag and digest.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct ImageRef<'a> {
-    pub repository: &'a str,
-    pub tag: Option<&'a str>,
+    pub(crate) repository: &'a str,
+    pub(crate) tag: Option<&'a str>,
     pub(crate) digest: Option<&'a str>,
 }
 

@@ -12,7 +12,7 @@ use std::fmt::Write as _;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Change {
     pub(crate) subject: String,
-    pub what: String,
+    pub(crate) what: String,
 }
 
 /// Changes to the generated Kubernetes objects, in apply order of the new bundle.

@@ -17,15 +17,15 @@ pub(crate) const GPU_TAINT_KEY: &str = GPU_RESOURCE;
 /// One instance type: what the hypervisor gives the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct InstanceType {
-    pub name: &'static str,
-    pub vcpus: u32,
-    pub memory_gib: u32,
+    pub(crate) name: &'static str,
+    pub(crate) vcpus: u32,
+    pub(crate) memory_gib: u32,
     /// NVIDIA GPUs the node advertises as `nvidia.com/gpu` (0 for CPU sizes).
-    pub gpus: u32,
+    pub(crate) gpus: u32,
     /// GPU model, for messages (`""` for CPU sizes).
-    pub gpu_model: &'static str,
+    pub(crate) gpu_model: &'static str,
     /// The cloud no longer sells it: creating a pool of it fails.
-    pub retired: Option<&'static Retirement>,
+    pub(crate) retired: Option<&'static Retirement>,
 }
 
 /// A retirement the cloud announced for a series of instance types, with the page that says so
@@ -33,12 +33,12 @@ pub(crate) struct InstanceType {
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Retirement {
     /// `YYYY-MM-DD`.
-    pub date: &'static str,
-    pub series: &'static str,
-    pub page: &'static str,
+    pub(crate) date: &'static str,
+    pub(crate) series: &'static str,
+    pub(crate) page: &'static str,
     /// Name patterns of the successor series the page recommends, most recommended first
     /// (`*` stands for any text).
-    pub successors: &'static [&'static str],
+    pub(crate) successors: &'static [&'static str],
 }
 
 impl InstanceType {
@@ -133,9 +133,9 @@ pub(crate) const fn gpu(
 /// Node allocatable of one instance type, by the provider's model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Allocatable {
-    pub cpu: Quantity,
-    pub memory: Quantity,
-    pub gpus: u32,
+    pub(crate) cpu: Quantity,
+    pub(crate) memory: Quantity,
+    pub(crate) gpus: u32,
 }
 
 impl Allocatable {

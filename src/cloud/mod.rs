@@ -54,16 +54,16 @@ impl Profile {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Words {
     /// The managed Kubernetes service: `AKS`, `GKE`.
-    pub service: &'static str,
+    pub(crate) service: &'static str,
     /// The pool field naming the instance type: `vmSize`, `machineType`.
     pub(crate) machine_field: &'static str,
     /// The same in prose: `VM size`, `machine type`.
-    pub machine: &'static str,
+    pub(crate) machine: &'static str,
     /// What the cloud calls a pool: `node pool`, `node group`; and for short: `pool`.
-    pub pool: &'static str,
+    pub(crate) pool: &'static str,
     pub(crate) pool_short: &'static str,
     /// The CLI whose default node count applies when a pool gives none: `az`, `gcloud`.
-    pub cli: &'static str,
+    pub(crate) cli: &'static str,
     /// A GPU instance type for hints.
     pub(crate) gpu_example: &'static str,
     /// The label the cloud puts on every node with its pool's name.
@@ -92,29 +92,29 @@ pub(crate) struct Words {
 #[derive(Debug, Clone)]
 pub(crate) struct NodeGroup<'a> {
     /// Position in the section's `nodePools`.
-    pub index: usize,
-    pub name: &'a str,
+    pub(crate) index: usize,
+    pub(crate) name: &'a str,
     /// The instance type as the profile spells it.
-    pub machine: &'a str,
+    pub(crate) machine: &'a str,
     /// The catalogue entry, when raykueue knows the type.
-    pub instance: Option<&'static InstanceType>,
+    pub(crate) instance: Option<&'static InstanceType>,
     /// Whether its nodes advertise `nvidia.com/gpu`.
-    pub gpu: bool,
-    pub size: PoolSize,
+    pub(crate) gpu: bool,
+    pub(crate) size: PoolSize,
     /// `count` and `autoscale` as the profile gives them.
-    pub count: Option<u32>,
-    pub autoscale: Option<&'a Autoscale>,
+    pub(crate) count: Option<u32>,
+    pub(crate) autoscale: Option<&'a Autoscale>,
     /// The pool's own taints, as the profile gives them.
     pub(crate) pool_taints: &'a [Taint],
     /// Every label each node carries: the pool's own and the cloud's.
-    pub labels: BTreeMap<String, String>,
+    pub(crate) labels: BTreeMap<String, String>,
     /// Every taint each node carries: the pool's own and the cloud's.
-    pub taints: Vec<Taint>,
+    pub(crate) taints: Vec<Taint>,
     /// The operators run here (`Cloud::operator_placement`): their requests are not left for
     /// pods.
     pub(crate) hosts_operators: bool,
     /// Mode for the summary (`System`, `User`; `-` where the cloud has none).
-    pub mode: &'static str,
+    pub(crate) mode: &'static str,
     /// The pool's own taints and labels as the summary and `diff` show them.
     pub(crate) own_taints: Vec<String>,
     pub(crate) own_labels: Vec<String>,
@@ -133,7 +133,7 @@ pub(crate) struct Placement {
     /// The pods' `nodeSelector`.
     pub(crate) node_selector: Vec<(String, String)>,
     /// The pods' `tolerations` (none: the key is left to the chart).
-    pub tolerations: Vec<Value>,
+    pub(crate) tolerations: Vec<Value>,
 }
 
 impl Placement {

@@ -170,16 +170,16 @@ pub(crate) fn operator_pods(p: &Profile) -> Vec<(&'static str, Quantity, Quantit
 /// it (`operators.nvidia`; `None` when nothing is installed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NvidiaStack {
-    pub install: NvidiaInstall,
+    pub(crate) install: NvidiaInstall,
     /// Helm repository, added as `repo_alias`.
-    pub repo: &'static str,
+    pub(crate) repo: &'static str,
     pub(crate) repo_alias: &'static str,
-    pub chart: &'static str,
-    pub version: String,
-    pub namespace: &'static str,
-    pub release: &'static str,
+    pub(crate) chart: &'static str,
+    pub(crate) version: String,
+    pub(crate) namespace: &'static str,
+    pub(crate) release: &'static str,
     /// The DaemonSet that runs the device plugin on GPU nodes (what `verify.sh` waits for).
-    pub daemonset: &'static str,
+    pub(crate) daemonset: &'static str,
     /// The values file next to `up.sh`.
     pub(crate) values_file: &'static str,
 }

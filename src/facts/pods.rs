@@ -23,18 +23,18 @@ pub(crate) enum Role {
 /// One Kueue pod set of a workload.
 #[derive(Debug, Clone)]
 pub(crate) struct PodSet<'a> {
-    pub workload: &'a Workload,
+    pub(crate) workload: &'a Workload,
     /// Index of the workload in the profile.
-    pub index: usize,
-    pub role: Role,
+    pub(crate) index: usize,
+    pub(crate) role: Role,
     /// Pods Kueue admits: 1 for head and submitter, `replicas × numOfHosts` for a worker group.
-    pub count: u64,
+    pub(crate) count: u64,
     /// Pods at the largest size the group may scale to (`maxReplicas × numOfHosts`).
     pub(crate) max_count: u64,
     /// What one pod requests, all containers together (sidecars included).
-    pub requests: BTreeMap<String, Quantity>,
+    pub(crate) requests: BTreeMap<String, Quantity>,
     pub(crate) node_selector: BTreeMap<String, String>,
-    pub tolerations: &'a [Toleration],
+    pub(crate) tolerations: &'a [Toleration],
     /// What it asks of topology-aware scheduling (head and worker groups; the submitter's
     /// template is KubeRay's default, without annotations).
     pub(crate) topology: Option<&'a TopologyRequest>,
@@ -42,7 +42,7 @@ pub(crate) struct PodSet<'a> {
     /// submitter: its `submitter.resources`, or the workload when the defaults apply).
     pub(crate) resources_pointer: String,
     /// JSON pointer of the pod set itself (`/workloads/0/head`, `/workloads/0/workers/1`).
-    pub pointer: String,
+    pub(crate) pointer: String,
 }
 
 impl PodSet<'_> {

@@ -31,24 +31,24 @@ pub(crate) fn is_fleet(resolved: &Resolved) -> bool {
 #[derive(Debug)]
 pub(crate) struct MemberInput {
     /// `manager`, or the worker's name.
-    pub name: String,
+    pub(crate) name: String,
     /// Where the fleet file names this member's profile (a JSON pointer into the fleet file).
-    pub pointer: String,
+    pub(crate) pointer: String,
     /// What the profile file is: a shipped name's embedded path, or the file's canonical path
     /// (two members with one identity are one profile).
-    pub identity: String,
-    pub loaded: Loaded,
-    pub profile: Profile,
-    pub scripts: ScriptFiles,
+    pub(crate) identity: String,
+    pub(crate) loaded: Loaded,
+    pub(crate) profile: Profile,
+    pub(crate) scripts: ScriptFiles,
 }
 
 /// A fleet file and its members, read.
 #[derive(Debug)]
 pub(crate) struct FleetInput {
-    pub loaded: Loaded,
-    pub fleet: Fleet,
+    pub(crate) loaded: Loaded,
+    pub(crate) fleet: Fleet,
     /// The manager first, then the workers in fleet order.
-    pub members: Vec<MemberInput>,
+    pub(crate) members: Vec<MemberInput>,
 }
 
 /// The fleet file's schema, generated from its types.

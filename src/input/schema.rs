@@ -124,11 +124,11 @@ pub(crate) fn check_against_schema(loaded: &Loaded) -> Result<Profile, Vec<Diagn
 
 /// A document format with a generated schema: the profile, or a `simulate` scenario.
 pub(crate) struct Document {
-    pub validator: &'static jsonschema::Validator,
+    pub(crate) validator: &'static jsonschema::Validator,
     /// The schema the validator was built from (for allowed keys and descriptions in hints).
-    pub schema: &'static Value,
+    pub(crate) schema: &'static Value,
     /// The `kind:` of the document (`Profile`, `Scenario`), for the hint at the root.
-    pub kind: &'static str,
+    pub(crate) kind: &'static str,
 }
 
 /// Check any loaded document against its schema and build the typed value, or report every

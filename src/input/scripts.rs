@@ -14,8 +14,8 @@ pub(crate) const MAX_CONFIGMAP_BYTES: usize = 1024 * 1024;
 /// One script as it goes into the ConfigMap: its key (the file name) and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Script {
-    pub key: String,
-    pub text: String,
+    pub(crate) key: String,
+    pub(crate) text: String,
 }
 
 /// Why a script entry cannot be packed.

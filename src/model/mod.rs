@@ -117,12 +117,12 @@ impl Part {
 /// The bundle's objects as data, each part in apply order.
 #[derive(Debug, Default)]
 pub(crate) struct Objects {
-    pub platform: Vec<Object>,
-    pub workloads: Vec<Object>,
-    pub smoke: Vec<Object>,
-    pub gitops: Vec<Object>,
+    pub(crate) platform: Vec<Object>,
+    pub(crate) workloads: Vec<Object>,
+    pub(crate) smoke: Vec<Object>,
+    pub(crate) gitops: Vec<Object>,
     /// `monitoring/`: scrape objects, alert rules, the dashboard's ConfigMap.
-    pub monitoring: Vec<Object>,
+    pub(crate) monitoring: Vec<Object>,
 }
 
 impl Objects {

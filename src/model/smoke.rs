@@ -24,12 +24,12 @@ pub(crate) fn is_smoke_file(file: &str) -> bool {
 /// What `smoke.sh` needs to know about the job it submits.
 #[derive(Debug, serde::Serialize)]
 pub(crate) struct SmokeJob {
-    pub name: &'static str,
-    pub namespace: String,
+    pub(crate) name: &'static str,
+    pub(crate) namespace: String,
     /// The LocalQueue it is submitted to; `None` without Kueue.
-    pub queue: Option<String>,
+    pub(crate) queue: Option<String>,
     /// Files to apply, in order, relative to the bundle (`infra/smoke/configmap.yaml`, ...).
-    pub files: Vec<String>,
+    pub(crate) files: Vec<String>,
 }
 
 /// The smoke job of a profile that installs KubeRay and names a Ray image; `None` otherwise.

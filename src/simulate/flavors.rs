@@ -74,20 +74,20 @@ impl NoFitReason {
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct FlavorChoice {
-    pub flavor: usize,
-    pub mode: Mode,
-    pub borrow: u32,
+    pub(crate) flavor: usize,
+    pub(crate) mode: Mode,
+    pub(crate) borrow: u32,
 }
 
 #[derive(Clone, Debug)]
 pub(super) struct Assignment {
     /// Per pod set: resource → flavor choice.
-    pub pod_sets: Vec<BTreeMap<usize, FlavorChoice>>,
+    pub(crate) pod_sets: Vec<BTreeMap<usize, FlavorChoice>>,
     /// Total requests per flavor/resource.
-    pub usage: FrMap<i128>,
+    pub(crate) usage: FrMap<i128>,
     /// The borrowing level (0: within nominal).
-    pub borrowing: u32,
-    pub mode: Mode,
+    pub(crate) borrowing: u32,
+    pub(crate) mode: Mode,
     pub(crate) no_fit: Option<NoFitReason>,
 }
 

@@ -40,8 +40,8 @@ const HOLD: u64 = u64::MAX / 4;
 
 /// The worlds of a fleet: the manager's, then each worker's by name, in fleet order.
 pub(crate) struct Worlds {
-    pub manager: World,
-    pub workers: Vec<(String, World)>,
+    pub(crate) manager: World,
+    pub(crate) workers: Vec<(String, World)>,
     /// Per worker, per manager workload: the copy's index in the worker's world.
     copies: Vec<Vec<Option<usize>>>,
 }
@@ -96,20 +96,20 @@ enum Status {
 /// Which worker ran a workload, and when.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Placement {
-    pub workload: String,
-    pub worker: String,
-    pub start: u64,
+    pub(crate) workload: String,
+    pub(crate) worker: String,
+    pub(crate) start: u64,
     /// `None` while it still runs at the end of the run.
-    pub end: Option<u64>,
+    pub(crate) end: Option<u64>,
 }
 
 /// A fleet run: every event with its cluster (0 the manager, `k + 1` worker `k`), the last one
 /// the fleet's `End`; and where each workload ran.
 #[derive(Debug)]
 pub(crate) struct Outcome {
-    pub events: Vec<(usize, Event)>,
-    pub placements: Vec<Placement>,
-    pub capped: Vec<u64>,
+    pub(crate) events: Vec<(usize, Event)>,
+    pub(crate) placements: Vec<Placement>,
+    pub(crate) capped: Vec<u64>,
 }
 
 /// Run a scenario on a fleet.

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 /// A (flavor, resource) pair: the unit Kueue keeps quota and usage in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub(crate) struct Fr {
-    pub flavor: usize,
-    pub resource: usize,
+    pub(crate) flavor: usize,
+    pub(crate) resource: usize,
 }
 
 /// A map keyed by flavor/resource with a fast hasher: the simulator looks these up on every
@@ -17,7 +17,7 @@ pub(crate) type FrMap<V> = HashMap<Fr, V, foldhash::fast::FixedState>;
 /// One ClusterQueue's quota for one flavor and resource, in nano-units.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QuotaSpec {
-    pub nominal: i128,
-    pub borrowing_limit: Option<i128>,
+    pub(crate) nominal: i128,
+    pub(crate) borrowing_limit: Option<i128>,
     pub(crate) lending_limit: Option<i128>,
 }

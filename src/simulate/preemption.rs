@@ -39,8 +39,8 @@ impl Reason {
 
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Target {
-    pub workload: usize,
-    pub reason: Reason,
+    pub(crate) workload: usize,
+    pub(crate) reason: Reason,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,16 +17,16 @@ use std::collections::BTreeSet;
 #[derive(Clone, Debug)]
 pub(super) struct Running {
     pub(crate) admitted_at: u64,
-    pub ends: u64,
-    pub usage: FrMap<i128>,
+    pub(crate) ends: u64,
+    pub(crate) usage: FrMap<i128>,
 }
 
 /// The admitted workloads and the usage of every queue and cohort.
 #[derive(Clone, Debug)]
 pub(super) struct State {
-    pub usage: Usage,
+    pub(crate) usage: Usage,
     /// Indexed by workload.
-    pub running: Vec<Option<Running>>,
+    pub(crate) running: Vec<Option<Running>>,
     /// Admitted workloads per ClusterQueue.
     pub(crate) by_cq: Vec<BTreeSet<usize>>,
     /// The preemption oracle's answers for the admitted workloads as they are; forgotten, as
@@ -136,10 +136,10 @@ pub(crate) struct KeptAnswers<'a> {
 
 #[derive(Clone, Debug)]
 pub(super) struct Snapshot<'a> {
-    pub world: &'a World,
+    pub(crate) world: &'a World,
     /// The state's usage until the snapshot first changes it.
-    pub usage: Cow<'a, Usage>,
-    pub running: &'a [Option<Running>],
+    pub(crate) usage: Cow<'a, Usage>,
+    pub(crate) running: &'a [Option<Running>],
     by_cq: &'a [BTreeSet<usize>],
     /// Admitted workloads whose removal is being simulated (a few at a time: a list).
     removed: Vec<usize>,

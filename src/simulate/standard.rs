@@ -41,10 +41,10 @@ pub(crate) const MAX_PEERS: usize = 16;
 /// One row of the table: one ClusterQueue after one step.
 #[derive(Clone, Debug)]
 pub(crate) struct Row {
-    pub step: usize,
-    pub cq: String,
-    pub holds: String,
-    pub borrowed: String,
+    pub(crate) step: usize,
+    pub(crate) cq: String,
+    pub(crate) holds: String,
+    pub(crate) borrowed: String,
     pub(crate) happened: String,
     /// With fair sharing on: the queue's weighted share after the step (Kueue's
     /// `status.fairSharing.weightedShare`; `∞` for a weight-0 queue that borrows).
@@ -54,24 +54,24 @@ pub(crate) struct Row {
 /// One bar of the chart: a workload holding quota from `start` to `end`.
 #[derive(Clone, Debug)]
 pub(crate) struct Bar {
-    pub cq: String,
-    pub workload: String,
-    pub holds: String,
-    pub start: u64,
-    pub end: u64,
+    pub(crate) cq: String,
+    pub(crate) workload: String,
+    pub(crate) holds: String,
+    pub(crate) start: u64,
+    pub(crate) end: u64,
     /// Ended by preemption (else still running at [`END`]).
-    pub preempted: bool,
+    pub(crate) preempted: bool,
 }
 
 /// The standard scenario of one ClusterQueue (`first`) and its cohort peers.
 #[derive(Clone, Debug)]
 pub(crate) struct Run {
-    pub first: String,
-    pub cohort: Option<String>,
+    pub(crate) first: String,
+    pub(crate) cohort: Option<String>,
     /// The resource the table counts: the first covered resource whose name has `gpu`, else
     /// the first resource `first` covers.
-    pub resource: String,
-    pub rows: Vec<Row>,
+    pub(crate) resource: String,
+    pub(crate) rows: Vec<Row>,
     /// In the order of the queues, then of admission.
     pub(crate) bars: Vec<Bar>,
     /// "Kueue preempts whole workloads" sentences, one per borrowing workload preempted.
@@ -83,13 +83,13 @@ pub(crate) struct Run {
 #[derive(Clone, Debug)]
 pub(crate) struct Unreclaimable {
     /// Index in the profile's `workloads`.
-    pub index: usize,
-    pub name: String,
-    pub cq: String,
+    pub(crate) index: usize,
+    pub(crate) name: String,
+    pub(crate) cq: String,
     /// (resource, what it asks, its queue's nominal quota on the flavor it gets).
-    pub over: Vec<(String, String, String)>,
+    pub(crate) over: Vec<(String, String, String)>,
     /// The peers that borrowed while it waited.
-    pub peers: Vec<String>,
+    pub(crate) peers: Vec<String>,
 }
 
 impl Unreclaimable {

@@ -228,7 +228,7 @@ pub struct WorkloadSpec {
 /// A Cohort: its place in the tree, the quota it holds itself and its fair-sharing weight.
 #[derive(Clone, Debug)]
 pub(crate) struct CohortSpec {
-    pub parent: Option<usize>,
+    pub(crate) parent: Option<usize>,
     pub(crate) quotas: FrMap<QuotaSpec>,
     /// Kueue's default 1 for a Cohort object; 0 for an implicit one (always a root, where the
     /// weight plays no part).

@@ -18,7 +18,7 @@ use crate::profile::quantity::Quantity;
 /// One ECS instance type: the seam's facts and the GPU label value ACK gives its nodes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct EcsType {
-    pub base: InstanceType,
+    pub(crate) base: InstanceType,
     /// The `aliyun.accelerator/nvidia_name` value ACK gives these nodes: the GPU's product
     /// name as `nvidia-smi` prints it, spaces turned into `-` (`Tesla-T4`, `NVIDIA-A10`;
     /// the Cluster Autoscaler's alicloud `GPULabel`, kubernetes/autoscaler

@@ -22,7 +22,7 @@ use crate::profile::quantity::Quantity;
 /// limit the EKS AMIs give the kubelet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Ec2Type {
-    pub base: InstanceType,
+    pub(crate) base: InstanceType,
     /// The kubelet's `maxPods` on the EKS AMIs (the VPC CNI's ENI limit).
     pub(crate) max_pods: u32,
 }

@@ -73,7 +73,7 @@ pub(super) fn saphyr_tree(source: &Source) -> Result<Tree, Vec<Diagnostic>> {
 /// One document of a manifest stream, with the position of each of its nodes.
 #[derive(Debug)]
 pub(crate) struct Document {
-    pub value: Value,
+    pub(crate) value: Value,
     pub(crate) spans: SpanMap,
 }
 

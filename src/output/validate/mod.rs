@@ -230,10 +230,10 @@ pub(crate) enum Origin {
 /// in a `List`).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Place<'a> {
-    pub source: &'a Source,
-    pub object: &'a Value,
+    pub(crate) source: &'a Source,
+    pub(crate) object: &'a Value,
     pub(crate) spans: &'a SpanMap,
-    pub base: &'a str,
+    pub(crate) base: &'a str,
 }
 
 /// A violation as a diagnostic, placed in `place` when the object has one.

@@ -23,10 +23,10 @@ pub(super) type NodeId = u32;
 #[allow(clippy::struct_field_names)] // `kind` is the Kubernetes field's name.
 pub(crate) struct Kind {
     #[serde(rename = "apiVersion")]
-    pub api_version: String,
-    pub kind: String,
-    pub namespaced: bool,
-    pub root: NodeId,
+    pub(crate) api_version: String,
+    pub(crate) kind: String,
+    pub(crate) namespaced: bool,
+    pub(crate) root: NodeId,
 }
 
 /// A structural schema node, keys as the importer shortens them.
@@ -36,26 +36,26 @@ pub(crate) struct Node {
     #[serde(rename = "t")]
     pub(crate) ty: Option<Type>,
     #[serde(rename = "n", default)]
-    pub nullable: bool,
+    pub(crate) nullable: bool,
     #[serde(rename = "p")]
-    pub properties: Option<BTreeMap<String, NodeId>>,
+    pub(crate) properties: Option<BTreeMap<String, NodeId>>,
     #[serde(rename = "r", default)]
-    pub required: Vec<String>,
+    pub(crate) required: Vec<String>,
     /// Schema of the values of a map (`additionalProperties`).
     #[serde(rename = "a")]
-    pub values: Option<NodeId>,
+    pub(crate) values: Option<NodeId>,
     #[serde(rename = "i")]
-    pub items: Option<NodeId>,
+    pub(crate) items: Option<NodeId>,
     #[serde(rename = "e")]
     pub(crate) enumeration: Option<Vec<Value>>,
     #[serde(rename = "pat")]
-    pub pattern: Option<String>,
+    pub(crate) pattern: Option<String>,
     #[serde(rename = "f")]
-    pub format: Option<String>,
+    pub(crate) format: Option<String>,
     #[serde(rename = "min")]
-    pub minimum: Option<f64>,
+    pub(crate) minimum: Option<f64>,
     #[serde(rename = "max")]
-    pub maximum: Option<f64>,
+    pub(crate) maximum: Option<f64>,
     #[serde(rename = "xmin", default)]
     pub(crate) exclusive_minimum: bool,
     #[serde(rename = "xmax", default)]
@@ -75,7 +75,7 @@ pub(crate) struct Node {
     #[serde(rename = "maxP")]
     pub(crate) max_properties: Option<u64>,
     #[serde(rename = "ios", default)]
-    pub int_or_string: bool,
+    pub(crate) int_or_string: bool,
     #[serde(rename = "pu", default)]
     pub(crate) preserve_unknown: bool,
     #[serde(rename = "lt")]
@@ -83,12 +83,12 @@ pub(crate) struct Node {
     #[serde(rename = "lk", default)]
     pub(crate) list_keys: Vec<String>,
     #[serde(rename = "v", default)]
-    pub rules: Vec<Rule>,
+    pub(crate) rules: Vec<Rule>,
     #[serde(rename = "d")]
-    pub default: Option<Value>,
+    pub(crate) default: Option<Value>,
     /// Set when the node's text could not be read (a corrupt table: a bug, reported as such).
     #[serde(skip)]
-    pub broken: bool,
+    pub(crate) broken: bool,
     #[serde(skip)]
     regex: OnceLock<Option<regex::Regex>>,
 }
@@ -116,8 +116,8 @@ pub(crate) enum ListType {
 #[allow(clippy::struct_field_names)] // `rule` is the CRD field's name.
 #[serde(rename_all = "camelCase")]
 pub(crate) struct Rule {
-    pub rule: String,
-    pub message: Option<String>,
+    pub(crate) rule: String,
+    pub(crate) message: Option<String>,
     pub(crate) message_expression: Option<String>,
     pub(crate) field_path: Option<String>,
 }
@@ -134,7 +134,7 @@ impl Node {
 /// The parsed outline of the table.
 #[derive(Debug)]
 pub(crate) struct Table {
-    pub kinds: Vec<Kind>,
+    pub(crate) kinds: Vec<Kind>,
     raw: Vec<&'static str>,
     nodes: Vec<OnceLock<Node>>,
 }

@@ -16,13 +16,13 @@ use std::fmt::Write as _;
 const MAX_VIOLATIONS: usize = 100;
 
 pub(crate) struct Walker<'t> {
-    pub table: &'t Table,
-    pub out: Vec<Violation>,
+    pub(crate) table: &'t Table,
+    pub(crate) out: Vec<Violation>,
     /// Type errors so far. CEL rules need well-typed input (the API server skips them too
     /// when a type is wrong); unknown fields and bad values do not stop them.
     type_errors: usize,
     /// `metadata` fields left unchecked (what the API server sets, in an object read back).
-    pub skip_metadata: &'static [&'static str],
+    pub(crate) skip_metadata: &'static [&'static str],
 }
 
 impl<'t> Walker<'t> {
