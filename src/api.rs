@@ -1,8 +1,8 @@
 //! The public surface: what the binary (`src/main.rs`), the integration tests (`tests/it/`),
 //! the benches (`benches/`) and xtask (`xtask/src/`) call, and nothing else. The stage modules
-//! are crate-private; `raykueue::api::X::…` re-exports the listed items of `crate::X::…`, with
-//! the same module path, so a caller reads which stage an item comes from. An item is added
-//! here when a caller outside the crate names it, and every item here has such a caller.
+//! are crate-private; `raykueue::api::X::Y` is the crate's `X::Y` (taken from the module that
+//! defines it where `X` only re-exports it), so a caller reads which stage an item comes from.
+//! An item is added here when a caller outside the crate names it, and every item here has one.
 
 /// Diagnostics, sources and the code table (tests `reference`, `rules`, `compat`, `properties`,
 /// `workloads`; bench `scale`), the YAML writer (test `clouds`).
