@@ -87,7 +87,7 @@ pub mod facts {
 /// The admission simulator (bench `simulate`; test `simulate_shortcuts`; xtask `e2e` reads
 /// scenarios).
 pub mod simulate {
-    pub use crate::simulate::{run, run_in_full};
+    pub use crate::simulate::{run, run_reference};
     pub mod events {
         pub use crate::simulate::events::render_json;
     }
@@ -95,7 +95,7 @@ pub mod simulate {
         pub use crate::simulate::scenario::{ReadError, Scenario, against_profile, parse, read};
     }
     pub mod world {
-        pub use crate::simulate::world::build;
+        pub use crate::simulate::world::{World, build};
     }
 }
 
