@@ -37,7 +37,7 @@ struct Entry {
 /// a workload parked); a cycle that changes nothing would repeat itself.
 pub(super) fn run(sim: &mut Sim<'_>, now: u64) -> bool {
     let world = sim.world;
-    let heads = sim.queues.pop_heads(world);
+    let heads = sim.queues.pop_heads();
     if heads.is_empty() {
         return false;
     }
