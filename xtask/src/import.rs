@@ -9,6 +9,9 @@
 //! this importer does not know is an error, never dropped: validation must not get weaker
 //! without anyone noticing.
 //!
+//! The managed Prometheus flavours' kinds come from Go modules, by module name and version,
+//! as the Go module proxy serves them (`MANAGED`): the caller says where a module's tree is.
+//!
 //! This file is also compiled into raykueue's integration tests (by path), which regenerate
 //! the table in memory and compare it with the committed one. It needs only serde_json and
 //! serde-saphyr, both dependencies of the main crate too.
@@ -66,6 +69,62 @@ const CRDS: &[(&str, &str)] = &[
     ),
 ];
 
+/// The managed Prometheus flavours' kinds (`monitoring.collector: managed`), from Go modules:
+/// module, version, file in the module, the served version to take, and the API group to give
+/// it (`None`: the CRD's own).
+///
+/// - Azure Monitor's `azmonitoring.coreos.com/v1` ServiceMonitor and PodMonitor are the
+///   Prometheus Operator's, renamed: Azure/prometheus-collector@v7.1.1-main-07-21-2026-39583fd5
+///   `otelcollector/deploy/addon-chart/azure-monitor-metrics-addon/templates/ama-metrics-{servicemonitor,podmonitor}-crd.yaml`
+///   hold prometheus-operator v0.84.0's schemas, descriptions and `status` left out (compared
+///   node for node), under the group the addon's target allocator is built with
+///   (`otelcollector/otel-allocator/Dockerfile`, `-X …/pkg/apis/monitoring.GroupName=azmonitoring.coreos.com`).
+///   That repository is no Go module the proxy serves; prometheus-operator v0.84.0 is.
+/// - Google Cloud Managed Service for Prometheus: GoogleCloudPlatform/prometheus-engine@v0.17.2
+///   `charts/operator/crds/`, the version Google's documentation links its API reference at.
+pub(super) const MANAGED: &[Managed] = &[
+    Managed {
+        module: "github.com/prometheus-operator/prometheus-operator",
+        version: "v0.84.0",
+        file: "example/prometheus-operator-crd/monitoring.coreos.com_servicemonitors.yaml",
+        served: "v1",
+        group: Some("azmonitoring.coreos.com"),
+    },
+    Managed {
+        module: "github.com/prometheus-operator/prometheus-operator",
+        version: "v0.84.0",
+        file: "example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml",
+        served: "v1",
+        group: Some("azmonitoring.coreos.com"),
+    },
+    Managed {
+        module: "github.com/GoogleCloudPlatform/prometheus-engine",
+        version: "v0.17.2",
+        file: "charts/operator/crds/monitoring.googleapis.com_podmonitorings.yaml",
+        served: "v1",
+        group: None,
+    },
+    Managed {
+        module: "github.com/GoogleCloudPlatform/prometheus-engine",
+        version: "v0.17.2",
+        file: "charts/operator/crds/monitoring.googleapis.com_clusterrules.yaml",
+        served: "v1",
+        group: None,
+    },
+];
+
+/// One managed flavour's kind, from a Go module (`MANAGED`).
+pub(super) struct Managed {
+    pub(super) module: &'static str,
+    pub(super) version: &'static str,
+    pub(super) file: &'static str,
+    pub(super) served: &'static str,
+    pub(super) group: Option<&'static str>,
+}
+
+/// Where a Go module's tree is: module, version → its folder.
+pub(super) type ModuleDir<'a> = &'a dyn Fn(&str, &str) -> Result<std::path::PathBuf, String>;
+
 /// Core kinds: file under `K8S_DIR`, apiVersion, kind, namespaced.
 const NATIVE: &[(&str, &str, &str, bool)] = &[
     ("namespace-v1.json", "v1", "Namespace", false),
@@ -98,6 +157,19 @@ const NATIVE_DEFINITIONS: &[(&str, &str, &str, bool)] = &[
         "ClusterRoleBinding",
         false,
     ),
+    // A managed collector's leave to read the token it scrapes Kueue with.
+    (
+        "io.k8s.api.rbac.v1.Role",
+        "rbac.authorization.k8s.io/v1",
+        "Role",
+        true,
+    ),
+    (
+        "io.k8s.api.rbac.v1.RoleBinding",
+        "rbac.authorization.k8s.io/v1",
+        "RoleBinding",
+        true,
+    ),
 ];
 
 const K8S_DIR: &str = "k8s/v1.34.0-local-strict";
@@ -106,8 +178,9 @@ const OBJECT_META: &str = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta";
 /// Bumped when the node format changes (the reader checks it).
 pub(super) const FORMAT: u64 = 1;
 
-/// Read `schemas_dir` (the `schemas/` folder of shared) and return the generated file's text.
-pub(super) fn import(schemas_dir: &Path) -> Result<String, String> {
+/// Read `schemas_dir` (the `schemas/` folder of shared) and the managed flavours' modules
+/// (`module_dir`), and return the generated file's text.
+pub(super) fn import(schemas_dir: &Path, module_dir: ModuleDir) -> Result<String, String> {
     let definitions = read_json(&schemas_dir.join(K8S_DIR).join("_definitions.json"))?;
     let defs = definitions
         .get("$defs")
@@ -143,6 +216,24 @@ pub(super) fn import(schemas_dir: &Path) -> Result<String, String> {
             namespaced: *namespaced,
             root,
         });
+    }
+    for m in MANAGED {
+        let path = module_dir(m.module, m.version)?.join(m.file);
+        let mut crd = read_yaml(&path)?;
+        let label = format!("{}@{} {}", m.module, m.version, m.file);
+        if let Some(group) = m.group {
+            crd["spec"]["group"] = Value::from(group);
+            // The renamed CRDs leave `status` out (it is never written).
+            for v in crd["spec"]["versions"].as_array_mut().into_iter().flatten() {
+                if let Some(props) = v
+                    .pointer_mut("/schema/openAPIV3Schema/properties")
+                    .and_then(Value::as_object_mut)
+                {
+                    props.remove("status");
+                }
+            }
+        }
+        kinds.push(crd_kind(&mut table, &crd, &label, m.served, object_meta)?);
     }
     Ok(table.write(&kinds))
 }
@@ -184,7 +275,7 @@ impl Table {
         let _ = write!(out, "{FORMAT}");
         out.push_str(
             ",\"about\":\"Generated by `cargo run -p xtask -- import-schemas` from shared/schemas \
-             (Kueue v0.19.2, KubeRay v1.7.0, Kubernetes v1.34.0, Argo CD v3.5.1, Flux source v1.9.1, helm v1.6.3, kustomize v1.9.4, Prometheus Operator v0.93.0). Do not edit.\",\n\"kinds\":[\n",
+             (Kueue v0.19.2, KubeRay v1.7.0, Kubernetes v1.34.0, Argo CD v3.5.1, Flux source v1.9.1, helm v1.6.3, kustomize v1.9.4, Prometheus Operator v0.93.0) and the Go modules of the managed Prometheus flavours (Azure Monitor: Prometheus Operator v0.84.0 renamed; Google: prometheus-engine v0.17.2). Do not edit.\",\n\"kinds\":[\n",
         );
         for (i, k) in kinds.iter().enumerate() {
             let entry = serde_json::json!({

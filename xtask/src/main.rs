@@ -3,7 +3,8 @@
 //! `import-schemas [--shared DIR] [--check]`: regenerate `assets/schemas.json` (the upstream
 //! CRD and Kubernetes schemas) and `assets/charts.json` (the pinned Helm charts' value keys and
 //! the defaults raykueue builds on) from `DIR/schemas` (default: `../shared` beside the
-//! repository). `--check` writes nothing and exits 1 when a committed file differs.
+//! repository) and, for the managed Prometheus flavours' kinds, Go modules the Go module proxy
+//! serves (`import::MANAGED`; needs Go). `--check` writes nothing and exits 1 when a committed file differs.
 //!
 //! `e2e tools | up | down | replay`: the real-control-plane tier (`e2e/mod.rs`).
 //!
@@ -66,7 +67,7 @@ fn main() -> ExitCode {
         ]
     } else {
         vec![
-            (import::OUTPUT, import::import),
+            (import::OUTPUT, |d| import::import(d, &e2e::tools::download)),
             (charts::OUTPUT, charts::import),
         ]
     };
