@@ -224,7 +224,7 @@ pub fn apply(cluster: &Cluster, objects: &[Value], what: &str) -> Result<(), Str
     apply_text(cluster, &stream(objects), what)
 }
 
-fn apply_text(cluster: &Cluster, yaml: &str, what: &str) -> Result<(), String> {
+pub fn apply_text(cluster: &Cluster, yaml: &str, what: &str) -> Result<(), String> {
     let a = cluster.kubectl().apply(yaml, &["--force-conflicts"]);
     if a.ok {
         Ok(())
@@ -235,7 +235,7 @@ fn apply_text(cluster: &Cluster, yaml: &str, what: &str) -> Result<(), String> {
 
 /// Waits until every CRD is Established (`kubectl wait` refuses a CRD whose status the API
 /// server has not written yet, so it is asked again).
-fn wait_established(cluster: &Cluster) -> Result<(), String> {
+pub fn wait_established(cluster: &Cluster) -> Result<(), String> {
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     loop {
         let a = cluster.kubectl().run(
@@ -259,7 +259,7 @@ fn wait_established(cluster: &Cluster) -> Result<(), String> {
 }
 
 /// Every YAML file of a folder, as one stream of text.
-fn yaml_text(dir: &Path) -> Result<String, String> {
+pub fn yaml_text(dir: &Path) -> Result<String, String> {
     let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -123,6 +123,20 @@ pub const COMPONENTS: &[Component] = &[
         },
     },
     Component {
+        // Prometheus's own promtool, with the Kubernetes service discovery Debian's package
+        // leaves out: it checks the AWS managed collector's scrape configuration
+        // (tests/it/monitoring_managed.rs). Module v0.316.0 is Prometheus 3.16.0.
+        name: "promtool",
+        module: "github.com/prometheus/prometheus",
+        wanted: Some("v0.316.0"),
+        also: &[],
+        binaries: &["promtool"],
+        build: Build::Install {
+            package: "github.com/prometheus/prometheus/cmd/promtool",
+            ldflags: "",
+        },
+    },
+    Component {
         // Renders Kueue's own chart (in the Kueue module) with the bundle's values, so the
         // harness serves the webhooks and loads the Configuration exactly as `helm install`
         // would.
@@ -335,7 +349,7 @@ fn run(mut cmd: Command, what: &str) -> Result<String, String> {
 }
 
 /// `go mod download -json MODULE@VERSION`: the module's folder, or the proxy's answer.
-fn download(module: &str, version: &str) -> Result<PathBuf, String> {
+pub(crate) fn download(module: &str, version: &str) -> Result<PathBuf, String> {
     let scratch = cache_root();
     std::fs::create_dir_all(&scratch).map_err(|e| e.to_string())?;
     let out = go(
