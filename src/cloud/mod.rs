@@ -157,10 +157,28 @@ impl Placement {
 pub(crate) struct PrometheusFacts {
     /// The managed service, by its provider's name.
     pub(crate) managed: &'static str,
-    /// How the managed service takes what to scrape (its own objects or configuration).
-    pub(crate) managed_scrape: &'static str,
     /// What `monitoring.collector` is when the profile does not say.
     pub(crate) default_collector: Collector,
+    /// What raykueue writes for `collector: managed` (`model::monitoring::managed`).
+    pub(crate) flavour: ManagedFlavour,
+}
+
+/// A cloud's managed Prometheus, by what it reads: which objects or files `monitoring/` holds
+/// and what `infra/up.sh` does for it (`docs/monitoring.md`, "Managed Prometheus").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ManagedFlavour {
+    /// Azure Monitor: its AKS add-on reads `azmonitoring.coreos.com/v1` ServiceMonitors and
+    /// PodMonitors; alerts are an Azure resource (a Prometheus rule group).
+    AzureMonitor,
+    /// Google Cloud Managed Service for Prometheus: `monitoring.googleapis.com/v1`
+    /// PodMonitorings and ClusterRules.
+    Google,
+    /// Amazon Managed Service for Prometheus: an AWS managed collector's scrape configuration
+    /// and a rule groups namespace, both files `up.sh` hands to `aws amp`.
+    Amazon,
+    /// Alibaba Cloud Managed Service for Prometheus: the Prometheus Operator's kinds, annotated
+    /// for its agent's discovery.
+    Alibaba,
 }
 
 /// What a cloud is whatever its section says: one constant per cloud (`FACTS` in its

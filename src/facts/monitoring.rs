@@ -5,13 +5,15 @@
 //! the way the upstream Azure example installs GPU monitoring with its GPU pool; a CPU-only
 //! profile is not.
 
-use crate::cloud::GPU_RESOURCE;
+use crate::cloud::{GPU_RESOURCE, ManagedFlavour};
 use crate::profile::{Alerts, Collector, GpuMetrics, Monitoring, Profile};
 
 /// The monitoring a profile gets, defaults filled in.
 #[derive(Debug, Clone)]
 pub(crate) struct Resolved {
     pub(crate) collector: Collector,
+    /// The cloud's managed Prometheus, with `collector: managed` on a profile with a cloud.
+    pub(crate) managed: Option<ManagedFlavour>,
     pub(crate) gpu_metrics: GpuMetrics,
     pub(crate) kueue_viz: bool,
     pub(crate) namespace: String,
@@ -62,8 +64,12 @@ pub(crate) fn resolve(p: &Profile) -> Option<Resolved> {
     } else {
         GpuMetrics::None
     });
+    let managed = (collector == Collector::Managed)
+        .then(|| p.cloud().map(|c| c.prometheus().flavour))
+        .flatten();
     Some(Resolved {
         collector,
+        managed,
         gpu_metrics,
         kueue_viz: m.kueue_viz,
         namespace: m.namespace.to_string(),
@@ -121,12 +127,16 @@ mod tests {
     }
 
     #[test]
-    fn every_cloud_names_its_managed_prometheus() {
+    fn every_cloud_names_its_managed_prometheus_and_a_flavour_of_its_own() {
+        let mut flavours = std::collections::BTreeMap::new();
         for (name, _) in SHIPPED {
             if let Some(c) = typed(name).cloud() {
                 let f = c.prometheus();
-                assert!(f.managed.contains("Prometheus") && !f.managed_scrape.is_empty());
+                assert!(f.managed.contains("Prometheus"), "{name}");
+                flavours.insert(c.section(), format!("{:?}", f.flavour));
             }
         }
+        let distinct: std::collections::BTreeSet<&String> = flavours.values().collect();
+        assert_eq!((flavours.len(), distinct.len()), (4, 4), "{flavours:?}");
     }
 }

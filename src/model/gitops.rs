@@ -91,25 +91,26 @@ struct StackChart {
     values: Value,
 }
 
-/// The Prometheus Operator stack and the DCGM exporter, when the profile's collector is an
-/// in-cluster Prometheus Operator (the same charts, versions and values as `infra/up.sh`).
+/// The Prometheus Operator stack (with an in-cluster collector) and the DCGM exporter: the same
+/// charts, versions and values as `infra/up.sh`.
 fn monitoring_stack(p: &Profile) -> Vec<StackChart> {
     use super::infra::{
         DCGM_CHART, DCGM_REPO, DCGM_VERSION, STACK_CHART, STACK_REPO, STACK_VERSION,
     };
-    let Some(m) = crate::facts::monitoring::resolve(p)
-        .filter(|m| m.collector == crate::profile::Collector::PrometheusOperator)
-    else {
+    let Some((m, managed)) = super::monitoring::collector(p) else {
         return Vec::new();
     };
-    let mut out = vec![StackChart {
-        repo: STACK_REPO,
-        chart: STACK_CHART,
-        version: STACK_VERSION,
-        release: m.release.clone(),
-        namespace: m.namespace.clone(),
-        values: super::infra::stack_values(p),
-    }];
+    let mut out = Vec::new();
+    if managed.is_none() {
+        out.push(StackChart {
+            repo: STACK_REPO,
+            chart: STACK_CHART,
+            version: STACK_VERSION,
+            release: m.release.clone(),
+            namespace: m.namespace.clone(),
+            values: super::infra::stack_values(p),
+        });
+    }
     if m.gpu_metrics == crate::profile::GpuMetrics::DcgmExporter {
         out.push(StackChart {
             repo: DCGM_REPO,
@@ -121,6 +122,13 @@ fn monitoring_stack(p: &Profile) -> Vec<StackChart> {
         });
     }
     out
+}
+
+/// The namespace `monitoring/` syncs into, when it holds Kubernetes objects (every collector
+/// but Amazon's, which reads files `up.sh` hands it).
+fn monitoring_synced(p: &Profile) -> Option<String> {
+    let (m, managed) = super::monitoring::collector(p)?;
+    (managed != Some(crate::cloud::ManagedFlavour::Amazon)).then_some(m.namespace)
 }
 
 /// Kueue's chart is published as OCI: `oci://registry/path/kueue` → (`registry/path`, `kueue`).
@@ -243,12 +251,12 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         &dir_options,
         ARGO_APPS,
     ));
-    if let Some(chart) = stack.first() {
+    if let Some(namespace) = monitoring_synced(p) {
         out.push(argo.app(
             format!("{name}-monitoring"),
             1,
             &argo.git("monitoring", Part::Monitoring),
-            &chart.namespace,
+            &namespace,
             &dir_options,
             ARGO_APPS,
         ));
@@ -572,11 +580,11 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             Some(format!("{name}-platform")),
         ));
     }
-    if !stack.is_empty() {
+    if monitoring_synced(p).is_some() {
         out.push(kustomization(
             "monitoring",
             "monitoring",
-            Some(format!("{name}-operators")),
+            has_operators.then(|| format!("{name}-operators")),
         ));
     }
 }

@@ -611,9 +611,7 @@ pub(crate) fn dcgm_values(p: &Profile) -> Value {
 
 /// What `infra/up.sh` installs for monitoring and `verify.sh` checks, for the scripts.
 pub(crate) fn monitoring_context(p: &Profile) -> Value {
-    let Some(m) = crate::facts::monitoring::resolve(p)
-        .filter(|m| m.collector == crate::profile::Collector::PrometheusOperator)
-    else {
+    let Some((m, _)) = super::monitoring::collector(p) else {
         return Value::Null;
     };
     let dcgm = (m.gpu_metrics == crate::profile::GpuMetrics::DcgmExporter).then(|| {
@@ -634,6 +632,7 @@ pub(crate) fn monitoring_context(p: &Profile) -> Value {
         "version": STACK_VERSION,
         "values": FILE_STACK_VALUES.trim_start_matches("infra/"),
         "dcgm": dcgm,
+        "managed": super::monitoring::up_context(p),
     })
 }
 

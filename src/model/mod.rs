@@ -169,9 +169,8 @@ pub(crate) fn texts(
         "SUMMARY.md.j2".into(),
         summary_context(profile, unreclaimable),
     ));
-    for dashboard in monitoring::dashboard_json(profile) {
-        files.push(dashboard);
-    }
+    files.extend(monitoring::dashboard_json(profile));
+    files.extend(monitoring::managed_texts(profile));
     Ok(files)
 }
 

@@ -6,7 +6,7 @@ use crate::base::diagnostic::Diagnostic;
 use crate::base::yaml;
 use crate::model::{Object, Objects, gitops};
 use crate::profile::Profile;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An object as written: what it is, where it goes, its data and its YAML.
 #[derive(Debug, Clone)]
@@ -103,19 +103,23 @@ pub(crate) fn assemble(
         }
     }
     if !monitoring.is_empty() {
+        // The folder's object files, by name, then `dashboards/`'s: not the files in it that a
+        // cloud's CLI reads (a managed collector's rules or scrape configuration).
+        let mut files: BTreeSet<String> = monitoring
+            .iter()
+            .filter_map(|w| {
+                w.object
+                    .file
+                    .strip_prefix(crate::model::monitoring::DIR)
+                    .and_then(|f| f.strip_prefix('/'))
+                    .map(str::to_owned)
+            })
+            .collect();
+        let (top, nested): (Vec<String>, Vec<String>) = std::mem::take(&mut files)
+            .into_iter()
+            .partition(|f| !f.contains('/'));
+        let resources: Vec<String> = top.into_iter().chain(nested).collect();
         bundle.add_object_files(monitoring, header);
-        let mut resources = bundle.files_in(crate::model::monitoring::DIR);
-        resources.extend(
-            bundle
-                .files_in(crate::model::monitoring::DASHBOARDS)
-                .into_iter()
-                .filter(|f| {
-                    std::path::Path::new(f)
-                        .extension()
-                        .is_some_and(|e| e.eq_ignore_ascii_case("yaml"))
-                })
-                .map(|f| format!("dashboards/{f}")),
-        );
         bundle.add_kustomization(crate::model::monitoring::DIR, &resources, header)?;
     }
     Ok(bundle)

@@ -17,8 +17,9 @@ pub struct Monitoring {
     /// stack, such as kube-prometheus-stack; raykueue writes its ServiceMonitors, PodMonitors,
     /// PrometheusRule and Grafana dashboard), `managed` (the cloud's managed Prometheus:
     /// Azure Monitor, Google Cloud Managed Service for Prometheus, Amazon Managed Service for
-    /// Prometheus, Alibaba's Managed Service for Prometheus; its objects are not written yet) or
-    /// `none` (monitoring off). Default: the cloud's choice (`docs/monitoring.md`).
+    /// Prometheus, Alibaba's Managed Service for Prometheus; raykueue writes what each reads and
+    /// `infra/up.sh` turns it on) or `none` (monitoring off). Default: `prometheusOperator`
+    /// on every cloud (`docs/monitoring.md` says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collector: Option<Collector>,
     /// Where GPU metrics come from: `dcgmExporter` (NVIDIA's DCGM exporter) or `none`.

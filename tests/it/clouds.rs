@@ -244,12 +244,30 @@ fn ack_bodies_filled_by_up_sh_pass_the_schemas() {
 /// `STUB_EXISTS` is set; the Pod Identity look-up finds an association.
 const AWS: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' aws "$@"; printf '\x1e'; } >>"$STUB_LOG"
+query="" prev=""
+for a in "$@"; do
+  [[ $prev == --query ]] && query=$a
+  prev=$a
+done
 case "$1 $2" in
   "eks describe-cluster")
+    # The cluster eksctl made, as the managed collector's set-up asks after it.
+    case $query in
+      cluster.accessConfig.authenticationMode) echo "${STUB_AUTH_MODE:-API_AND_CONFIG_MAP}"; exit 0 ;;
+      cluster.arn) echo arn:aws:eks:us-west-2:123456789012:cluster/stub; exit 0 ;;
+      cluster.resourcesVpcConfig.subnetIds) printf 'subnet-a\tsubnet-b\n'; exit 0 ;;
+      cluster.resourcesVpcConfig.clusterSecurityGroupId) echo sg-stub; exit 0 ;;
+    esac
     [[ -n ${STUB_EXISTS:-} ]] && exit 0
     echo "An error occurred (ResourceNotFoundException) when calling the DescribeCluster operation: No cluster found" >&2
     exit 254 ;;
   "eks list-pod-identity-associations") echo a-0123456789abcdef ;;
+  "amp create-workspace") echo ws-stub ;;
+  "amp describe-workspace") echo arn:aws:aps:us-west-2:123456789012:workspace/ws-stub ;;
+  "amp create-scraper") echo s-stub ;;
+  "amp describe-scraper") echo ACTIVE ;;
+  "amp list-scrapers") [[ $query == *statusCode* ]] && echo ACTIVE ;;
+  "amp describe-rule-groups-namespace") exit 254 ;;
   "sts get-caller-identity") printf '123456789012\tarn:aws:iam::123456789012:user/stub\tAIDASTUB\n' ;;
 esac
 exit 0
@@ -283,6 +301,8 @@ case "$1 $2 ${3:-}" in
   "cs GET /clusters/c-stub/nodepools") if [[ -n $exists ]]; then echo '{"nodepools":[{"nodepool_info":{"name":"cpu-pool"}},{"nodepool_info":{"name":"gpu-pool"}}]}'; else echo '{"nodepools":[]}'; fi ;;
   "cs POST /clusters/c-stub/nodepools") echo '{"nodepool_id":"np-stub"}' ;;
   "cs GET /k8s/c-stub/user_config") echo '{"config":"apiVersion: v1\nkind: Config\n"}' ;;
+  "cs GET /clusters/c-stub/components/arms-prometheus/instance") [[ -n $exists ]] || { echo "ERROR: SDK.ServerError ErrorCode: ErrAddonNotFound" >&2; exit 1; } ;;
+  "cs POST /clusters/c-stub/components/install") echo '{}' ;;
   "cs DELETE /clusters/c-stub")
     if [[ ${STUB_CLUSTER_STATE:-} == deleting ]]; then echo "ERROR: SDK.ServerError ErrorCode: StateConflict" >&2; exit 1; fi
     echo '{}' ;;
@@ -436,7 +456,7 @@ fn ack_up_sends_schema_valid_bodies_and_prints_the_manual_step() {
 
 /// A `sleep` that returns at once, so a poll loop that never stops shows as many calls instead
 /// of a hung test.
-const SLEEP: &str = "#!/usr/bin/env bash\nexit 0\n";
+pub(crate) const SLEEP: &str = "#!/usr/bin/env bash\nexit 0\n";
 
 fn ack_sandbox() -> Option<Sandbox> {
     if !jq_available() {

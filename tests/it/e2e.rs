@@ -17,6 +17,7 @@ use harness::Compiled;
 use harness::cluster::Cluster;
 
 mod live;
+mod managed;
 mod monitoring;
 mod placement;
 mod validate;

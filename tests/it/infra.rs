@@ -37,7 +37,12 @@ if [[ ${words[-1]} == show ]]; then
     oidcIssuerProfile.issuerUrl) echo "https://eastus.oic.prod-aks.azure.com/44444444-4444-4444-4444-444444444444/55555555-5555-5555-5555-555555555555/" ;;
     clientId) printf '%s\n' "${STUB_CLIENT_ID:-22222222-2222-2222-2222-222222222222}" ;;
     principalId) echo 33333333-3333-3333-3333-333333333333 ;;
-    id) echo "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Storage/storageAccounts/account" ;;
+    id)
+      case $cmd in
+        "monitor account show") echo "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Monitor/accounts/workspace" ;;
+        "aks show") echo "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.ContainerService/managedClusters/cluster" ;;
+        *) echo "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/rg/providers/Microsoft.Storage/storageAccounts/account" ;;
+      esac ;;
     "")
       [[ -n ${STUB_EXISTS:-} ]] && exit 0
       echo "ERROR: (ResourceNotFound) The resource was not found." >&2
@@ -51,7 +56,8 @@ exit 0
 /// `STUB_READY` says otherwise, with `$STUB_GPUS` GPUs (default `$STUB_GPUS_<pool>`, which
 /// `Sandbox` sets to the pool's catalogue count, else 1; set `STUB_NO_GPU_NODES` for none); a
 /// namespace's label
-/// reads `on`; raykueue's monitoring objects exist; rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
+/// reads `on`; raykueue's monitoring objects exist (in the stack's namespace, or for a managed
+/// collector in any); rollouts fail with `STUB_ROLLOUT_FAILS`; a RayJob's
 /// `jobDeploymentStatus/jobStatus` is `$STUB_RAYJOB_STATE` (default `Complete/SUCCEEDED`).
 pub(crate) const KUBECTL: &str = r#"#!/usr/bin/env bash
 { printf '%s\x1f' kubectl "$@"; printf '\x1e'; } >>"$STUB_LOG"
@@ -78,6 +84,8 @@ case $args in
   *" get namespace "*) printf on ;;
   # raykueue's monitoring objects (verify.sh lists them by its label).
   *".monitoring.coreos.com --selector "*) echo servicemonitor.monitoring.coreos.com/kueue ;;
+  *"monitoring.coreos.com --all-namespaces --selector "* | *".monitoring.googleapis.com --all-namespaces --selector "*)
+    echo podmonitoring.monitoring.googleapis.com/kueue ;;
   *" get nodes "*) printf 'NAME   GPU\naks-system-0   <none>\n' ;;
   *" rollout status "*) [[ -z ${STUB_ROLLOUT_FAILS:-} ]] ;;
   *" get clusterqueue "*) printf True ;;

@@ -34,6 +34,7 @@ mod init;
 mod live;
 mod man;
 mod monitoring;
+mod monitoring_managed;
 mod overlay;
 mod precommit;
 mod properties;

@@ -17,7 +17,8 @@ mod checks;
 
 use super::instance::GPU_TAINT_KEY;
 use super::{
-    Carried, Cloud, Facts, NodeGroup as SeamGroup, PrometheusFacts, Provisioning, Words, taint_word,
+    Carried, Cloud, Facts, ManagedFlavour, NodeGroup as SeamGroup, PrometheusFacts, Provisioning,
+    Words, taint_word,
 };
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
@@ -165,12 +166,11 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
 /// Alibaba Cloud Managed Service for Prometheus, which ACK integrates as container monitoring
 /// (https://www.alibabacloud.com/help/en/prometheus/user-guide/using-container-monitoring-pro);
 /// its agent in the cluster takes ServiceMonitor and PodMonitor objects.
-/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
-/// managed flavour's are not written yet.
+/// Default: the Prometheus Operator stack, as on every cloud (`docs/monitoring.md` says why).
 const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     managed: "Alibaba Cloud Managed Service for Prometheus",
-    managed_scrape: "ServiceMonitor and PodMonitor objects read by its in-cluster agent",
     default_collector: Collector::PrometheusOperator,
+    flavour: ManagedFlavour::Alibaba,
 };
 
 /// The facts of the cloud whatever the section says.

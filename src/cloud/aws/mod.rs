@@ -16,7 +16,7 @@ mod checks;
 use super::instance::GPU_TAINT_KEY;
 use super::{
     Allocatable, CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Carried, Cloud, Facts, InstanceType,
-    NodeGroup as SeamGroup, PrometheusFacts, Provisioning, Words, taint_word,
+    ManagedFlavour, NodeGroup as SeamGroup, PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::{Diagnostic, Findings};
 use crate::profile::{
@@ -288,12 +288,11 @@ fn cloud_label_hint(key: &str, _value: &str, pools: &str) -> Option<String> {
 /// managed collector (an agentless scraper created with `aws amp create-scraper`) takes a
 /// Prometheus scrape configuration, not Kubernetes objects
 /// (https://docs.aws.amazon.com/prometheus/latest/userguide/AMP-collector-how-to.html).
-/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
-/// managed flavour's configuration is not written yet.
+/// Default: the Prometheus Operator stack, as on every cloud (`docs/monitoring.md` says why).
 const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     managed: "Amazon Managed Service for Prometheus",
-    managed_scrape: "an AWS managed collector's Prometheus scrape configuration",
     default_collector: Collector::PrometheusOperator,
+    flavour: ManagedFlavour::Amazon,
 };
 
 /// The facts of the cloud whatever the section says.

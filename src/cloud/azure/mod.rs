@@ -23,8 +23,8 @@ pub(crate) use section::*;
 mod checks;
 
 use super::{
-    CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Cloud, Facts, NodeGroup, Placement, PrometheusFacts,
-    Provisioning, Words, taint_word,
+    CLASS_ATOMIC, CLASS_CHECK_CAPACITY, Cloud, Facts, ManagedFlavour, NodeGroup, Placement,
+    PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::Findings;
 use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
@@ -83,12 +83,11 @@ pub(crate) const STORAGE_CONTAINERS_ENV: &str = "AZURE_STORAGE_CONTAINERS";
 /// the AKS metrics add-on (`ama-metrics`) scrapes, and takes custom targets as its own
 /// `azmonitoring.coreos.com/v1` PodMonitor and ServiceMonitor objects
 /// (https://learn.microsoft.com/en-us/azure/azure-monitor/containers/prometheus-metrics-scrape-crd).
-/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
-/// managed flavour's are not written yet.
+/// Default: the Prometheus Operator stack, as on every cloud (`docs/monitoring.md` says why).
 const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     managed: "Azure Monitor managed service for Prometheus",
-    managed_scrape: "azmonitoring.coreos.com/v1 PodMonitor and ServiceMonitor objects",
     default_collector: Collector::PrometheusOperator,
+    flavour: ManagedFlavour::AzureMonitor,
 };
 
 /// The facts of the cloud whatever the section says.

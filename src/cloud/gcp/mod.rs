@@ -39,8 +39,8 @@ pub(crate) use section::*;
 mod checks;
 
 use super::{
-    CLASS_ATOMIC, CLASS_CHECK_CAPACITY, CLASS_GKE_QUEUED, Carried, Cloud, Facts, NodeGroup,
-    Placement, PrometheusFacts, Provisioning, Words, taint_word,
+    CLASS_ATOMIC, CLASS_CHECK_CAPACITY, CLASS_GKE_QUEUED, Carried, Cloud, Facts, ManagedFlavour,
+    NodeGroup, Placement, PrometheusFacts, Provisioning, Words, taint_word,
 };
 use crate::base::diagnostic::Findings;
 use crate::profile::{Collector, LabelValue, Profile, QualifiedName, Taint, TaintEffect};
@@ -128,12 +128,11 @@ impl Gcp {
 /// takes `monitoring.googleapis.com/v1` PodMonitoring and ClusterPodMonitoring objects, and
 /// rules as `Rules`/`ClusterRules`
 /// (https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed).
-/// Default: the Prometheus Operator stack, whose objects raykueue writes and validates; the
-/// managed flavour's are not written yet.
+/// Default: the Prometheus Operator stack, as on every cloud (`docs/monitoring.md` says why).
 const PROMETHEUS: PrometheusFacts = PrometheusFacts {
     managed: "Google Cloud Managed Service for Prometheus",
-    managed_scrape: "monitoring.googleapis.com/v1 PodMonitoring and ClusterPodMonitoring objects",
     default_collector: Collector::PrometheusOperator,
+    flavour: ManagedFlavour::Google,
 };
 
 /// The facts of the cloud whatever the section says.

@@ -1,15 +1,22 @@
-//! The monitoring part (`monitoring/`), for a profile monitored by a Prometheus Operator stack
-//! (`facts::monitoring`): what its Prometheus scrapes (Kueue, the KubeRay operator, the Ray
-//! heads and workers of the profile's namespaces, the DCGM exporter), the alerts, and the
-//! Grafana dashboard made from the profile's queues (`dashboard`) as a ConfigMap its sidecar
-//! loads. Every query names only metrics and labels of `facts::metrics`.
+//! The monitoring part (`monitoring/`), for a monitored profile (`facts::monitoring`): what
+//! its collector scrapes (Kueue, the KubeRay operator, the Ray heads and workers of the
+//! profile's namespaces, the DCGM exporter), the alerts, and the Grafana dashboard made from
+//! the profile's queues (`dashboard`). A Prometheus Operator stack gets ServiceMonitors,
+//! PodMonitors, a PrometheusRule and the dashboard as a ConfigMap its Grafana sidecar loads;
+//! a cloud's managed Prometheus gets what it reads (`managed`). Every query names only metrics
+//! and labels of `facts::metrics`.
+
+mod managed;
 
 use super::dashboard;
 use super::{MANAGED_BY, Object, k8s};
+use crate::cloud::ManagedFlavour;
 use crate::facts::monitoring::{self, Resolved};
 use crate::profile::{Collector, GpuMetrics, Profile};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
+
+pub(crate) use managed::{managed_texts, up_context};
 
 pub(crate) const DIR: &str = "monitoring";
 pub(crate) const DASHBOARDS: &str = "monitoring/dashboards";
@@ -25,30 +32,63 @@ pub(crate) const GRAFANA_DASHBOARD_LABEL: (&str, &str) = ("grafana_dashboard", "
 pub(crate) const DCGM_NAME: &str = "dcgm-exporter";
 const DCGM_PORT: &str = "metrics";
 
-/// The monitoring objects, in apply order; none when the profile is not monitored by a
-/// Prometheus Operator stack.
+/// Which collector's objects `monitoring/` holds: a Prometheus Operator stack's, or a cloud's
+/// managed Prometheus's; `None` when the profile is not monitored or its managed collector has
+/// no cloud to name it.
+pub(crate) fn collector(p: &Profile) -> Option<(Resolved, Option<ManagedFlavour>)> {
+    let m = monitoring::resolve(p)?;
+    match (m.collector, m.managed) {
+        (Collector::PrometheusOperator, _) => Some((m, None)),
+        (Collector::Managed, Some(f)) => Some((m, Some(f))),
+        _ => None,
+    }
+}
+
+/// The monitoring objects, in apply order; none when the profile is not monitored.
 pub(crate) fn monitoring_objects(p: &Profile) -> Vec<Object> {
-    let Some(m) = monitoring::resolve(p) else {
+    let Some((m, flavour)) = collector(p) else {
         return Vec::new();
     };
-    if m.collector != Collector::PrometheusOperator {
-        return Vec::new();
-    }
+    let family = match flavour {
+        None => Family::Operator,
+        Some(ManagedFlavour::AzureMonitor) => Family::Azure,
+        Some(ManagedFlavour::Alibaba) => Family::Alibaba,
+        Some(f) => return sorted(managed::objects(p, &m, f)),
+    };
     let mut out = Vec::new();
-    if let Some(o) = kueue_monitor(p, &m) {
+    if family != Family::Operator {
+        out.extend(managed::reader_objects(p, None));
+    }
+    if let Some(o) = kueue_monitor(p, &m, family) {
         out.push(o);
     }
-    if let Some(o) = kuberay_monitor(p, &m) {
+    if let Some(o) = kuberay_monitor(p, &m, family) {
         out.push(o);
     }
-    out.extend(ray_monitors(p, &m));
+    out.extend(ray_monitors(p, &m, family));
     if m.gpu_metrics == GpuMetrics::DcgmExporter {
-        out.push(dcgm_monitor(&m));
+        out.push(dcgm_monitor(&m, family));
     }
-    out.push(rules(p, &m));
-    out.extend(dashboard_configmaps(p, &m));
-    // In the order `monitoring/kustomization.yaml` lists their files (the folder's files by
-    // name, then `dashboards/`), so that `gen --only monitoring` prints the folder's stream.
+    match family {
+        Family::Operator => {
+            out.push(rules(p, &m, &m.namespace));
+            out.extend(dashboard_configmaps(p, &m));
+        }
+        // ARMS reads PrometheusRules when its rule sync is on (`docs/monitoring.md`); they go
+        // beside Kueue, whose namespace exists whatever else is installed.
+        Family::Alibaba => {
+            if let Some(k) = &p.operators.kueue {
+                out.push(rules(p, &m, k.namespace.as_str()));
+            }
+        }
+        Family::Azure => {}
+    }
+    sorted(out)
+}
+
+/// In the order `monitoring/kustomization.yaml` lists their files (the folder's files by name,
+/// then `dashboards/`), so that `gen --only monitoring` prints the folder's stream.
+fn sorted(mut out: Vec<Object>) -> Vec<Object> {
     out.sort_by(|a, b| {
         let key = |o: &Object| {
             let name = o.file.strip_prefix("monitoring/").unwrap_or(&o.file);
@@ -59,23 +99,120 @@ pub(crate) fn monitoring_objects(p: &Profile) -> Vec<Object> {
     out
 }
 
-/// Labels of every monitoring object: raykueue's, and the stack's `release` (what its
-/// Prometheus selects ServiceMonitors, PodMonitors and PrometheusRules by).
-fn metadata(name: &str, m: &Resolved) -> Value {
-    json!({
-        "name": name,
-        "namespace": m.namespace,
-        "labels": { MANAGED_BY.0: MANAGED_BY.1, "release": m.release },
-    })
+/// The collectors that read the Prometheus Operator's kinds, and how each wants them.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Family {
+    /// An in-cluster stack: every object in the monitoring namespace, labelled with the
+    /// stack's `release` (what its Prometheus selects them by).
+    Operator,
+    /// Azure Monitor's add-on: its own API group (`azmonitoring.coreos.com/v1`), any
+    /// namespace, no label asked for; the label limits its documentation says to set
+    /// (learn.microsoft.com `azure-monitor/containers/prometheus-metrics-scrape-crd`).
+    Azure,
+    /// Alibaba's agent: the Prometheus Operator's kinds, any namespace, discovered when
+    /// annotated `arms.prometheus.io/discovery: "true"` (its `CreateEnvServiceMonitor` API
+    /// reference).
+    Alibaba,
 }
 
-fn object(kind: &'static str, name: &str, file: &str, m: &Resolved, spec: Value) -> Object {
+const AZURE_MONITORING_API: &str = "azmonitoring.coreos.com/v1";
+const ARMS_DISCOVERY: (&str, &str) = ("arms.prometheus.io/discovery", "true");
+
+impl Family {
+    fn api(self) -> &'static str {
+        match self {
+            Family::Azure => AZURE_MONITORING_API,
+            Family::Operator | Family::Alibaba => MONITORING_API,
+        }
+    }
+
+    /// Where a monitor of targets in `target_ns` goes: the stack's namespace, or beside its
+    /// targets (a managed collector reads every namespace, and the token Kueue's monitor
+    /// reads must be in the monitor's own).
+    fn namespace<'a>(self, m: &'a Resolved, target_ns: &'a str) -> &'a str {
+        match self {
+            Family::Operator => &m.namespace,
+            Family::Azure | Family::Alibaba => target_ns,
+        }
+    }
+
+    fn metadata(self, name: &str, namespace: &str, m: &Resolved) -> Value {
+        match self {
+            Family::Operator => json!({
+                "name": name,
+                "namespace": namespace,
+                "labels": { MANAGED_BY.0: MANAGED_BY.1, "release": m.release },
+            }),
+            Family::Azure => json!({
+                "name": name,
+                "namespace": namespace,
+                "labels": { MANAGED_BY.0: MANAGED_BY.1 },
+            }),
+            Family::Alibaba => json!({
+                "name": name,
+                "namespace": namespace,
+                "labels": { MANAGED_BY.0: MANAGED_BY.1 },
+                "annotations": { ARMS_DISCOVERY.0: ARMS_DISCOVERY.1 },
+            }),
+        }
+    }
+
+    /// The spec as the family wants it: Azure's label limits first.
+    fn spec(self, spec: Value) -> Value {
+        match (self, spec) {
+            (Family::Azure, Value::Object(fields)) => {
+                let mut out = serde_json::Map::new();
+                out.insert("labelLimit".into(), 63.into());
+                out.insert("labelNameLengthLimit".into(), 511.into());
+                out.insert("labelValueLengthLimit".into(), 1023.into());
+                out.extend(fields);
+                Value::Object(out)
+            }
+            (_, spec) => spec,
+        }
+    }
+
+    /// How Kueue's metrics endpoint is authenticated: the stack's Prometheus presents its own
+    /// service account's token (kube-prometheus-stack grants it `get` on `/metrics`); a
+    /// managed collector presents the token of raykueue's reader (`managed::reader_objects`).
+    fn kueue_auth(self) -> (&'static str, Value) {
+        match self {
+            Family::Operator => (
+                "bearerTokenFile",
+                Value::from("/var/run/secrets/kubernetes.io/serviceaccount/token"),
+            ),
+            Family::Azure | Family::Alibaba => (
+                "authorization",
+                json!({
+                    "type": "Bearer",
+                    "credentials": { "name": managed::READER_TOKEN, "key": "token" },
+                }),
+            ),
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn object(
+    family: Family,
+    kind: &'static str,
+    name: &str,
+    namespace: &str,
+    file: &str,
+    m: &Resolved,
+    spec: Value,
+) -> Object {
     Object::data(
         kind,
         name,
-        Some(&m.namespace),
+        Some(namespace),
         format!("{DIR}/{file}"),
-        k8s(MONITORING_API, kind, metadata(name, m), [("spec", spec)]),
+        k8s(
+            family.api(),
+            kind,
+            family.metadata(name, namespace, m),
+            [("spec", family.spec(spec))],
+        ),
     )
 }
 
@@ -95,8 +232,15 @@ pub(crate) fn kueue_fullname(release: &str) -> String {
 /// `tlsConfig` (`metrics.serviceMonitor.tlsConfig: {insecureSkipVerify: true}` in
 /// `charts/kueue/values.yaml`: the certificate is Kueue's self-signed one), and the Service
 /// selected by its labels (`kueue.metricsService.labels`).
-fn kueue_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
+fn kueue_monitor(p: &Profile, m: &Resolved, family: Family) -> Option<Object> {
     let k = p.operators.kueue.as_ref()?;
+    let (auth_key, auth) = family.kueue_auth();
+    let mut endpoint = serde_json::Map::new();
+    endpoint.insert("path".into(), "/metrics".into());
+    endpoint.insert("port".into(), "https".into());
+    endpoint.insert("scheme".into(), "https".into());
+    endpoint.insert(auth_key.into(), auth);
+    endpoint.insert("tlsConfig".into(), json!({ "insecureSkipVerify": true }));
     let spec = json!({
         "namespaceSelector": { "matchNames": [k.namespace.as_str()] },
         "selector": { "matchLabels": {
@@ -104,17 +248,13 @@ fn kueue_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
             "app.kubernetes.io/instance": k.release.as_str(),
             "app.kubernetes.io/component": "metrics-service",
         }},
-        "endpoints": [{
-            "path": "/metrics",
-            "port": "https",
-            "scheme": "https",
-            "bearerTokenFile": "/var/run/secrets/kubernetes.io/serviceaccount/token",
-            "tlsConfig": { "insecureSkipVerify": true },
-        }],
+        "endpoints": [Value::Object(endpoint)],
     });
     Some(object(
+        family,
         "ServiceMonitor",
         "kueue",
+        family.namespace(m, k.namespace.as_str()),
         "servicemonitor-kueue.yaml",
         m,
         spec,
@@ -124,7 +264,7 @@ fn kueue_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
 /// The KubeRay operator's Service, as its chart's ServiceMonitor scrapes it
 /// (ray-project/kuberay@v1.7.0 `helm-chart/kuberay-operator/templates/servicemonitor.yaml`:
 /// `/metrics` on target port `http`, selected by `app.kubernetes.io/name`).
-fn kuberay_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
+fn kuberay_monitor(p: &Profile, m: &Resolved, family: Family) -> Option<Object> {
     let k = p.operators.kuberay.as_ref()?;
     let spec = json!({
         "namespaceSelector": { "matchNames": [k.namespace.as_str()] },
@@ -135,8 +275,10 @@ fn kuberay_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
         "endpoints": [{ "path": "/metrics", "targetPort": "http" }],
     });
     Some(object(
+        family,
         "ServiceMonitor",
         "kuberay-operator",
+        family.namespace(m, k.namespace.as_str()),
         "servicemonitor-kuberay-operator.yaml",
         m,
         spec,
@@ -144,7 +286,7 @@ fn kuberay_monitor(p: &Profile, m: &Resolved) -> Option<Object> {
 }
 
 /// The namespaces the profile's Ray pods run in, sorted.
-fn workload_namespaces(p: &Profile) -> Vec<String> {
+pub(super) fn workload_namespaces(p: &Profile) -> Vec<String> {
     let mut out: BTreeSet<String> = p
         .workloads
         .iter()
@@ -158,9 +300,26 @@ fn workload_namespaces(p: &Profile) -> Vec<String> {
 /// (ray-project/kuberay@v1.7.0 `config/prometheus/podMonitor.yaml`): pods by
 /// `ray.io/node-type`, Ray's metrics export port `metrics` (the head also the autoscaler's
 /// `as-metrics` and the dashboard's `dash-metrics`), each series labelled with its RayCluster
-/// (`ray_io_cluster`), in the profile's namespaces only.
-fn ray_monitors(p: &Profile, m: &Resolved) -> Vec<Object> {
+/// (`ray_io_cluster`), in the profile's namespaces only: one pair in the stack's namespace,
+/// or a pair beside the pods of each namespace.
+fn ray_monitors(p: &Profile, m: &Resolved, family: Family) -> Vec<Object> {
     let namespaces = workload_namespaces(p);
+    if family == Family::Operator {
+        return ray_monitor_pair(&namespaces, &m.namespace, m, family);
+    }
+    namespaces
+        .iter()
+        .flat_map(|ns| ray_monitor_pair(std::slice::from_ref(ns), ns, m, family))
+        .collect()
+}
+
+/// The heads' and the workers' PodMonitors in `namespace`, over the pods of `namespaces`.
+fn ray_monitor_pair(
+    namespaces: &[String],
+    namespace: &str,
+    m: &Resolved,
+    family: Family,
+) -> Vec<Object> {
     let relabel = || {
         json!([{
             "action": "replace",
@@ -190,7 +349,15 @@ fn ray_monitors(p: &Profile, m: &Resolved) -> Vec<Object> {
             "selector": { "matchLabels": { "ray.io/node-type": node_type } },
             "podMetricsEndpoints": endpoints(ports),
         });
-        object("PodMonitor", name, "podmonitor-ray.yaml", m, spec)
+        object(
+            family,
+            "PodMonitor",
+            name,
+            namespace,
+            "podmonitor-ray.yaml",
+            m,
+            spec,
+        )
     })
     .collect()
 }
@@ -199,7 +366,7 @@ fn ray_monitors(p: &Profile, m: &Resolved) -> Vec<Object> {
 /// (`honorLabels: false`, the chart's own ServiceMonitor default), so the GPU's pod appears as
 /// `exported_namespace` and `exported_pod`; `node` is the node the exporter runs on, which the
 /// dashboard joins with the node's pool label.
-fn dcgm_monitor(m: &Resolved) -> Object {
+fn dcgm_monitor(m: &Resolved, family: Family) -> Object {
     let spec = json!({
         "namespaceSelector": { "matchNames": [m.namespace] },
         "selector": { "matchLabels": { "app.kubernetes.io/name": DCGM_NAME } },
@@ -215,8 +382,10 @@ fn dcgm_monitor(m: &Resolved) -> Object {
         }],
     });
     object(
+        family,
         "ServiceMonitor",
         DCGM_NAME,
+        &m.namespace,
         "servicemonitor-dcgm-exporter.yaml",
         m,
         spec,
@@ -318,13 +487,20 @@ pub(crate) fn alert_rules(p: &Profile, m: &Resolved) -> Vec<Value> {
         ));
     }
     if let Some(k) = &p.operators.kueue {
-        rules.push(alert(
-            "KueueControllerDown",
-            format!(
-                "absent(up{{namespace=\"{}\", service=\"{}-controller-manager-metrics-service\"}} == 1)",
-                k.namespace,
+        // A ServiceMonitor's series carry the Service's name; a PodMonitoring's and the AWS
+        // collector's jobs are named by raykueue (`managed::KUEUE_JOB`).
+        let target = match m.managed {
+            Some(ManagedFlavour::Google | ManagedFlavour::Amazon) => {
+                format!("job=\"{}\"", managed::KUEUE_JOB)
+            }
+            _ => format!(
+                "service=\"{}-controller-manager-metrics-service\"",
                 kueue_fullname(k.release.as_str())
             ),
+        };
+        rules.push(alert(
+            "KueueControllerDown",
+            format!("absent(up{{namespace=\"{}\", {target}}} == 1)", k.namespace),
             a.controller_down_for.as_str(),
             "critical",
             "Kueue controller down, so nothing is admitted",
@@ -334,16 +510,23 @@ pub(crate) fn alert_rules(p: &Profile, m: &Resolved) -> Vec<Value> {
 }
 
 /// The PrometheusRule with the alerts, in one group.
-fn rules(p: &Profile, m: &Resolved) -> Object {
+fn rules(p: &Profile, m: &Resolved, namespace: &str) -> Object {
     let spec = json!({
         "groups": [{
             "name": format!("raykueue-{}", p.name),
             "rules": alert_rules(p, m),
         }],
     });
+    let family = if m.managed.is_some() {
+        Family::Alibaba
+    } else {
+        Family::Operator
+    };
     object(
+        family,
         "PrometheusRule",
         &format!("raykueue-{}", p.name),
+        namespace,
         "prometheusrule.yaml",
         m,
         spec,
@@ -359,8 +542,7 @@ fn dashboard_file(uid: &str) -> String {
 /// there are several), for a Grafana that imports dashboards rather than reading the
 /// ConfigMaps: the same texts.
 pub(crate) fn dashboard_json(p: &Profile) -> Vec<super::TextFile> {
-    let Some(m) = monitoring::resolve(p).filter(|m| m.collector == Collector::PrometheusOperator)
-    else {
+    let Some((m, _)) = collector(p) else {
         return Vec::new();
     };
     dashboard::texts(p, &m)
@@ -407,21 +589,21 @@ pub(crate) fn summary(p: &Profile) -> Value {
     let Some(m) = monitoring::resolve(p) else {
         return Value::Null;
     };
-    if m.collector == Collector::Managed {
-        let (service, scrape) =
-            p.cloud()
-                .map_or(("the cloud's managed Prometheus", "its own objects"), |c| {
-                    let f = c.prometheus();
-                    (f.managed, f.managed_scrape)
-                });
+    let Some((_, flavour)) = collector(p) else {
         return json!({
-            "managed": format!("{service}, which takes {scrape}: raykueue does not write them yet, so `monitoring/` is not written"),
+            "managed": "a managed Prometheus, which the profile names no cloud for: `monitoring/` is not written",
+            "unwritten": true,
         });
-    }
+    };
     let mut scraped = Vec::new();
     if let Some(k) = &p.operators.kueue {
+        let token = match flavour {
+            None => "the Prometheus service account's token",
+            Some(ManagedFlavour::Amazon) => "the collector's own EKS identity",
+            Some(_) => "the token of ServiceAccount `raykueue-metrics-reader`",
+        };
         scraped.push(format!(
-            "Kueue's controller (`{}`, HTTPS with the Prometheus service account's token)",
+            "Kueue's controller (`{}`, HTTPS with {token})",
             k.namespace
         ));
     }
@@ -443,17 +625,28 @@ pub(crate) fn summary(p: &Profile) -> Value {
         .into_iter()
         .map(|r| json!({ "name": r["alert"], "for": r["for"], "summary": r["annotations"]["summary"] }))
         .collect();
+    let dashboard = dashboard::uids(p, &m)
+        .iter()
+        .map(|uid| format!("`{}`", dashboard_file(uid)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if let Some(f) = flavour {
+        let (service, how) = managed::summary_words(p, f);
+        return json!({
+            "managed": service,
+            "how": how,
+            "scraped": scraped,
+            "alerts": alerts,
+            "dashboard": dashboard,
+        });
+    }
     json!({
         "managed": null,
         "namespace": m.namespace,
         "release": m.release,
         "scraped": scraped,
         "alerts": alerts,
-        "dashboard": dashboard::uids(p, &m)
-            .iter()
-            .map(|uid| format!("`{}`", dashboard_file(uid)))
-            .collect::<Vec<_>>()
-            .join(", "),
+        "dashboard": dashboard,
         "configmap": format!("{DASHBOARDS}/configmap.yaml"),
     })
 }
