@@ -1033,6 +1033,12 @@ pub(crate) const QUEUED_POOL_SHAPE: Code = code(
     "a GKE queued-provisioning pool needs autoscale with min 0 and no count: GKE adds its nodes only for ProvisioningRequests",
     "`queuedProvisioning: true, count: 2`",
 );
+pub(crate) const GPU_MONITORING_OFF_AKS: Code = code(
+    "RK476",
+    Error,
+    "`monitoring.gpuMetrics: aksGpuMonitoring` is the AKS AI runtime's chart: it reads the AKS host's DCGM exporter and runs only on AKS",
+    "`gpuMetrics: aksGpuMonitoring` in a GKE profile",
+);
 
 // ---- `raykueue simulate` scenarios (`simulate::scenario`)
 pub(crate) const UNKNOWN_QUEUE: Code = code(
@@ -1439,6 +1445,7 @@ pub const ALL: &[Code] = &[
     QUEUED_POOL_WITHOUT_CHECK,
     QUEUED_CLASS_WITHOUT_QUEUED_POOL,
     QUEUED_POOL_SHAPE,
+    GPU_MONITORING_OFF_AKS,
     UNKNOWN_QUEUE,
     UNKNOWN_PRIORITY_CLASS,
     UNKNOWN_FROM,

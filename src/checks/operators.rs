@@ -1,6 +1,7 @@
 //! The operators as the cluster will run them: where their charts come from (RK153), how wide
 //! Kueue's webhooks reach (RK147, RK148), whether Kueue accepts its Configuration (RK149), and
-//! what advertises `nvidia.com/gpu` on GPU nodes (RK460, RK461).
+//! what advertises `nvidia.com/gpu` on GPU nodes (RK460, RK461), and where the AKS AI
+//! runtime's GPU monitoring runs (RK476).
 
 use super::Ctx;
 use crate::base::codes;
@@ -33,6 +34,30 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         configuration(ctx, c);
     }
     device_plugin(ctx);
+    gpu_monitoring(ctx);
+}
+
+/// RK476: `gpuMetrics: aksGpuMonitoring` is an AKS chart (the AKS AI runtime's registry; it
+/// reads the DCGM exporter AKS runs on its GPU nodes).
+fn gpu_monitoring(ctx: &mut Ctx<'_>) {
+    let p = ctx.profile;
+    let chosen = p
+        .monitoring
+        .as_ref()
+        .and_then(|m| m.gpu_metrics)
+        .is_some_and(|g| g == crate::profile::GpuMetrics::AksGpuMonitoring);
+    let Some(cloud) = p.cloud() else { return };
+    if chosen && cloud.section() != "azure" {
+        ctx.report(
+            &codes::GPU_MONITORING_OFF_AKS,
+            "/monitoring/gpuMetrics",
+            format!(
+                "`aksGpuMonitoring` is the AKS AI runtime's gpu-monitoring chart, which runs on AKS only; this profile's cluster is on {}",
+                cloud.words().service
+            ),
+            Some("gpuMetrics: dcgmExporter (NVIDIA's DCGM exporter, on any cloud)".into()),
+        );
+    }
 }
 
 /// RK153: with `source: aksAiRuntime`, each chart is the AKS AI runtime's at the version it

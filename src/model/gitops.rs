@@ -111,6 +111,19 @@ fn monitoring_stack(p: &Profile) -> Vec<StackChart> {
             values: super::infra::stack_values(p),
         });
     }
+    if m.gpu_metrics == crate::profile::GpuMetrics::AksGpuMonitoring {
+        use super::infra::{
+            GPU_MONITORING_CHART, GPU_MONITORING_NAMESPACE, GPU_MONITORING_VERSION,
+        };
+        out.push(StackChart {
+            repo: crate::facts::operators::AKS_AI_RUNTIME_REGISTRY,
+            chart: GPU_MONITORING_CHART,
+            version: GPU_MONITORING_VERSION,
+            release: GPU_MONITORING_CHART.to_owned(),
+            namespace: GPU_MONITORING_NAMESPACE.to_owned(),
+            values: super::infra::gpu_monitoring_values(p),
+        });
+    }
     if m.gpu_metrics == crate::profile::GpuMetrics::DcgmExporter {
         out.push(StackChart {
             repo: DCGM_REPO,
@@ -224,16 +237,24 @@ fn argocd(w: &Wiring<'_>, ns: &str, project: &str, out: &mut Vec<Object>) {
         .kuberay
         .as_ref()
         .map(|k| crate::facts::operators::kuberay_repo(p, k));
-    argo.repository_secrets(kueue_chart.as_deref(), kuberay_repo.as_deref(), out);
-    argo.operators(kueue_chart.as_ref(), kuberay_repo.as_ref(), out);
     let stack = monitoring_stack(p);
+    let oci_stack = stack.iter().find_map(|c| c.repo.strip_prefix("oci://"));
+    argo.repository_secrets(
+        kueue_chart.as_deref(),
+        kuberay_repo.as_deref(),
+        oci_stack,
+        out,
+    );
+    argo.operators(kueue_chart.as_ref(), kuberay_repo.as_ref(), out);
     for chart in &stack {
         // With the operators' charts: the Prometheus Operator's CRDs exist before monitoring/.
         out.push(argo.app(
             format!("{name}-{}", chart.release),
             -3,
             &json!({
-                "repoURL": chart.repo, "chart": chart.chart, "targetRevision": chart.version,
+                // Argo CD names an OCI Helm repository without its scheme.
+                "repoURL": chart.repo.strip_prefix("oci://").unwrap_or(chart.repo),
+                "chart": chart.chart, "targetRevision": chart.version,
                 "helm": { "releaseName": chart.release, "valuesObject": chart.values },
             }),
             &chart.namespace,
@@ -326,6 +347,7 @@ impl ArgoApps<'_> {
         &self,
         kueue_chart: Option<&str>,
         kuberay_repo: Option<&str>,
+        monitoring_registry: Option<&str>,
         out: &mut Vec<Object>,
     ) {
         let (name, ns) = (self.name, self.ns);
@@ -334,7 +356,14 @@ impl ArgoApps<'_> {
             .and_then(|r| r.strip_prefix("oci://"))
             .map(|r| r.trim_end_matches('/'))
             .filter(|r| Some(*r) != kueue_registry);
-        for (chart, registry) in [("kueue", kueue_registry), ("kuberay", kuberay_registry)] {
+        // One Secret per registry: the monitoring chart's only where no operator's names it.
+        let monitoring_registry =
+            monitoring_registry.filter(|r| ![kueue_registry, kuberay_registry].contains(&Some(r)));
+        for (chart, registry) in [
+            ("kueue", kueue_registry),
+            ("kuberay", kuberay_registry),
+            ("monitoring", monitoring_registry),
+        ] {
             let Some(registry) = registry else { continue };
             // Argo CD reads OCI Helm charts from a repository registered with enableOCI.
             // A public OCI Helm repository: no credentials, only its address.
@@ -542,7 +571,11 @@ fn flux_objects(w: &Wiring<'_>, ns: &str, interval: &str, out: &mut Vec<Object>)
             FLUX_SOURCE_API,
             chart.release.clone(),
             FLUX_SOURCES,
-            json!({ "interval": interval, "url": chart.repo }),
+            if chart.repo.starts_with("oci://") {
+                json!({ "interval": interval, "url": chart.repo, "type": "oci" })
+            } else {
+                json!({ "interval": interval, "url": chart.repo })
+            },
         ));
         // `CreateReplace`: CRDs a chart carries in a `crds/` folder are upgraded with it (Helm
         // alone installs them once and never again).

@@ -193,11 +193,21 @@ pub fn infra_files(p: &Profile) -> Result<Vec<TextFile>, Diagnostic> {
         ));
     }
     if !ctx_monitoring.is_null() {
-        let values = yaml::to_yaml(&stack_values(p))?;
-        out.push(TextFile::written(
-            FILE_STACK_VALUES,
-            format!("{yaml_header}{values}"),
-        ));
+        // A managed collector installs no stack.
+        if ctx_monitoring["managed"].is_null() {
+            let values = yaml::to_yaml(&stack_values(p))?;
+            out.push(TextFile::written(
+                FILE_STACK_VALUES,
+                format!("{yaml_header}{values}"),
+            ));
+        }
+        if !ctx_monitoring["gpu_monitoring"].is_null() {
+            let values = yaml::to_yaml(&gpu_monitoring_values(p))?;
+            out.push(TextFile::written(
+                FILE_GPU_MONITORING_VALUES,
+                format!("{yaml_header}{values}"),
+            ));
+        }
         if !ctx_monitoring["dcgm"].is_null() {
             let values = yaml::to_yaml(&dcgm_values(p))?;
             out.push(TextFile::written(
@@ -609,6 +619,54 @@ pub(crate) fn dcgm_values(p: &Profile) -> Value {
     })
 }
 
+/// The AKS AI runtime's `gpu-monitoring` chart, as the upstream Azure example installs it
+/// (Azure/AKS@45621c42829b8e5c15a0aa121dc895cf91766231
+/// `examples/kueue-and-ray-on-aks/1-infrastructure/terraform/main.tf`, `helm_release
+/// "gpu_monitoring"`, and `variables.tf`, `gpu_monitoring_chart_version`): release and namespace
+/// `gpu-monitoring`, from the AI runtime's registry.
+pub(crate) const GPU_MONITORING_CHART: &str = "gpu-monitoring";
+pub(crate) const GPU_MONITORING_VERSION: &str = "0.1.1";
+pub(crate) const GPU_MONITORING_NAMESPACE: &str = "gpu-monitoring";
+pub(crate) const FILE_GPU_MONITORING_VALUES: &str = "infra/gpu-monitoring-values.yaml";
+
+/// The GPU SKUs of the profile's GPU pools, as the chart keys them (`a100`, `t4`: the GPU
+/// model's first word, as the example's `gpu_monitoring_sku_name` is `a100` for its A100
+/// pool): each with its pools' VM sizes and GPUs per node.
+fn gpu_skus(p: &Profile) -> std::collections::BTreeMap<String, (Vec<String>, u32)> {
+    let mut out: std::collections::BTreeMap<String, (Vec<String>, u32)> =
+        std::collections::BTreeMap::new();
+    let Some(cloud) = p.cloud() else {
+        return out;
+    };
+    for g in cloud.node_groups().iter().filter(|g| g.gpu) {
+        let Some(t) = g.instance else {
+            continue;
+        };
+        let sku = t
+            .gpu_model
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_lowercase();
+        let entry = out.entry(sku).or_default();
+        if !entry.0.iter().any(|s| s == t.name) {
+            entry.0.push(t.name.to_owned());
+        }
+        entry.1 = entry.1.max(t.gpus);
+    }
+    out
+}
+
+/// The chart's values: what the example sets, `gpuSkus.<sku>.{instanceTypes, num_gpus}`, one
+/// entry per GPU SKU of the profile's pools.
+pub(crate) fn gpu_monitoring_values(p: &Profile) -> Value {
+    let skus: serde_json::Map<String, Value> = gpu_skus(p)
+        .into_iter()
+        .map(|(sku, (types, gpus))| (sku, json!({ "instanceTypes": types, "num_gpus": gpus })))
+        .collect();
+    json!({ "gpuSkus": skus })
+}
+
 /// What `infra/up.sh` installs for monitoring and `verify.sh` checks, for the scripts.
 pub(crate) fn monitoring_context(p: &Profile) -> Value {
     let Some((m, _)) = super::monitoring::collector(p) else {
@@ -624,6 +682,18 @@ pub(crate) fn monitoring_context(p: &Profile) -> Value {
             "values": FILE_DCGM_VALUES.trim_start_matches("infra/"),
         })
     });
+    // Its DaemonSets are named `gpu-monitoring-<sku>` (learn.microsoft.com
+    // `aks/deploy-ray-infrastructure`, the example's expected `gpu-monitoring-a100`).
+    let gpu_monitoring = (m.gpu_metrics == crate::profile::GpuMetrics::AksGpuMonitoring).then(|| {
+        json!({
+            "chart": format!("{}/{GPU_MONITORING_CHART}", crate::facts::operators::AKS_AI_RUNTIME_REGISTRY),
+            "version": GPU_MONITORING_VERSION,
+            "namespace": GPU_MONITORING_NAMESPACE,
+            "release": GPU_MONITORING_CHART,
+            "values": FILE_GPU_MONITORING_VALUES.trim_start_matches("infra/"),
+            "daemonsets": gpu_skus(p).keys().map(|sku| format!("{GPU_MONITORING_CHART}-{sku}")).collect::<Vec<_>>(),
+        })
+    });
     json!({
         "namespace": m.namespace,
         "release": m.release,
@@ -632,6 +702,7 @@ pub(crate) fn monitoring_context(p: &Profile) -> Value {
         "version": STACK_VERSION,
         "values": FILE_STACK_VALUES.trim_start_matches("infra/"),
         "dcgm": dcgm,
+        "gpu_monitoring": gpu_monitoring,
         "managed": super::monitoring::up_context(p),
     })
 }

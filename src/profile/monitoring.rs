@@ -22,8 +22,9 @@ pub struct Monitoring {
     /// on every cloud (`docs/monitoring.md` says why).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub collector: Option<Collector>,
-    /// Where GPU metrics come from: `dcgmExporter` (NVIDIA's DCGM exporter) or `none`.
-    /// Default: `dcgmExporter` when a node pool has NVIDIA GPUs, else `none`.
+    /// Where GPU metrics come from: `dcgmExporter` (NVIDIA's DCGM exporter), `aksGpuMonitoring`
+    /// (AKS only: the AKS AI runtime's `gpu-monitoring` chart, GPU health as node conditions)
+    /// or `none`. Default: `dcgmExporter` when a node pool has NVIDIA GPUs, else `none`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpu_metrics: Option<GpuMetrics>,
     /// Kueue's KueueViz dashboard (the Kueue chart's `enableKueueViz`).
@@ -65,12 +66,18 @@ pub enum Collector {
     None,
 }
 
-/// Where GPU metrics come from. AKS's AI-runtime `gpu-monitoring` chart (the upstream Azure
-/// example's) is to be another value here.
+/// Where GPU metrics come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum GpuMetrics {
+    /// NVIDIA's DCGM exporter on the GPU nodes: utilisation and memory per GPU and pod, which
+    /// the dashboard's GPU rows and the idle-GPU alert read.
     DcgmExporter,
+    /// AKS only: the AKS AI runtime's `gpu-monitoring` chart, as the upstream Azure example
+    /// installs it. It reports GPU health (Xid errors, NVLink, ECC, throttling) as node
+    /// conditions, read from the host's DCGM exporter, and exports no DCGM series: the
+    /// dashboard's GPU rows and the idle-GPU alert are left out.
+    AksGpuMonitoring,
     None,
 }
 

@@ -523,3 +523,88 @@ fn many_queues_are_spread_over_dashboards_that_fit_a_configmap() {
         assert!(size < 256 * 1024, "{}: {size} bytes", cm.name);
     }
 }
+
+/// `gpuMetrics: aksGpuMonitoring` installs the AKS AI runtime's `gpu-monitoring` chart as the
+/// upstream Azure example does (Azure/AKS@45621c42 `examples/kueue-and-ray-on-aks/
+/// 1-infrastructure/terraform/main.tf` `helm_release "gpu_monitoring"`: chart 0.1.1 from
+/// `oci://mcr.microsoft.com/aks/ai-runtime/helm`, namespace `gpu-monitoring`, values
+/// `gpuSkus.a100 = {instanceTypes = [Standard_ND96amsr_A100_v4], num_gpus = 8}` with the
+/// defaults of its `variables.tf`), in `up.sh` and both GitOps trees; `verify.sh` checks its
+/// DaemonSet; and, as the chart exports no DCGM series, no GPU panel or idle-GPU alert reads
+/// one.
+#[test]
+fn aks_gpu_monitoring_installs_the_examples_chart() {
+    let b = compiled("tests/fixtures/monitoring/aks-gpu-monitoring.yaml");
+    let values: Value =
+        serde_saphyr::from_str(&b.files["infra/gpu-monitoring-values.yaml"]).unwrap();
+    assert_eq!(
+        values,
+        serde_json::json!({"gpuSkus": {"a100": {
+            "instanceTypes": ["Standard_ND96amsr_A100_v4"], "num_gpus": 8}}})
+    );
+    let up = &b.files["infra/up.sh"];
+    for line in [
+        "readonly GPU_MONITORING_CHART='oci://mcr.microsoft.com/aks/ai-runtime/helm/gpu-monitoring'",
+        "readonly GPU_MONITORING_VERSION='0.1.1'",
+        "readonly GPU_MONITORING_NAMESPACE='gpu-monitoring'",
+        "helm upgrade --install \"$GPU_MONITORING_RELEASE\" \"$GPU_MONITORING_CHART\" \\",
+    ] {
+        assert!(up.lines().any(|l| l == line), "{line}");
+    }
+    assert!(!b.files.contains_key("infra/dcgm-exporter-values.yaml"));
+    assert!(
+        !b.files
+            .contains_key("monitoring/servicemonitor-dcgm-exporter.yaml")
+    );
+    let text = serde_json::to_string(&dashboard(&b)).unwrap();
+    assert!(!text.contains("DCGM_"), "a GPU panel without its series");
+    assert!(
+        !rules(&b)[0]
+            .to_string()
+            .contains("GpusIdleWhileWorkloadsWait")
+    );
+
+    // verify.sh fails while the chart's DaemonSet is not rolled out, naming it.
+    let sb = crate::infra::Sandbox::new("tests/fixtures/monitoring/aks-gpu-monitoring.yaml");
+    let (out, _) = sb.run("verify.sh", &[], &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", crate::infra::text(&out));
+    let (out, calls) = sb.run("verify.sh", &[], &[("STUB_ROLLOUT_FAILS", "1")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(crate::infra::text(&out).contains("gpu-monitoring-a100 is not rolled out"));
+    assert!(calls.iter().any(|c| {
+        c.join(" ")
+            .contains("--namespace gpu-monitoring rollout status daemonset/gpu-monitoring-a100")
+    }));
+
+    // GitOps: Argo CD reads the OCI chart through a repository registered with enableOCI,
+    // Flux through an OCI HelmRepository.
+    let g = compiled("tests/fixtures/monitoring/aks-gpu-monitoring-gitops.yaml");
+    let object = |kind: &str, name: &str| -> Value {
+        g.objects
+            .iter()
+            .find(|w| w.object.kind == kind && w.object.name == name)
+            .unwrap_or_else(|| panic!("no {kind} {name}"))
+            .object
+            .value
+            .clone()
+    };
+    let app = object("Application", "prod-gpu-monitoring");
+    assert_eq!(
+        app["spec"]["source"]["repoURL"],
+        "mcr.microsoft.com/aks/ai-runtime/helm"
+    );
+    assert_eq!(app["spec"]["source"]["chart"], "gpu-monitoring");
+    assert_eq!(app["spec"]["source"]["helm"]["valuesObject"], values);
+    let secret = object("Secret", "prod-monitoring-chart-repository");
+    assert_eq!(secret["stringData"]["enableOCI"], "true");
+    assert_eq!(
+        secret["stringData"]["url"],
+        "mcr.microsoft.com/aks/ai-runtime/helm"
+    );
+    let repo = object("HelmRepository", "gpu-monitoring");
+    assert_eq!(repo["spec"]["type"], "oci");
+    assert_eq!(
+        object("HelmRelease", "gpu-monitoring")["spec"]["values"],
+        values
+    );
+}

@@ -621,6 +621,12 @@ pub(crate) fn summary(p: &Profile) -> Value {
     if m.gpu_metrics == GpuMetrics::DcgmExporter {
         scraped.push(format!("NVIDIA's DCGM exporter (`{}`)", m.namespace));
     }
+    if m.gpu_metrics == GpuMetrics::AksGpuMonitoring {
+        scraped.push(
+            "no GPU series: the AKS AI runtime's gpu-monitoring chart (`gpu-monitoring`) reports GPU health as node conditions (`kubectl describe node`)"
+                .to_owned(),
+        );
+    }
     let alerts: Vec<Value> = alert_rules(p, &m)
         .into_iter()
         .map(|r| json!({ "name": r["alert"], "for": r["for"], "summary": r["annotations"]["summary"] }))
