@@ -11,6 +11,9 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 static TEXT: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/schemas.json"));
+/// Where `TEXT`'s head ends and each node's line begins and ends (`build.rs` outlines it; the
+/// tests hold it to `outline`'s reading of the text).
+static SPANS: (usize, &[(usize, usize)]) = include!(concat!(env!("OUT_DIR"), "/schema_spans.rs"));
 
 /// The node format this reader understands (`FORMAT` in xtask/src/import.rs).
 const FORMAT: u64 = 1;
@@ -90,7 +93,90 @@ pub(crate) struct Node {
     #[serde(skip)]
     pub(crate) broken: bool,
     #[serde(skip)]
-    regex: OnceLock<Option<regex::Regex>>,
+    regex: OnceLock<Option<Pattern>>,
+}
+
+/// A compiled `pattern`. regex-lite compiles a pattern several times cheaper than `regex` (a
+/// fresh `gen` compiles each pattern it meets), and matches as Go's RE2 (the API server's
+/// engine) does on ASCII patterns: `\d`, `\w` and `\s` are ASCII in both. A case-insensitive
+/// or non-ASCII pattern goes to `regex`, whose Unicode case folding is RE2's, where regex-lite
+/// folds ASCII only (`every_pattern_matches_as_the_regex_crate_does`).
+///
+/// Kubernetes' quantity pattern, which a bundle meets at every CPU, memory and GPU amount, is
+/// matched by `quantity` instead, and the name patterns by their hand-written checks: regex-lite's matcher spends thousands of instructions on
+/// each of its alternations (`quantity_matches_as_its_pattern_does` holds the two equal).
+#[derive(Debug)]
+pub(crate) enum Pattern {
+    Quantity,
+    /// One of the Kubernetes name patterns `profile::names` checks by hand.
+    Name(String),
+    Lite(regex_lite::Regex),
+    Unicode(regex::Regex),
+}
+
+/// `resource.Quantity`'s pattern in the Kubernetes and CRD schemas (`int-or-string` fields).
+const QUANTITY: &str = "^(\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\\+|-)?(([0-9]+(\\.[0-9]*)?)|(\\.[0-9]+))))?$";
+
+/// Whether `s` matches `QUANTITY`: a signed decimal, then a binary or decimal SI suffix or a
+/// signed decimal exponent.
+fn quantity(s: &str) -> bool {
+    /// `[0-9]+(\.[0-9]*)?|\.[0-9]+` at the start of `b`: its length, if any.
+    fn decimal(b: &[u8]) -> Option<usize> {
+        let int = b.iter().take_while(|c| c.is_ascii_digit()).count();
+        if b.get(int) != Some(&b'.') {
+            return (int > 0).then_some(int);
+        }
+        let frac = b[int + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count();
+        (int > 0 || frac > 0).then_some(int + 1 + frac)
+    }
+    fn signed(b: &[u8]) -> Option<usize> {
+        let sign = usize::from(matches!(b.first(), Some(b'+' | b'-')));
+        decimal(&b[sign..]).map(|n| sign + n)
+    }
+    let b = s.as_bytes();
+    let Some(n) = signed(b) else { return false };
+    match &b[n..] {
+        []
+        | [b'K' | b'M' | b'G' | b'T' | b'P' | b'E', b'i']
+        | [b'n' | b'u' | b'm' | b'k' | b'M' | b'G' | b'T' | b'P' | b'E'] => true,
+        [b'e' | b'E', exponent @ ..] => signed(exponent) == Some(exponent.len()),
+        _ => false,
+    }
+}
+
+impl Pattern {
+    fn new(pattern: &str) -> Option<Self> {
+        if pattern == QUANTITY {
+            Some(Self::Quantity)
+        } else if crate::profile::names::common_pattern(pattern, "").is_some() {
+            Some(Self::Name(pattern.to_owned()))
+        } else if pattern.is_ascii() && !pattern.contains("(?i") {
+            regex_lite::Regex::new(pattern).ok().map(Self::Lite)
+        } else {
+            regex::Regex::new(pattern).ok().map(Self::Unicode)
+        }
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Self::Quantity => QUANTITY,
+            Self::Name(p) => p,
+            Self::Lite(r) => r.as_str(),
+            Self::Unicode(r) => r.as_str(),
+        }
+    }
+
+    pub(crate) fn is_match(&self, s: &str) -> bool {
+        match self {
+            Self::Quantity => quantity(s),
+            Self::Name(p) => crate::profile::names::common_pattern(p, s).unwrap_or(false),
+            Self::Lite(r) => r.is_match(s),
+            Self::Unicode(r) => r.is_match(s),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -124,9 +210,9 @@ pub(crate) struct Rule {
 
 impl Node {
     /// The compiled `pattern`; `None` when there is none, `Some(Err)` when it does not compile.
-    pub(crate) fn regex(&self) -> Option<Result<&regex::Regex, &str>> {
+    pub(crate) fn regex(&self) -> Option<Result<&Pattern, &str>> {
         let pattern = self.pattern.as_deref()?;
-        let compiled = self.regex.get_or_init(|| regex::Regex::new(pattern).ok());
+        let compiled = self.regex.get_or_init(|| Pattern::new(pattern));
         Some(compiled.as_ref().ok_or(pattern))
     }
 }
@@ -148,11 +234,14 @@ struct Head {
 
 /// What the importer writes between the head and the nodes, which follow one a line, each
 /// but the last ending in a comma, then `]}` (`write` in xtask/src/import.rs).
+#[cfg(test)]
 const NODES: &str = "\"nodes\":[\n";
 
 /// The head parsed and each node's text found by its line: scanning the whole table as JSON
 /// to find where each node ends cost more than validating a small bundle. A table not laid
-/// out as the importer writes it is unreadable, as a malformed one is.
+/// out as the importer writes it is unreadable, as a malformed one is. The reading `SPANS`
+/// is held to; a run reads `SPANS` (`build.rs` does this at build time).
+#[cfg(test)]
 fn outline(text: &'static str) -> Result<(Head, Vec<&'static str>), String> {
     let unreadable = |why: &str| format!("the embedded schema table is unreadable: {why}");
     let at = text.find(NODES).ok_or_else(|| unreadable("no node list"))?;
@@ -178,7 +267,10 @@ pub(super) fn table() -> Result<&'static Table, &'static str> {
     static TABLE: OnceLock<Result<Table, String>> = OnceLock::new();
     TABLE
         .get_or_init(|| {
-            let (head, raw) = outline(TEXT)?;
+            let (head_end, spans) = SPANS;
+            let head: Head = serde_json::from_str(&format!("{}\"nodes\":[]}}", &TEXT[..head_end]))
+                .map_err(|e| format!("the embedded schema table is unreadable: {e}"))?;
+            let raw: Vec<&'static str> = spans.iter().map(|&(a, b)| &TEXT[a..b]).collect();
             if head.format != FORMAT {
                 return Err(format!(
                     "the embedded schema table has format {}, this build reads {FORMAT}",
@@ -241,6 +333,137 @@ impl Table {
 mod tests {
     use super::*;
 
+    /// Every string of up to five characters over the quantity's alphabet, and longer ones
+    /// around its edges, matches `quantity` exactly when it matches the pattern.
+    #[test]
+    fn quantity_matches_as_its_pattern_does() {
+        let re = regex::Regex::new(QUANTITY).unwrap();
+        assert!(
+            table()
+                .unwrap()
+                .ids()
+                .any(|id| table().unwrap().node(id).pattern.as_deref() == Some(QUANTITY))
+        );
+        let alphabet: Vec<char> = "+-.09eEKimMn".chars().collect();
+        let mut strings = vec![String::new()];
+        let mut frontier = vec![String::new()];
+        for _ in 0..5 {
+            let mut next = Vec::new();
+            for s in &frontier {
+                for c in &alphabet {
+                    next.push(format!("{s}{c}"));
+                }
+            }
+            strings.extend(next.iter().cloned());
+            frontier = next;
+        }
+        strings.extend(
+            [
+                "1Gi",
+                "500m",
+                "+1.5e-3",
+                "-.5E+.5",
+                "1Ei",
+                "1e",
+                "1E",
+                "12345678901234567890Ti",
+                "1.2.3",
+                "1 ",
+                " 1",
+                "1i",
+                "1Ki ",
+                "0.0001u",
+                "1x",
+                "1ee1",
+                "٣",
+            ]
+            .map(str::to_owned),
+        );
+        let mut matched = 0;
+        for s in &strings {
+            assert_eq!(quantity(s), re.is_match(s), "{s:?}");
+            matched += usize::from(re.is_match(s));
+        }
+        assert!(matched > 1000, "{matched} of {}", strings.len());
+    }
+
+    /// The engine the validator picks for each `pattern` and the `regex` crate (Unicode-aware,
+    /// as Go's RE2 is) agree on every pattern of the table, over strings of the shapes those
+    /// patterns are about (names, quantities, durations, URLs, label keys) and their edges.
+    #[test]
+    fn every_pattern_matches_as_the_regex_crate_does() {
+        let probes = [
+            "",
+            "a",
+            "A",
+            "abc",
+            "a-b",
+            "-a",
+            "a-",
+            "a.b",
+            "a..b",
+            "a/b",
+            "example.com/a",
+            "a_b",
+            "A_b:c",
+            "1",
+            "0",
+            "1Gi",
+            "500m",
+            "1.5",
+            "+1e3",
+            "1E",
+            "10ms",
+            "1h30m",
+            "5s",
+            "2m",
+            "1y2w3d",
+            "http://x",
+            "https://x.y/z",
+            "oci://r/c",
+            "ssh://g",
+            "socks5://p",
+            "ftp://x",
+            "warn",
+            "ABORT",
+            "abort ",
+            "a[1]",
+            "a[123456]",
+            "a:b",
+            "ns:key=v",
+            "ſ",
+            "K",
+            "é",
+            "über",
+            "a\nb",
+            ".",
+            "..",
+            "x.",
+            "//",
+            "ä-b",
+            "10KiB",
+            "1GB",
+            "0",
+        ];
+        let t = table().unwrap();
+        let mut checked = 0;
+        for id in t.ids() {
+            let n = t.node(id);
+            let Some(Ok(lite)) = n.regex() else { continue };
+            let full = regex::Regex::new(n.pattern.as_deref().unwrap()).unwrap();
+            for p in probes {
+                assert_eq!(
+                    lite.is_match(p),
+                    full.is_match(p),
+                    "pattern {:?} on {p:?}",
+                    n.pattern
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 20, "{checked} patterns");
+    }
+
     #[test]
     fn every_node_parses_and_every_pattern_compiles() {
         let t = table().unwrap();
@@ -276,6 +499,10 @@ mod tests {
     fn the_outline_by_lines_is_the_tables_json() {
         let whole: Whole = serde_json::from_str(TEXT).unwrap();
         let (head, nodes) = outline(TEXT).unwrap();
+        // The spans a run reads are this reading's.
+        let spanned: Vec<&str> = SPANS.1.iter().map(|&(a, b)| &TEXT[a..b]).collect();
+        assert_eq!(spanned, nodes);
+        assert_eq!(&TEXT[SPANS.0..SPANS.0 + NODES.len()], NODES);
         assert_eq!(head.format, whole.format);
         let kinds = |ks: &[Kind]| -> Vec<(String, String, bool, NodeId)> {
             ks.iter()
