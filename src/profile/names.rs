@@ -56,6 +56,184 @@ pub(crate) fn common_pattern(pattern: &str, s: &str) -> Option<bool> {
     })
 }
 
+/// A bracket class as parsed: negated, its ranges, the index after its `]`.
+type Class = (bool, Vec<(u8, u8)>, usize);
+
+/// A name type's pattern, compiled: `Simple` where it has that shape, else regex-lite.
+#[derive(Debug)]
+pub(crate) enum NamePattern {
+    Simple(Simple),
+    Regex(regex_lite::Regex),
+}
+
+impl NamePattern {
+    pub(crate) fn new(pattern: &str) -> Self {
+        match Simple::parse(pattern) {
+            Some(s) => Self::Simple(s),
+            None => Self::Regex(regex_lite::Regex::new(pattern).expect("a name pattern compiles")),
+        }
+    }
+
+    pub(crate) fn is_match(&self, s: &str) -> bool {
+        match self {
+            Self::Simple(p) => p.is_match(s),
+            Self::Regex(r) => r.is_match(s),
+        }
+    }
+}
+
+/// A pattern of the shape most of the profile's other name types have: `^`, then character
+/// classes (`[a-z0-9_.-]`, `[^;&|]`) or single characters (`_`, `\\.`), each once or repeated
+/// (`*`, `+`, `?`, `{m}`, `{m,n}`), then `$`. Matched without a regex engine: a regex-lite
+/// compile costs tens of thousands of instructions and each match thousands, for names of a
+/// few characters (`tests::the_simple_patterns_match_as_the_regex_crate_does`).
+#[derive(Debug)]
+pub(crate) struct Simple {
+    atoms: Vec<Atom>,
+}
+
+#[derive(Debug)]
+struct Atom {
+    negated: bool,
+    /// Inclusive ASCII ranges; a single character is a range of one.
+    ranges: Vec<(u8, u8)>,
+    min: usize,
+    max: usize,
+}
+
+impl Atom {
+    fn has(&self, c: char) -> bool {
+        let inside = u8::try_from(c).is_ok_and(|b| {
+            b.is_ascii() && self.ranges.iter().any(|&(lo, hi)| (lo..=hi).contains(&b))
+        });
+        inside != self.negated
+    }
+}
+
+impl Simple {
+    /// The pattern's atoms, or `None` when it has another shape (groups, alternation, anchors
+    /// inside, non-ASCII), for the regex engine.
+    pub(crate) fn parse(pattern: &str) -> Option<Self> {
+        let body = pattern.strip_prefix('^')?.strip_suffix('$')?;
+        if !body.is_ascii() {
+            return None;
+        }
+        let b = body.as_bytes();
+        let mut atoms = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            let (negated, ranges, next) = match b[i] {
+                b'[' => Self::class(b, i + 1)?,
+                b'\\' => {
+                    let c = *b.get(i + 1)?;
+                    if c.is_ascii_alphanumeric() {
+                        return None; // \d, \w, \b …: classes or assertions, not literals
+                    }
+                    (false, vec![(c, c)], i + 2)
+                }
+                b'(' | b')' | b'|' | b'^' | b'$' | b'.' | b'*' | b'+' | b'?' | b'{' | b'}' => {
+                    return None;
+                }
+                c => (false, vec![(c, c)], i + 1),
+            };
+            let (min, max, after) = Self::repeat(b, next)?;
+            atoms.push(Atom {
+                negated,
+                ranges,
+                min,
+                max,
+            });
+            i = after;
+        }
+        Some(Self { atoms })
+    }
+
+    /// A bracket class starting after its `[`: negated, ranges, the index after its `]`.
+    fn class(b: &[u8], mut i: usize) -> Option<Class> {
+        let negated = b.get(i) == Some(&b'^');
+        i += usize::from(negated);
+        let mut ranges = Vec::new();
+        let mut first = true;
+        loop {
+            let mut c = *b.get(i)?;
+            if c == b']' && !first {
+                return Some((negated, ranges, i + 1));
+            }
+            first = false;
+            if c == b'[' {
+                return None; // [:alpha:] and the like
+            }
+            if c == b'\\' {
+                i += 1;
+                c = *b.get(i)?;
+                if c.is_ascii_alphanumeric() {
+                    return None;
+                }
+            }
+            if b.get(i + 1) == Some(&b'-') && b.get(i + 2).is_some_and(|&h| h != b']') {
+                let hi = b[i + 2];
+                if hi == b'\\' || hi < c {
+                    return None;
+                }
+                ranges.push((c, hi));
+                i += 3;
+            } else {
+                ranges.push((c, c));
+                i += 1;
+            }
+        }
+    }
+
+    /// A repetition at `i`, if any: min, max, the index after it.
+    fn repeat(b: &[u8], i: usize) -> Option<(usize, usize, usize)> {
+        Some(match b.get(i) {
+            Some(b'*') => (0, usize::MAX, i + 1),
+            Some(b'+') => (1, usize::MAX, i + 1),
+            Some(b'?') => (0, 1, i + 1),
+            Some(b'{') => {
+                let end = i + b[i..].iter().position(|&c| c == b'}')?;
+                let inner = std::str::from_utf8(&b[i + 1..end]).ok()?;
+                let (lo, hi) = if let Some((lo, hi)) = inner.split_once(',') {
+                    (lo.parse().ok()?, hi.parse().ok()?)
+                } else {
+                    let n = inner.parse().ok()?;
+                    (n, n)
+                };
+                (lo, hi, end + 1)
+            }
+            _ => (1, 1, i),
+        })
+    }
+
+    /// Whether all of `s` matches.
+    pub(crate) fn is_match(&self, s: &str) -> bool {
+        if s.is_ascii() {
+            let b = s.as_bytes();
+            Self::rest(&self.atoms, b.len(), &|i| char::from(b[i]))
+        } else {
+            let chars: Vec<char> = s.chars().collect();
+            Self::rest(&self.atoms, chars.len(), &|i| chars[i])
+        }
+    }
+
+    /// Whether `atoms` match all of the `len` characters `at` gives: the first atom takes
+    /// as many as it may, then gives back one at a time (the patterns have a few atoms, and
+    /// names are short).
+    fn rest(atoms: &[Atom], len: usize, at: &dyn Fn(usize) -> char) -> bool {
+        fn from(atoms: &[Atom], pos: usize, len: usize, at: &dyn Fn(usize) -> char) -> bool {
+            let Some((atom, more)) = atoms.split_first() else {
+                return pos == len;
+            };
+            let mut end = pos;
+            while end < len && end - pos < atom.max && atom.has(at(end)) {
+                end += 1;
+            }
+            (pos + atom.min..=end).rev().any(|e| from(more, e, len, at))
+        }
+        from(atoms, 0, len, at)
+    }
+}
+
 /// A DNS label: `first` holds for the first character; the rest are lowercase letters,
 /// digits and `-`, the last not `-`.
 fn is_label(s: &str, first: impl Fn(u8) -> bool) -> bool {
@@ -93,10 +271,11 @@ macro_rules! name_type {
             }
             /// What the schema says of this name: its length in characters and its pattern.
             pub fn is_valid(s: &str) -> bool {
-                static RE: std::sync::OnceLock<regex_lite::Regex> = std::sync::OnceLock::new();
+                static RE: std::sync::OnceLock<$crate::profile::names::NamePattern> =
+                    std::sync::OnceLock::new();
                 ($min..=$max).contains(&s.chars().count())
                     && $crate::profile::names::common_pattern($pattern, s).unwrap_or_else(|| {
-                        RE.get_or_init(|| regex_lite::Regex::new($pattern).expect("a name pattern compiles"))
+                        RE.get_or_init(|| $crate::profile::names::NamePattern::new($pattern))
                             .is_match(s)
                     })
             }
@@ -388,6 +567,103 @@ mod tests {
             out.extend(last.iter().cloned());
         }
         out
+    }
+
+    /// Every name type's pattern, from the source: the string after the type's name in each
+    /// `name_type!` (so a new type is covered without being listed here).
+    fn name_patterns() -> Vec<String> {
+        fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|x| x == "rs") {
+                    let text = std::fs::read_to_string(&p).unwrap();
+                    for block in text.split("name_type!(").skip(1) {
+                        let Some(start) = block.find("\n    \"^") else {
+                            continue;
+                        };
+                        let lit = &block[start + 6..];
+                        let end = lit.find("\",\n").unwrap();
+                        out.push(
+                            lit[..end]
+                                .replace("\\\\", "\u{0}")
+                                .replace("\\n", "\n")
+                                .replace("\\r", "\r")
+                                .replace("\\\"", "\"")
+                                .replace('\u{0}', "\\"),
+                        );
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
+            &mut out,
+        );
+        out
+    }
+
+    /// Each name pattern of the simple shape matches as the `regex` crate does: over every
+    /// string of up to four characters from an alphabet with a member of each class the
+    /// patterns name and some they do not, and over strings at the edges of each repetition.
+    #[test]
+    fn the_simple_patterns_match_as_the_regex_crate_does() {
+        let patterns = name_patterns();
+        assert!(patterns.len() >= 40, "{} name patterns", patterns.len());
+        let alphabet = [
+            'a', 'z', 'S', 'd', 'Z', '0', '9', '-', '.', '/', '_', ' ', '$', '`', ';', '(', '\\',
+            '\n', ':', '@', 'é',
+        ];
+        let mut short = vec![String::new()];
+        let mut last = vec![String::new()];
+        for _ in 0..3 {
+            last = last
+                .iter()
+                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
+                .collect();
+            short.extend(last.iter().cloned());
+        }
+        // Lengths around every bound the patterns' repetitions have ({0,11}, {1,61}, {2,119},
+        // {3,24}, {0,89}, {4}, {8}, {12}).
+        let lengths: Vec<usize> = (1..=14)
+            .chain(22..=27)
+            .chain(59..=64)
+            .chain(87..=92)
+            .chain(117..=123)
+            .collect();
+        let mut simple = 0;
+        for pattern in &patterns {
+            let re = regex::Regex::new(pattern).unwrap();
+            let Some(p) = Simple::parse(pattern) else {
+                continue;
+            };
+            simple += 1;
+            // Runs of one character of the pattern's text at those lengths, with a head or a
+            // tail of each alphabet member.
+            let mut long = Vec::new();
+            let mut chars: Vec<char> = pattern
+                .chars()
+                .filter(|c| c.is_ascii_alphanumeric() || "-_.".contains(*c))
+                .collect();
+            chars.sort_unstable();
+            chars.dedup();
+            for c in chars {
+                for &n in &lengths {
+                    let run: String = std::iter::repeat_n(c, n).collect();
+                    long.push(run.clone());
+                    for t in alphabet {
+                        long.push(format!("{run}{t}"));
+                        long.push(format!("{t}{run}"));
+                    }
+                }
+            }
+            for s in short.iter().chain(&long) {
+                assert_eq!(p.is_match(s), re.is_match(s), "{pattern:?} on {s:?}");
+            }
+        }
+        assert!(simple >= 20, "{simple} simple patterns");
     }
 
     #[test]
