@@ -49,17 +49,56 @@ struct Series {
     ty: &'static str,
     id: u64,
     title: String,
-    datasource: Value,
+    datasource: Datasource,
     grid_pos: GridPos,
-    field_config: Value,
-    options: Value,
+    field_config: FieldConfig,
+    options: Options,
     targets: Vec<Target>,
+}
+
+/// `{"type": "prometheus", "uid": "${datasource}"}`: every panel and query reads the variable
+/// `DATASOURCE_VAR` (`tests::the_datasource_is_the_variable`).
+#[derive(Serialize)]
+struct Datasource {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    uid: &'static str,
+}
+
+const DATASOURCE: Datasource = Datasource {
+    ty: "prometheus",
+    uid: "${datasource}",
+};
+
+/// `{"defaults": {"unit": …}, "overrides": []}`.
+#[derive(Serialize)]
+struct FieldConfig {
+    defaults: Unit,
+    overrides: [u8; 0],
+}
+
+#[derive(Serialize)]
+struct Unit {
+    unit: &'static str,
+}
+
+/// `{"legend": {"displayMode": "list", "placement": "bottom"}}`.
+#[derive(Serialize)]
+struct Options {
+    legend: Legend,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Legend {
+    display_mode: &'static str,
+    placement: &'static str,
 }
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct Target {
-    datasource: Value,
+    datasource: Datasource,
     expr: String,
     legend_format: String,
     ref_id: String,
@@ -132,7 +171,7 @@ impl Layout {
         self.y += 1;
     }
 
-    fn panel(&mut self, title: String, unit: &str, targets: Vec<(String, String)>) {
+    fn panel(&mut self, title: String, unit: &'static str, targets: Vec<(String, String)>) {
         if self.x >= 24 {
             self.x = 0;
             self.y += 8;
@@ -142,7 +181,7 @@ impl Layout {
             .into_iter()
             .zip('A'..)
             .map(|((expr, legend_format), ref_id)| Target {
-                datasource: datasource(),
+                datasource: DATASOURCE,
                 expr,
                 legend_format,
                 ref_id: ref_id.to_string(),
@@ -152,15 +191,23 @@ impl Layout {
             ty: "timeseries",
             id,
             title,
-            datasource: datasource(),
+            datasource: DATASOURCE,
             grid_pos: GridPos {
                 h: 8,
                 w: 8,
                 x: self.x,
                 y: self.y,
             },
-            field_config: json!({ "defaults": { "unit": unit }, "overrides": [] }),
-            options: json!({ "legend": { "displayMode": "list", "placement": "bottom" } }),
+            field_config: FieldConfig {
+                defaults: Unit { unit },
+                overrides: [],
+            },
+            options: Options {
+                legend: Legend {
+                    display_mode: "list",
+                    placement: "bottom",
+                },
+            },
             targets,
         }));
         self.x += 8;
@@ -326,10 +373,6 @@ impl Layout {
     }
 }
 
-fn datasource() -> Value {
-    json!({ "type": "prometheus", "uid": format!("${{{DATASOURCE_VAR}}}") })
-}
-
 /// Grafana's unit for a Kueue resource's quantities (Kueue reports memory in bytes, CPU in
 /// cores, other resources as counts).
 fn unit(resource: &str) -> &'static str {
@@ -437,4 +480,14 @@ pub(crate) fn texts(p: &Profile, m: &Resolved) -> Vec<(String, String)> {
             (d.uid, s)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_datasource_is_the_variable() {
+        assert_eq!(DATASOURCE.uid, format!("${{{DATASOURCE_VAR}}}"));
+    }
 }
