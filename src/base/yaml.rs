@@ -277,15 +277,7 @@ mod tests {
     #[test]
     fn every_short_string_is_written_as_serde_saphyr_writes_it() {
         let alphabet: Vec<char> = "aZnyo0 19.-_/:#\"'\\,=@+~*&!%?|>{[`\n\té".chars().collect();
-        let mut strings = vec![String::new()];
-        let mut last = vec![String::new()];
-        for _ in 0..3 {
-            last = last
-                .iter()
-                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
-                .collect();
-            strings.extend(last.iter().cloned());
-        }
+        let strings = crate::base::every_string(&alphabet, 3);
         let mut taken = 0;
         for s in &strings {
             for v in [

@@ -556,17 +556,7 @@ mod tests {
     /// Every string of up to five characters over an alphabet with one member of each class
     /// the patterns distinguish.
     fn strings() -> Vec<String> {
-        let alphabet = ['a', 'Z', '0', '-', '.', '/', '_', ' '];
-        let mut out = vec![String::new()];
-        let mut last = vec![String::new()];
-        for _ in 0..5 {
-            last = last
-                .iter()
-                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
-                .collect();
-            out.extend(last.iter().cloned());
-        }
-        out
+        crate::base::every_string(&['a', 'Z', '0', '-', '.', '/', '_', ' '], 5)
     }
 
     /// Every name type's pattern, from the source: the string after the type's name in each
@@ -616,15 +606,7 @@ mod tests {
             'a', 'z', 'S', 'd', 'Z', '0', '9', '-', '.', '/', '_', ' ', '$', '`', ';', '(', '\\',
             '\n', ':', '@', 'é',
         ];
-        let mut short = vec![String::new()];
-        let mut last = vec![String::new()];
-        for _ in 0..3 {
-            last = last
-                .iter()
-                .flat_map(|s| alphabet.iter().map(move |c| format!("{s}{c}")))
-                .collect();
-            short.extend(last.iter().cloned());
-        }
+        let short = crate::base::every_string(&alphabet, 3);
         // Lengths around every bound the patterns' repetitions have ({0,11}, {1,61}, {2,119},
         // {3,24}, {0,89}, {4}, {8}, {12}).
         let lengths: Vec<usize> = (1..=14)

@@ -1543,21 +1543,22 @@ fn az_commands_pass_az_argcheck() {
             .iter()
             .filter(|c| c[0] == "az" && c.iter().any(|w| w == "add" || w == "create"))
         {
-            let line = call
-                .iter()
-                .map(|w| shell_quote(w))
-                .collect::<Vec<_>>()
-                .join(" ");
-            let out = Command::new(&tool)
-                .arg("--cmd")
-                .arg(&line)
-                .output()
-                .unwrap();
-            let t = text(&out);
-            assert_eq!(out.status.code(), Some(0), "{profile}: {line}\n{t}");
-            assert!(t.contains(" 0 failed"), "{profile}: {line}\n{t}");
+            assert_az_call_passes(&tool, profile, call);
         }
     }
+}
+
+/// One recorded `az` call, word for word, through `az-argcheck --cmd`: it must pass.
+pub(crate) fn assert_az_call_passes(tool: &Path, label: &str, call: &[String]) {
+    let line = call
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let out = Command::new(tool).arg("--cmd").arg(&line).output().unwrap();
+    let t = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{label}: {line}\n{t}");
+    assert!(t.contains(" 0 failed"), "{label}: {line}\n{t}");
 }
 
 /// A word as bash reads it back: single-quoted unless it is plain.

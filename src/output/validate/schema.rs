@@ -345,18 +345,7 @@ mod tests {
                 .any(|id| table().unwrap().node(id).pattern.as_deref() == Some(QUANTITY))
         );
         let alphabet: Vec<char> = "+-.09eEKimMn".chars().collect();
-        let mut strings = vec![String::new()];
-        let mut frontier = vec![String::new()];
-        for _ in 0..5 {
-            let mut next = Vec::new();
-            for s in &frontier {
-                for c in &alphabet {
-                    next.push(format!("{s}{c}"));
-                }
-            }
-            strings.extend(next.iter().cloned());
-            frontier = next;
-        }
+        let mut strings = crate::base::every_string(&alphabet, 5);
         strings.extend(
             [
                 "1Gi",
