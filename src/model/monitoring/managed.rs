@@ -419,22 +419,21 @@ fn rules_file(p: &Profile, m: &Resolved) -> String {
 /// identity). Each job keeps its pods by their labels and port name, as the stack's monitors
 /// select them, and labels each series with its namespace and pod as they do.
 fn amp_scrape_configuration(p: &Profile, m: &Resolved) -> String {
-    let jobs: Vec<Value> = targets(p, m)
-        .into_iter()
-        .fold(Vec::<Target>::new(), |mut acc, t| {
-            // One job per name, over every namespace of its pods.
-            match acc
-                .iter_mut()
-                .find(|a| a.job == t.job && a.selector == t.selector)
-            {
-                Some(a) => a.namespace = format!("{},{}", a.namespace, t.namespace),
-                None => acc.push(t),
+    // One job per target, over every namespace of its pods (the Ray pods' are several).
+    let mut jobs: Vec<(Target, Vec<String>)> = Vec::new();
+    for t in targets(p, m) {
+        match jobs
+            .iter_mut()
+            .find(|(a, _)| a.job == t.job && a.selector == t.selector)
+        {
+            Some((_, namespaces)) => namespaces.push(t.namespace),
+            None => {
+                let namespaces = vec![t.namespace.clone()];
+                jobs.push((t, namespaces));
             }
-            acc
-        })
-        .iter()
-        .map(scrape_job)
-        .collect();
+        }
+    }
+    let jobs: Vec<Value> = jobs.iter().map(|(t, ns)| scrape_job(t, ns)).collect();
     yaml(&json!({
         "global": { "scrape_interval": INTERVAL },
         "scrape_configs": jobs,
@@ -451,7 +450,7 @@ fn pod_label(key: &str) -> String {
     out
 }
 
-fn scrape_job(t: &Target) -> Value {
+fn scrape_job(t: &Target, namespaces: &[String]) -> Value {
     let mut keep_labels: Vec<String> = t.selector.iter().map(|(k, _)| pod_label(k)).collect();
     keep_labels.push("__meta_kubernetes_pod_container_port_name".into());
     let mut keep_values: Vec<String> = t.selector.iter().map(|(_, v)| regex_escape(v)).collect();
@@ -469,7 +468,6 @@ fn scrape_job(t: &Target) -> Value {
             json!({ "source_labels": ["__meta_kubernetes_pod_node_name"], "target_label": "node" }),
         );
     }
-    let names: Vec<&str> = t.namespace.split(',').collect();
     let mut job = serde_json::Map::new();
     job.insert("job_name".into(), t.job.clone().into());
     if t.secured {
@@ -482,7 +480,7 @@ fn scrape_job(t: &Target) -> Value {
     }
     job.insert(
         "kubernetes_sd_configs".into(),
-        json!([{ "role": "pod", "namespaces": { "names": names } }]),
+        json!([{ "role": "pod", "namespaces": { "names": namespaces } }]),
     );
     job.insert("relabel_configs".into(), relabel.into());
     Value::Object(job)
