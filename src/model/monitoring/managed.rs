@@ -422,15 +422,14 @@ fn amp_scrape_configuration(p: &Profile, m: &Resolved) -> String {
     // One job per target, over every namespace of its pods (the Ray pods' are several).
     let mut jobs: Vec<(Target, Vec<String>)> = Vec::new();
     for t in targets(p, m) {
-        match jobs
+        if let Some((_, namespaces)) = jobs
             .iter_mut()
             .find(|(a, _)| a.job == t.job && a.selector == t.selector)
         {
-            Some((_, namespaces)) => namespaces.push(t.namespace),
-            None => {
-                let namespaces = vec![t.namespace.clone()];
-                jobs.push((t, namespaces));
-            }
+            namespaces.push(t.namespace);
+        } else {
+            let namespaces = vec![t.namespace.clone()];
+            jobs.push((t, namespaces));
         }
     }
     let jobs: Vec<Value> = jobs.iter().map(|(t, ns)| scrape_job(t, ns)).collect();
