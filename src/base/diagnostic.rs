@@ -3,6 +3,7 @@
 
 use crate::base::codes::Code;
 pub(crate) use crate::base::codes::Severity;
+use crate::base::pointer::Pointer;
 use crate::base::source::{Pos, Source};
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 use serde::Serialize;
@@ -93,8 +94,8 @@ impl Diagnostic {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Finding {
     pub(crate) code: &'static Code,
-    /// Where in the profile (a JSON pointer, `/azure/nodePools/1/vmSize`).
-    pub(crate) pointer: String,
+    /// Where in the profile (`/azure/nodePools/1/vmSize`).
+    pub(crate) pointer: Pointer,
     pub(crate) message: String,
     /// What would be right.
     pub(crate) hint: Option<String>,
@@ -108,13 +109,13 @@ impl Findings {
     pub(crate) fn report(
         &mut self,
         code: &'static Code,
-        pointer: &str,
+        pointer: &Pointer,
         message: String,
         hint: Option<String>,
     ) {
         self.0.push(Finding {
             code,
-            pointer: pointer.to_owned(),
+            pointer: pointer.clone(),
             message,
             hint,
         });

@@ -24,6 +24,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::ptr;
 use crate::facts::Quotas;
 use crate::facts::counted::QuotaView;
 use crate::facts::pods::{PodSet, pod_sets};
@@ -169,7 +170,7 @@ impl Words<'_> {
                 |t| format!("asks for `{}`", t.describe()),
             );
             let pointer = if s.topology.is_some() {
-                format!("{}/topology", s.pointer)
+                s.pointer.at("topology")
             } else {
                 s.pointer.clone()
             };
@@ -265,10 +266,11 @@ impl Words<'_> {
         let cq_name = self.cq_name();
         let g = &self.world.cqs[c].groups[group];
         let w = self.w;
-        let pointer = format!(
-            "/workloads/{}/name",
-            self.sets.first().map_or(0, |s| s.index)
-        );
+        let pointer = ptr![
+            "workloads",
+            self.sets.first().map_or(0, |s| s.index),
+            "name"
+        ];
         let mut reported = false;
         for &rid in &g.resources {
             let r = self.world.resources[rid].as_str();

@@ -6,6 +6,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::ptr;
 use crate::cloud::Cloud;
 use std::collections::BTreeMap;
 
@@ -18,7 +19,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     if let [first, second, ..] = clouds.as_slice() {
         ctx.report(
             &codes::TWO_PROVIDERS,
-            &format!("/{}", second.section()),
+            &ptr![second.section()],
             format!(
                 "the profile has both `{}` and `{}`: a profile provisions one cluster on one cloud",
                 first.section(),
@@ -41,7 +42,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     {
         ctx.report(
             &codes::KUBERNETES_TOO_OLD,
-            &format!("/{}/cluster/kubernetesVersion", cloud.section()),
+            &ptr![cloud.section(), "cluster", "kubernetesVersion"],
             format!("Kueue needs Kubernetes 1.{KUEUE_MIN_MINOR} or newer; the cluster runs {v}"),
             Some(format!(
                 "use a current {} version, e.g. {}",
@@ -65,11 +66,11 @@ fn pools(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
     let pool = words.pool;
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for g in cloud.node_groups() {
-        let base = format!("/{section}/nodePools/{}", g.index);
+        let base = ptr![section, "nodePools", g.index];
         if let Some(first) = seen.insert(g.name, g.index) {
             ctx.report(
                 &codes::POOL_NAME_TWICE,
-                &format!("{base}/name"),
+                &base.at("name"),
                 format!(
                     "{pool} `{}` is defined twice (first at nodePools[{first}])",
                     g.name
@@ -86,7 +87,7 @@ fn pools(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
             });
             ctx.report(
                 &codes::POOL_SIZE_MISSING,
-                &format!("{base}/name"),
+                &base.at("name"),
                 format!("{pool} `{}` gives neither `count` nor `autoscale`", g.name),
                 Some(format!(
                     "add `count: N`, or `autoscale: {{min: A, max: B}}`{silently}"
@@ -97,7 +98,7 @@ fn pools(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
             if s.min > s.max {
                 ctx.report(
                     &codes::AUTOSCALE_RANGE,
-                    &format!("{base}/autoscale/min"),
+                    &ptr!(base; "autoscale", "min"),
                     format!(
                         "{pool} `{}` autoscales from {} to {}: min is larger than max",
                         g.name, s.min, s.max
@@ -113,7 +114,7 @@ fn pools(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
                 );
                 ctx.report(
                     &codes::AUTOSCALE_RANGE,
-                    &format!("{base}/count"),
+                    &base.at("count"),
                     format!(
                         "{pool} `{}` starts with {c} nodes, outside its autoscale range {}–{}",
                         g.name, s.min, s.max
@@ -127,7 +128,7 @@ fn pools(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
                 if t.value.as_ref().is_none_or(|v| v.is_empty()) {
                     ctx.report(
                         &codes::TAINT_WITHOUT_VALUE,
-                        &format!("{base}/taints/{j}"),
+                        &ptr!(base; "taints", j),
                         format!(
                             "taint `{}:{}` of {pool} `{}` has no value; {refusal}",
                             t.key,
@@ -158,7 +159,7 @@ fn identity(ctx: &mut Ctx<'_>, cloud: Option<&dyn Cloud>) {
     match (&p.service_account, cloud) {
         (Some(sa), _) if sa.workload_identity && !wired => ctx.report(
             &codes::IDENTITY_WITHOUT_PROVIDER_IDENTITY,
-            "/serviceAccount/workloadIdentity",
+            &ptr!["serviceAccount", "workloadIdentity"],
             format!(
                 "service account `{}` is marked for workload identity, but the profile has no {section}.identity: {}",
                 sa.name, words.identity_missing.0
@@ -167,7 +168,7 @@ fn identity(ctx: &mut Ctx<'_>, cloud: Option<&dyn Cloud>) {
         ),
         (None, Some(c)) if wired => ctx.report(
             &codes::IDENTITY_WITHOUT_SERVICE_ACCOUNT,
-            &format!("/{}/identity", c.section()),
+            &ptr![c.section(), "identity"],
             words.identity_unused.0.into(),
             Some(words.identity_unused.1.into()),
         ),

@@ -11,6 +11,7 @@
 use super::Ctx;
 use crate::base::codes;
 use crate::base::diagnostic::did_you_mean;
+use crate::base::pointer::{Pointer, ptr};
 use crate::facts::Quotas;
 use crate::facts::cohorts::CohortTree;
 use crate::profile::{BorrowWithinCohortPolicy, Quantity, Queues};
@@ -25,13 +26,13 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     let names: Vec<&str> = q.cohorts.iter().map(|c| c.name.as_str()).collect();
     let declared = !q.cohorts.is_empty();
     for (i, c) in q.cohorts.iter().enumerate() {
-        let base = format!("/queues/cohorts/{i}");
+        let base = ptr!["queues", "cohorts", i];
         if let Some(parent) = &c.parent_name
             && !names.contains(&parent.as_str())
         {
             ctx.unknown_name(
                 &codes::COHORT_PARENT_UNKNOWN,
-                &format!("{base}/parentName"),
+                &base.at("parentName"),
                 "Cohort of `queues.cohorts`",
                 parent,
                 names.iter().copied(),
@@ -46,7 +47,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         let Some(cohort) = &cq.cohort_name else {
             continue;
         };
-        let at = format!("/queues/clusterQueues/{i}/cohortName");
+        let at = ptr!["queues", "clusterQueues", i, "cohortName"];
         if declared {
             if !names.contains(&cohort.as_str()) {
                 ctx.unknown_name(
@@ -89,7 +90,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         if tree.subtree_cqs(k).is_empty() {
             ctx.report(
                 &codes::COHORT_WITHOUT_QUEUES,
-                &format!("/queues/cohorts/{i}/name"),
+                &ptr!["queues", "cohorts", i, "name"],
                 format!(
                     "no ClusterQueue hangs below Cohort `{}`: its quota and weight serve nobody",
                     node.name
@@ -106,7 +107,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     if fair && !(0..q.cluster_queues.len()).any(|c| !tree.peers(c).is_empty()) {
         ctx.report(
             &codes::FAIR_SHARING_ALONE,
-            "/operators/kueue/configuration/fairSharing",
+            &ptr!["operators", "kueue", "configuration", "fairSharing"],
             "fair sharing is on, but no two ClusterQueues share a Cohort tree: there is nothing to share".into(),
             Some("put the queues that share quota in one Cohort tree (`cohortName`), or remove `fairSharing`".into()),
         );
@@ -127,7 +128,7 @@ pub(super) fn alone(tree: &CohortTree<'_>, c: usize) -> bool {
 fn weights(ctx: &mut Ctx<'_>, q: &Queues, fair: bool) {
     let cq_weights = q.cluster_queues.iter().enumerate().map(|(i, c)| {
         (
-            format!("/queues/clusterQueues/{i}"),
+            ptr!["queues", "clusterQueues", i],
             "ClusterQueue",
             c.name.as_str(),
             c.fair_sharing_weight,
@@ -135,17 +136,17 @@ fn weights(ctx: &mut Ctx<'_>, q: &Queues, fair: bool) {
     });
     let cohort_weights = q.cohorts.iter().enumerate().map(|(i, c)| {
         (
-            format!("/queues/cohorts/{i}"),
+            ptr!["queues", "cohorts", i],
             "Cohort",
             c.name.as_str(),
             c.fair_sharing_weight,
         )
     });
-    let all: Vec<(String, &str, &str, Option<Quantity>)> =
+    let all: Vec<(Pointer, &str, &str, Option<Quantity>)> =
         cq_weights.chain(cohort_weights).collect();
     for (base, kind, name, w) in all {
         let Some(w) = w else { continue };
-        let at = format!("{base}/fairSharingWeight");
+        let at = base.at("fairSharingWeight");
         if !fair {
             ctx.report(
                 &codes::WEIGHT_WITHOUT_FAIR_SHARING,
@@ -180,7 +181,7 @@ fn weights(ctx: &mut Ctx<'_>, q: &Queues, fair: bool) {
         {
             ctx.report(
                 &codes::BORROW_WITHIN_COHORT_FAIR_SHARING,
-                &format!("/queues/clusterQueues/{i}/preemption/borrowWithinCohort"),
+                &ptr!["queues", "clusterQueues", i, "preemption", "borrowWithinCohort"],
                 format!(
                     "ClusterQueue `{}` sets borrowWithinCohort, but with fair sharing on Kueue's preemptor weighs shares instead and never reads it",
                     cq.name
@@ -193,7 +194,7 @@ fn weights(ctx: &mut Ctx<'_>, q: &Queues, fair: bool) {
 
 /// RK165: Kueue's webhook wants the limits of a root Cohort nil ("must be nil when parent is
 /// empty").
-fn limits_without_parent(ctx: &mut Ctx<'_>, base: &str, c: &crate::profile::Cohort) {
+fn limits_without_parent(ctx: &mut Ctx<'_>, base: &Pointer, c: &crate::profile::Cohort) {
     for (g, group) in c.resource_groups.iter().enumerate() {
         for (f, fq) in group.flavors.iter().enumerate() {
             for (r, res) in fq.resources.iter().enumerate() {
@@ -204,7 +205,7 @@ fn limits_without_parent(ctx: &mut Ctx<'_>, base: &str, c: &crate::profile::Coho
                     if present {
                         ctx.report(
                             &codes::COHORT_LIMIT_WITHOUT_PARENT,
-                            &format!("{base}/resourceGroups/{g}/flavors/{f}/resources/{r}/{field}"),
+                            &ptr!(base; "resourceGroups", g, "flavors", f, "resources", r, field),
                             format!(
                                 "`{field}` on Cohort `{}`, which has no parentName: a root has nobody to borrow from or lend to, and Kueue's webhook refuses it",
                                 c.name
@@ -261,7 +262,7 @@ fn cycles(ctx: &mut Ctx<'_>, q: &Queues, tree: &CohortTree<'_>) {
         path.push(c.name.as_str());
         ctx.report(
             &codes::COHORT_CYCLE,
-            &format!("/queues/cohorts/{i}/parentName"),
+            &ptr!["queues", "cohorts", i, "parentName"],
             format!(
                 "Cohort `{}` is its own ancestor ({}){inactive}",
                 c.name,
@@ -298,7 +299,7 @@ fn unusable_quota(ctx: &mut Ctx<'_>, q: &Queues, tree: &CohortTree<'_>, k: usize
                 }
                 ctx.report(
                     &codes::COHORT_QUOTA_UNUSABLE,
-                    &format!("/queues/cohorts/{i}/resourceGroups/{g}/flavors/{f}/resources/{r}/nominalQuota"),
+                    &ptr!["queues", "cohorts", i, "resourceGroups", g, "flavors", f, "resources", r, "nominalQuota"],
                     format!(
                         "Cohort `{}` holds {} `{}` of flavor `{}`, but no ClusterQueue below it has quota on that flavor for `{}`: nobody can use it",
                         spec.name, res.nominal_quota, res.name, fq.name, res.name
@@ -337,7 +338,7 @@ fn nothing_to_get(ctx: &mut Ctx<'_>, q: &Queues, tree: &CohortTree<'_>) {
                     .unwrap_or_default();
                 ctx.report(
                     &codes::QUEUE_GETS_NOTHING,
-                    &format!("/queues/clusterQueues/{c}/resourceGroups/{g}/coveredResources/{r}"),
+                    &ptr!["queues", "clusterQueues", c, "resourceGroups", g, "coveredResources", r],
                     format!(
                         "ClusterQueue `{}` covers `{res}` but can never get any of it ({explain}): every workload asking for `{res}` waits forever",
                         cq.name

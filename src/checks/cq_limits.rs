@@ -4,6 +4,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::ptr;
 use crate::profile::Quantity;
 
 const MAX_FLAVORS: usize = 256;
@@ -13,7 +14,7 @@ const MAX_PAIRS_PER_GROUP: usize = 512;
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     let Some(q) = &ctx.profile.queues else { return };
     for (i, cq) in q.cluster_queues.iter().enumerate() {
-        let base = format!("/queues/clusterQueues/{i}");
+        let base = ptr!["queues", "clusterQueues", i];
         let flavors: usize = cq.resource_groups.iter().map(|g| g.flavors.len()).sum();
         let covered: usize = cq
             .resource_groups
@@ -27,7 +28,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             if count > limit {
                 ctx.report(
                     &codes::QUEUE_TOTALS,
-                    &format!("{base}/resourceGroups"),
+                    &base.at("resourceGroups"),
                     format!(
                         "ClusterQueue `{}` has {count} {what} across its resource groups; Kueue allows at most {limit}",
                         cq.name
@@ -41,7 +42,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             if pairs > MAX_PAIRS_PER_GROUP {
                 ctx.report(
                     &codes::QUEUE_TOTALS,
-                    &format!("{base}/resourceGroups/{g}"),
+                    &ptr!(base; "resourceGroups", g),
                     format!(
                         "resource group {g} of ClusterQueue `{}` has {} flavors × {} covered resources = {pairs} quotas; Kueue allows at most {MAX_PAIRS_PER_GROUP} per group",
                         cq.name,
@@ -58,7 +59,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         {
             ctx.report(
                 &codes::FAIR_SHARING_WEIGHT,
-                &format!("{base}/fairSharingWeight"),
+                &base.at("fairSharingWeight"),
                 format!(
                     "fairSharingWeight {w} is above 0 but not above 1n: Kueue refuses it because the share would collapse to zero"
                 ),

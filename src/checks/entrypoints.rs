@@ -4,6 +4,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::{Pointer, ptr};
 use crate::cloud::GPU_RESOURCE;
 use crate::input::scripts;
 use crate::profile::{ServeApplication, Workload, WorkloadKind};
@@ -11,7 +12,7 @@ use std::collections::BTreeSet;
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     for (i, w) in ctx.profile.workloads.iter().enumerate() {
-        let base = format!("/workloads/{i}");
+        let base = ptr!["workloads", i];
         let keys: BTreeSet<&str> = w.scripts.iter().map(scripts::key).collect();
         let mount = w.scripts_mount_path.trim_end_matches('/');
         if let Some(entrypoint) = w.entrypoint.as_deref()
@@ -19,14 +20,14 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         {
             for file in mounted_files(entrypoint, mount) {
                 if !keys.contains(file) {
-                    dangling(ctx, &format!("{base}/entrypoint"), w, &keys, file, mount);
+                    dangling(ctx, &base.at("entrypoint"), w, &keys, file, mount);
                 }
             }
         }
         for (j, word) in w.command.iter().enumerate() {
             for file in mounted_files(word, mount) {
                 if !keys.contains(file) {
-                    dangling(ctx, &format!("{base}/command/{j}"), w, &keys, file, mount);
+                    dangling(ctx, &ptr!(base; "command", j), w, &keys, file, mount);
                 }
             }
         }
@@ -36,7 +37,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             .filter(|_| w.kind == WorkloadKind::RayService)
         {
             for (j, app) in serve.applications.iter().enumerate() {
-                let pointer = format!("{base}/serve/applications/{j}/importPath");
+                let pointer = ptr!(base; "serve", "applications", j, "importPath");
                 serve_import(ctx, &pointer, w, app, &keys, mount);
             }
         }
@@ -60,7 +61,7 @@ fn mounted_files<'a>(entrypoint: &'a str, mount: &str) -> Vec<&'a str> {
 
 fn dangling(
     ctx: &mut Ctx<'_>,
-    pointer: &str,
+    pointer: &Pointer,
     w: &Workload,
     keys: &BTreeSet<&str>,
     file: &str,
@@ -96,7 +97,7 @@ fn dangling(
 /// Imports of installed packages are not checked.
 fn serve_import(
     ctx: &mut Ctx<'_>,
-    pointer: &str,
+    pointer: &Pointer,
     w: &Workload,
     app: &ServeApplication,
     keys: &BTreeSet<&str>,
@@ -144,7 +145,7 @@ fn serve_import(
 /// addWellKnownAcceleratorResources): a GPU head of a RayService then offers all its CPUs to
 /// tasks and replicas, next to the Serve controller and proxy. The upstream Azure example says
 /// `num-cpus: "4"`, `num-gpus: "1"` on its Serve head.
-fn head_params(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn head_params(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     let Some(head) = &w.head else { return };
     let Some(gpus) = head.resources.get(GPU_RESOURCE) else {
         return;
@@ -162,7 +163,7 @@ fn head_params(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         .map_or_else(|| "all".to_owned(), ToString::to_string);
     ctx.report(
         &codes::HEAD_GPU_PARAMS,
-        &format!("{base}/head/resources/{}", GPU_RESOURCE.replace('/', "~1")),
+        &ptr!(base; "head", "resources", GPU_RESOURCE),
         format!(
             "the head of RayService `{}` requests {gpus} GPU(s) but its rayStartParams do not set {}: KubeRay starts Ray with the container's limits ({cpus} CPUs, {gpus} GPU(s)), so tasks and replicas crowd the Serve controller",
             w.name,

@@ -15,6 +15,7 @@
 use super::{findings as member_findings, place};
 use crate::base::codes::{self, Code};
 use crate::base::diagnostic::{Diagnostic, Finding};
+use crate::base::pointer::{Pointer, ptr};
 use crate::facts::pods::pod_sets;
 use crate::input::load::Loaded;
 use crate::input::scripts::ScriptFiles;
@@ -27,7 +28,7 @@ pub(crate) struct Member<'a> {
     /// `manager` or the worker's name.
     pub(crate) name: &'a str,
     /// Where the fleet file names the member's profile.
-    pub(crate) pointer: &'a str,
+    pub(crate) pointer: &'a Pointer,
     /// The profile file's identity (a shipped name or a canonical path).
     pub(crate) identity: &'a str,
     pub(crate) loaded: &'a Loaded,
@@ -43,7 +44,7 @@ struct Out<'a> {
 }
 
 impl Out<'_> {
-    fn fleet(&mut self, code: &'static Code, pointer: &str, message: String, hint: &str) {
+    fn fleet(&mut self, code: &'static Code, pointer: &Pointer, message: String, hint: &str) {
         self.push(self.fleet, code, pointer, message, hint);
     }
 
@@ -51,7 +52,7 @@ impl Out<'_> {
         &mut self,
         m: usize,
         code: &'static Code,
-        pointer: &str,
+        pointer: &Pointer,
         message: String,
         hint: &str,
     ) {
@@ -62,7 +63,7 @@ impl Out<'_> {
         &mut self,
         at: &Loaded,
         code: &'static Code,
-        pointer: &str,
+        pointer: &Pointer,
         message: String,
         hint: &str,
     ) {
@@ -70,7 +71,7 @@ impl Out<'_> {
             at,
             Finding {
                 code,
-                pointer: pointer.to_owned(),
+                pointer: pointer.clone(),
                 message,
                 hint: Some(hint.to_owned()),
             },
@@ -95,7 +96,7 @@ pub(crate) fn run(fleet: &Fleet, fleet_loaded: &Loaded, members: &[Member<'_>]) 
     {
         out.fleet(
             &codes::INCREMENTAL_STEP,
-            "/multiKueue/stepSize",
+            &ptr!["multiKueue", "stepSize"],
             "`stepSize` is the Incremental dispatcher's: with AllAtOnce, Kueue refuses the Configuration and its controller does not start".into(),
             "add `dispatcher: Incremental`, or drop `stepSize`",
         );
@@ -121,7 +122,7 @@ pub(crate) fn run(fleet: &Fleet, fleet_loaded: &Loaded, members: &[Member<'_>]) 
         out.member(
             0,
             &codes::MULTIKUEUE_GATE,
-            "/operators/kueue/featureGates/MultiKueue",
+            &ptr!["operators", "kueue", "featureGates", "MultiKueue"],
             "the manager switches the MultiKueue gate off: its admission check never dispatches, and every queued job waits forever".into(),
             "remove `MultiKueue: false` (the gate is beta and on since Kueue 0.9)",
         );
@@ -137,7 +138,7 @@ fn names(fleet: &Fleet, out: &mut Out<'_>) {
         if matches!(name, "manager" | "fleet") {
             out.fleet(
                 &codes::FLEET_NAMES,
-                &format!("/workers/{i}/name"),
+                &ptr!["workers", i, "name"],
                 format!("a worker cannot be named `{name}`: the bundle writes the manager's tree to `manager/` and the fleet's scripts to `fleet/`"),
                 "pick another name, such as the cluster's region (`aks-east`)",
             );
@@ -145,7 +146,7 @@ fn names(fleet: &Fleet, out: &mut Out<'_>) {
         if !seen.insert(name) {
             out.fleet(
                 &codes::FLEET_NAMES,
-                &format!("/workers/{i}/name"),
+                &ptr!["workers", i, "name"],
                 format!("two workers are named `{name}`: each is a MultiKueueCluster of that name"),
                 "give every worker its own name",
             );
@@ -229,10 +230,10 @@ fn mirrored_queues(members: &[Member<'_>], out: &mut Out<'_>) {
         let p = worker.profile;
         for (ns, name) in &wanted {
             let Some(lq) = p.local_queue(name, ns) else {
-                let pointer = if p.queues.is_some() {
-                    "/queues/localQueues"
+                let pointer = &if p.queues.is_some() {
+                    ptr!["queues", "localQueues"]
                 } else {
-                    ""
+                    Pointer::root()
                 };
                 out.member(
                     m,
@@ -260,7 +261,7 @@ fn mirrored_queues(members: &[Member<'_>], out: &mut Out<'_>) {
                 out.member(
                     m,
                     &codes::WORKER_QUEUE_SELECTOR,
-                    &format!("/queues/clusterQueues/{c}/namespaceSelector"),
+                    &ptr!["queues", "clusterQueues", c, "namespaceSelector"],
                     format!(
                         "ClusterQueue `{}` of worker `{}` does not select namespace `{ns}`, where the manager's jobs for LocalQueue `{name}` arrive: Kueue never admits them",
                         cq.name, worker.name
@@ -325,7 +326,7 @@ fn workload_on_workers(i: usize, w: &Workload, members: &[Member<'_>], out: &mut
                 out.member(
                     m,
                     &codes::WORKER_UNCOVERED_RESOURCE,
-                    &format!("/queues/clusterQueues/{c}/resourceGroups"),
+                    &ptr!["queues", "clusterQueues", c, "resourceGroups"],
                     format!(
                         "manager workload `{}` requests {} that ClusterQueue `{}` of worker `{}` does not cover: Kueue counts every requested resource (BlockUndeclared), so the job is never admitted here",
                         w.name,
@@ -345,7 +346,7 @@ fn workload_on_workers(i: usize, w: &Workload, members: &[Member<'_>], out: &mut
             out.member(
                 m,
                 &codes::WORKER_NAME_CLASH,
-                &format!("/workloads/{j}/name"),
+                &ptr!["workloads", j, "name"],
                 format!(
                     "worker `{}` runs its own `{}` in namespace `{ns}`, the name of a manager workload: MultiKueue creates its copy under the same name, and an object it did not create is never replaced, so the manager's job waits (kubernetes-sigs/kueue#12404)",
                     worker.name, w.name
@@ -359,7 +360,7 @@ fn workload_on_workers(i: usize, w: &Workload, members: &[Member<'_>], out: &mut
             Some(reason) => refused.push(format!("`{}` ({reason})", worker.name)),
         }
     }
-    let pointer = format!("/workloads/{i}/name");
+    let pointer = ptr!["workloads", i, "name"];
     if fits.is_empty() {
         out.member(
             0,
@@ -409,13 +410,13 @@ fn why_not_on(
     p.workloads.push(copy);
     let at = p.workloads.len() - 1;
     let scripts = manager_scripts.moved(i, at);
-    let prefix = format!("/workloads/{at}");
+    let prefix = ptr!["workloads", at];
     let (findings, _) = member_findings(&p, &scripts);
     let reasons: Vec<String> = findings
         .into_iter()
         .filter(|f| {
             f.code.severity == codes::Severity::Error
-                && (f.pointer == prefix || f.pointer.starts_with(&format!("{prefix}/")))
+                && f.pointer.is_within(&prefix)
                 // Admission and capacity: the rest (entrypoints, images) the manager's own
                 // checks already report once.
                 && (f.code.id.starts_with("RK1") || f.code.id.starts_with("RK2"))
@@ -431,7 +432,7 @@ fn manager_workload_shape(i: usize, w: &Workload, members: &[Member<'_>], out: &
         out.member(
             0,
             &codes::MULTIKUEUE_ELASTIC,
-            &format!("/workloads/{i}/elastic"),
+            &ptr!["workloads", i, "elastic"],
             format!(
                 "`{}` is elastic: Kueue 0.19 refuses Ray autoscaling through MultiKueue (an elastic RayCluster's webhook rejects it, elastic RayJobs are not supported)",
                 w.name
@@ -449,19 +450,18 @@ fn manager_workload_shape(i: usize, w: &Workload, members: &[Member<'_>], out: &
     let groups = w
         .head
         .iter()
-        .map(|h| ("head".to_owned(), &h.node_selector, h.tolerations.len()))
+        .map(|h| (ptr!["head"], &h.node_selector, h.tolerations.len()))
         .chain(
             w.pod
                 .iter()
-                .map(|p| ("pod".to_owned(), &p.node_selector, p.tolerations.len())),
+                .map(|p| (ptr!["pod"], &p.node_selector, p.tolerations.len())),
         )
-        .chain(w.workers.iter().enumerate().map(|(g, wg)| {
-            (
-                format!("workers/{g}"),
-                &wg.node_selector,
-                wg.tolerations.len(),
-            )
-        }));
+        .chain(
+            w.workers
+                .iter()
+                .enumerate()
+                .map(|(g, wg)| (ptr!["workers", g], &wg.node_selector, wg.tolerations.len())),
+        );
     for (at, selector, tolerations) in groups {
         let field = if !selector.is_empty() {
             "nodeSelector"
@@ -473,7 +473,7 @@ fn manager_workload_shape(i: usize, w: &Workload, members: &[Member<'_>], out: &
         out.member(
             0,
             &codes::MANAGER_PLACEMENT,
-            &format!("/workloads/{i}/{at}/{field}"),
+            &ptr!["workloads", i].join(&at).at(field),
             format!(
                 "`{}` sets {field}: MultiKueue copies the spec verbatim to every worker, and the workers run on {}",
                 w.name,
@@ -557,7 +557,7 @@ fn quota(members: &[Member<'_>], out: &mut Out<'_>) {
                     out.member(
                         0,
                         &codes::MANAGER_QUOTA,
-                        &format!("/queues/clusterQueues/{c}/resourceGroups/{g}/flavors/{f}/resources/{r}/nominalQuota"),
+                        &ptr!["queues", "clusterQueues", c, "resourceGroups", g, "flavors", f, "resources", r, "nominalQuota"],
                         format!(
                             "manager ClusterQueue `{}` gives `{}` a quota of {}, {problem}",
                             cq.name,
@@ -612,7 +612,7 @@ fn integrations(members: &[Member<'_>], out: &mut Out<'_>) {
             out.member(
                 0,
                 &codes::WORKER_CRDS,
-                &format!("/operators/kueue/frameworks/{i}"),
+                &ptr!["operators", "kueue", "frameworks", i],
                 format!(
                     "the manager enables `{}`: MultiKueue watches its kind on every worker, and raykueue installs its CRDs nowhere — a worker without them is never connected",
                     f.as_str()
@@ -633,7 +633,7 @@ fn integrations(members: &[Member<'_>], out: &mut Out<'_>) {
             out.member(
                 m,
                 &codes::WORKER_INTEGRATION,
-                "/operators",
+                &ptr!["operators"],
                 format!(
                     "worker `{}` installs no KubeRay: the manager watches Ray kinds on every worker, so without Ray's CRDs this worker is never connected",
                     worker.name
@@ -645,7 +645,7 @@ fn integrations(members: &[Member<'_>], out: &mut Out<'_>) {
             out.member(
                 m,
                 &codes::WORKER_INTEGRATION,
-                "/operators",
+                &ptr!["operators"],
                 format!(
                     "worker `{}` installs no Kueue: nothing admits the jobs the manager dispatches",
                     worker.name
@@ -659,7 +659,7 @@ fn integrations(members: &[Member<'_>], out: &mut Out<'_>) {
                 out.member(
                     m,
                     &codes::WORKER_INTEGRATION,
-                    "/operators/kueue/frameworks",
+                    &ptr!["operators", "kueue", "frameworks"],
                     format!(
                         "worker `{}` does not enable `{}`, which the manager queues workloads of: they would run there unadmitted, outside every quota",
                         worker.name,
@@ -702,7 +702,7 @@ fn versions(members: &[Member<'_>], out: &mut Out<'_>) {
         out.member(
             0,
             &codes::KUBERAY_FOR_MULTIKUEUE,
-            "/operators",
+            &ptr!["operators"],
             "the manager installs no KubeRay: without Ray's CRDs the manager refuses RayJobs outright (the operator there ignores jobs MultiKueue manages)".into(),
             "add operators.kuberay to the manager's profile",
         );
@@ -716,7 +716,7 @@ fn versions(members: &[Member<'_>], out: &mut Out<'_>) {
             out.member(
                 m,
                 &codes::KUBERAY_FOR_MULTIKUEUE,
-                "/operators/kuberay/version",
+                &ptr!["operators", "kuberay", "version"],
                 format!(
                     "`{}` runs KubeRay {v}: MultiKueue needs at least {minimum} ({why})",
                     member.name
@@ -741,7 +741,7 @@ fn versions(members: &[Member<'_>], out: &mut Out<'_>) {
                 out.member(
                     m,
                     &codes::VERSION_SKEW,
-                    &format!("/operators/{field}/version"),
+                    &ptr!["operators", field, "version"],
                     format!(
                         "worker `{}` runs {what} {b}, the manager {a}: MultiKueue compares the manager's Workload with the worker's copy, and versions that build them differently keep jobs from being admitted",
                         member.name

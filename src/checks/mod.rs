@@ -19,7 +19,7 @@ mod workloads;
 
 use crate::base::codes::Code;
 use crate::base::diagnostic::{Diagnostic, Finding, Findings, did_you_mean};
-use crate::base::pointer::field_path;
+use crate::base::pointer::{Pointer, field_path};
 use crate::input::load::Loaded;
 use crate::input::scripts::ScriptFiles;
 use crate::profile::Profile;
@@ -40,7 +40,7 @@ impl Ctx<'_> {
     pub(crate) fn report(
         &mut self,
         code: &'static Code,
-        pointer: &str,
+        pointer: &Pointer,
         message: String,
         hint: Option<String>,
     ) {
@@ -51,7 +51,7 @@ impl Ctx<'_> {
     pub(crate) fn unknown_name<'n>(
         &mut self,
         info: &'static Code,
-        pointer: &str,
+        pointer: &Pointer,
         what: &str,
         name: &str,
         known: impl IntoIterator<Item = &'n str> + Clone,

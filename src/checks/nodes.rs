@@ -22,6 +22,7 @@
 use super::Ctx;
 use crate::base::codes;
 use crate::base::diagnostic::did_you_mean;
+use crate::base::pointer::{Pointer, ptr};
 use crate::cloud::{Allocatable, Cloud, GPU_RESOURCE, NodeGroup};
 use crate::facts::operators;
 use crate::facts::pods::{PodSet, QueueIndex, Role, pod_sets};
@@ -253,12 +254,12 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
             };
             ctx.report(
                 &codes::RETIRED_INSTANCE,
-                &format!(
-                    "/{}/nodePools/{}/{}",
+                &ptr![
                     provider.section(),
+                    "nodePools",
                     pool.index,
                     words.machine_field
-                ),
+                ],
                 format!(
                     "{} `{}` of node pool `{}` was retired on {} (the {} series): {} no longer creates it",
                     upper_first(words.machine),
@@ -274,12 +275,12 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         if !pool.known() {
             ctx.report(
                 &codes::UNKNOWN_INSTANCE_TYPE,
-                &format!(
-                    "/{}/nodePools/{}/{}",
+                &ptr![
                     provider.section(),
+                    "nodePools",
                     pool.index,
                     words.machine_field
-                ),
+                ],
                 format!(
                     "{} `{}` is not in raykueue's catalogue: node pool `{}` is not checked for capacity",
                     upper_first(words.machine),
@@ -336,11 +337,11 @@ fn flavor_labels(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
             .find(|(k, v)| !pools.iter().any(|pool| pool.carries(k, v)));
         let (pointer, what) = match lonely {
             Some((k, v)) => (
-                crate::base::pointer::pointer_push(&format!("/flavors/{i}/nodeLabels"), k),
+                ptr!["flavors", i, "nodeLabels", k.as_str()],
                 format!("`{k}={v}`"),
             ),
             None => (
-                format!("/flavors/{i}/nodeLabels"),
+                ptr!["flavors", i, "nodeLabels"],
                 format!(
                     "all of {}",
                     f.node_labels
@@ -426,7 +427,7 @@ fn backing_pools<'a, 'p>(pools: &'a [Pool<'p>], f: &Flavor) -> Vec<&'a Pool<'p>>
 /// together (a Cohort's own quota is admitted against like a queue's) against what the backing
 /// pools hold at their maximum size.
 /// Total nominal quota of one flavor and resource, the queues' shares, the first quota's pointer.
-type QuotaSum = (Quantity, Vec<String>, String);
+type QuotaSum = (Quantity, Vec<String>, Pointer);
 
 fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
     let Some(queues) = &p.queues else { return };
@@ -440,14 +441,14 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
         .enumerate()
         .map(|(c, co)| {
             (
-                format!("/queues/cohorts/{c}"),
+                ptr!["queues", "cohorts", c],
                 format!("Cohort {}", co.name),
                 &co.resource_groups,
             )
         })
         .chain(queues.cluster_queues.iter().enumerate().map(|(c, cq)| {
             (
-                format!("/queues/clusterQueues/{c}"),
+                ptr!["queues", "clusterQueues", c],
                 cq.name.to_string(),
                 &cq.resource_groups,
             )
@@ -461,9 +462,7 @@ fn quota_vs_pools(ctx: &mut Ctx<'_>, p: &Profile, pools: &[Pool<'_>]) {
                         (
                             Quantity::zero(),
                             Vec::new(),
-                            format!(
-                                "{base}/resourceGroups/{g}/flavors/{k}/resources/{m}/nominalQuota"
-                            ),
+                            ptr!(base; "resourceGroups", g, "flavors", k, "resources", m, "nominalQuota"),
                         )
                     });
                     e.0 = e.0.plus(rq.nominal_quota);
@@ -773,7 +772,7 @@ fn report_no_pool_matches(
         let pointer = if s.node_selector.is_empty() {
             s.pointer.clone()
         } else {
-            format!("{}/nodeSelector", s.pointer)
+            s.pointer.at("nodeSelector")
         };
         ctx.report(
             &codes::NO_POOL_MATCHES,
@@ -869,7 +868,7 @@ fn report_taints_block(
     let pointer = if s.tolerations.is_empty() {
         s.pointer.clone()
     } else {
-        format!("{}/tolerations", s.pointer)
+        s.pointer.at("tolerations")
     };
     ctx.report(
         &codes::TAINT_NOT_TOLERATED,
@@ -995,7 +994,7 @@ fn report_beyond_pools(ctx: &mut Ctx<'_>, pools: &[Pool<'_>], s: &PodSet<'_>, be
         .collect();
     ctx.report(
         &codes::GROUP_BEYOND_POOLS,
-        &format!("{}/{}", s.pointer, field),
+        &s.pointer.at(field),
         format!(
             "{} may scale to {} pods ({field} {}{hosts}), but {}: at most {cap} fit, the other {} stay Pending",
             s.describe(),

@@ -5,6 +5,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::ptr;
 use crate::profile::{
     ChartSource, Framework, KueueConfiguration, NvidiaInstall, PreemptionStrategy, Profile,
     QuotaCheckStrategy,
@@ -50,7 +51,7 @@ fn gpu_monitoring(ctx: &mut Ctx<'_>) {
     if chosen && cloud.section() != "azure" {
         ctx.report(
             &codes::GPU_MONITORING_OFF_AKS,
-            "/monitoring/gpuMetrics",
+            &ptr!["monitoring", "gpuMetrics"],
             format!(
                 "`aksGpuMonitoring` is the AKS AI runtime's gpu-monitoring chart, which runs on AKS only; this profile's cluster is on {}",
                 cloud.words().service
@@ -95,7 +96,7 @@ fn chart_source(ctx: &mut Ctx<'_>) {
         if version != published {
             ctx.report(
                 &codes::CHART_SOURCE,
-                &format!("/operators/{key}/version"),
+                &ptr!["operators", key, "version"],
                 format!(
                     "the AKS AI runtime publishes the {what} chart {published}, the version raykueue holds the values file's keys to; at {version} they are unchecked"
                 ),
@@ -105,7 +106,7 @@ fn chart_source(ctx: &mut Ctx<'_>) {
         if let Some(reference) = reference.filter(|r| !r.starts_with(AKS_AI_RUNTIME_REGISTRY)) {
             ctx.report(
                 &codes::CHART_SOURCE,
-                &format!("/operators/{key}/{field}"),
+                &ptr!["operators", key, field],
                 format!(
                     "operators.source is aksAiRuntime, but operators.{key}.{field} names `{reference}`: the chart comes from there, not from the AKS AI runtime"
                 ),
@@ -120,17 +121,17 @@ fn chart_source(ctx: &mut Ctx<'_>) {
 /// `validateQuotaCheckStrategy`, the last under the `QuotaCheckStrategy` gate, beta and on in
 /// 0.19). A refused Configuration stops the controller at start-up.
 fn configuration(ctx: &mut Ctx<'_>, c: &KueueConfiguration) {
-    const AT: &str = "/operators/kueue/configuration";
     use PreemptionStrategy::{
         LessThanInitialShare as Initial, LessThanOrEqualToFinalShare as Final,
     };
+    let at = ptr!["operators", "kueue", "configuration"];
     if let Some(fs) = &c.fair_sharing {
         let s = fs.preemption_strategies.as_slice();
         if !matches!(s, [Final | Initial] | [Final, Initial]) {
             let given: Vec<&str> = s.iter().map(|s| s.as_str()).collect();
             ctx.report(
                 &codes::KUEUE_CONFIGURATION,
-                &format!("{AT}/fairSharing/preemptionStrategies"),
+                &ptr!(at; "fairSharing", "preemptionStrategies"),
                 format!(
                     "Kueue accepts three lists of fair-sharing preemption strategies, not [{}]",
                     given.join(", ")
@@ -147,7 +148,7 @@ fn configuration(ctx: &mut Ctx<'_>, c: &KueueConfiguration) {
     {
         ctx.report(
             &codes::KUEUE_CONFIGURATION,
-            &format!("{AT}/admissionFairSharing/usageSamplingInterval"),
+            &ptr!(at; "admissionFairSharing", "usageSamplingInterval"),
             "Kueue refuses a usage sampling interval of zero".into(),
             Some("leave it out for Kueue's 5m, or give a duration such as 1m".into()),
         );
@@ -158,7 +159,7 @@ fn configuration(ctx: &mut Ctx<'_>, c: &KueueConfiguration) {
         if !seen.insert(t.input.as_str()) {
             ctx.report(
                 &codes::KUEUE_CONFIGURATION,
-                &format!("{AT}/resources/transformations/{i}/input"),
+                &ptr!(at; "resources", "transformations", i, "input"),
                 format!(
                     "a second transformation of `{}`: Kueue allows one per input resource",
                     t.input
@@ -172,7 +173,7 @@ fn configuration(ctx: &mut Ctx<'_>, c: &KueueConfiguration) {
     {
         ctx.report(
             &codes::KUEUE_CONFIGURATION,
-            &format!("{AT}/resources/excludeResourcePrefixes"),
+            &ptr!(at; "resources", "excludeResourcePrefixes"),
             "Kueue refuses excludeResourcePrefixes with quotaCheckStrategy IgnoreUndeclared".into(),
             Some("drop excludeResourcePrefixes (IgnoreUndeclared already skips resources no ClusterQueue covers), or use BlockUndeclared".into()),
         );
@@ -208,7 +209,7 @@ fn webhook_scope(ctx: &mut Ctx<'_>) {
                 .join(", ");
             ctx.report(
                 &codes::POD_WEBHOOK_EVERYWHERE,
-                &format!("/operators/kueue/frameworks/{at}"),
+                &ptr!["operators", "kueue", "frameworks", at],
                 format!(
                     "with `{}` enabled, Kueue's {} webhook has failurePolicy Fail in every namespace but kube-system and `{}`: while its one replica is down (an upgrade, a drained node), no pod is created anywhere — Argo CD, Flux, KubeRay and Ray included",
                     pod_based.join("`, `"),
@@ -222,7 +223,12 @@ fn webhook_scope(ctx: &mut Ctx<'_>) {
         }
         return;
     };
-    let pointer = "/operators/kueue/configuration/managedJobsNamespaceSelector";
+    let pointer = &ptr![
+        "operators",
+        "kueue",
+        "configuration",
+        "managedJobsNamespaceSelector"
+    ];
     // kueue@v0.19.2 pkg/config/validation.go `validateNamespaceSelectorForPodIntegration`: with
     // the pod integration on, the selector must not match a namespace labelled only with the
     // name of kube-system or of Kueue's own namespace.
@@ -293,7 +299,7 @@ fn device_plugin(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let Some(cloud) = p.cloud() else { return };
     let Some(n) = &p.operators.nvidia else { return };
-    let pointer = "/operators/nvidia/install";
+    let pointer = &ptr!["operators", "nvidia", "install"];
     if n.install == NvidiaInstall::None && cloud.device_plugin().is_none() {
         let groups = cloud.node_groups();
         if let Some(gpu) = groups.iter().find(|g| g.gpu) {

@@ -16,6 +16,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::ptr;
 use crate::cloud::{CLASS_CHECK_CAPACITY, Cloud, GPU_RESOURCE, Provisioning};
 use crate::facts::pods::{PodSet, QueueIndex, pod_sets};
 use crate::profile::{
@@ -28,7 +29,7 @@ const DEFAULT_PODS_READY_SECONDS: f64 = 30.0 * 60.0;
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     let names = ctx.profile.admission_checks.iter().map(|a| a.name.as_str());
-    super::queues::duplicates(ctx, "/admissionChecks", "AdmissionCheck", names);
+    super::queues::duplicates(ctx, &ptr!["admissionChecks"], "AdmissionCheck", names);
     references(ctx);
     on_manager(ctx);
     managed_resources(ctx);
@@ -60,13 +61,13 @@ fn references(ctx: &mut Ctx<'_>) {
     {
         let flavors = cq_flavors(cq);
         for (k, check) in cq.admission_checks.iter().enumerate() {
-            let base = format!("/queues/clusterQueues/{c}/admissionChecks/{k}");
+            let base = ptr!["queues", "clusterQueues", c, "admissionChecks", k];
             named.push(check.name());
             if !defined.contains(&check.name()) {
                 let at = if check.on_flavors().is_empty() {
                     base.clone()
                 } else {
-                    format!("{base}/name")
+                    base.at("name")
                 };
                 ctx.unknown_name(
                     &codes::ADMISSION_CHECK_NOT_FOUND,
@@ -80,7 +81,7 @@ fn references(ctx: &mut Ctx<'_>) {
                 if !flavors.contains(&f.as_str()) {
                     ctx.report(
                         &codes::ON_FLAVORS,
-                        &format!("{base}/onFlavors/{j}"),
+                        &ptr!(base; "onFlavors", j),
                         format!(
                             "`{f}` is no flavor of ClusterQueue `{}`: Kueue's webhook refuses the queue",
                             cq.name
@@ -95,7 +96,7 @@ fn references(ctx: &mut Ctx<'_>) {
         if !named.contains(&a.name.as_str()) {
             ctx.report(
                 &codes::ADMISSION_CHECK_UNUSED,
-                &format!("/admissionChecks/{i}/name"),
+                &ptr!["admissionChecks", i, "name"],
                 format!("no ClusterQueue names AdmissionCheck `{}`: it checks nothing", a.name),
                 Some(format!(
                     "add `admissionChecks: [{}]` to the ClusterQueues whose workloads need provisioning, or remove it",
@@ -131,7 +132,7 @@ fn on_manager(ctx: &mut Ctx<'_>) {
             }
             ctx.report(
                 &codes::PROVISIONING_ON_MANAGER,
-                &format!("/queues/clusterQueues/{c}/admissionChecks/{k}"),
+                &ptr!["queues", "clusterQueues", c, "admissionChecks", k],
                 format!(
                     "ClusterQueue `{}` of the manager of fleet `{}` names ProvisioningRequest check `{}`, and raykueue adds the fleet's MultiKueue check `{}` to it: Kueue makes a queue with both inactive, and it admits nothing",
                     cq.name,
@@ -240,7 +241,7 @@ fn managed_resources(ctx: &mut Ctx<'_>) {
             let list: Vec<&str> = managed.iter().map(QualifiedName::as_str).collect();
             ctx.report(
                 &codes::MANAGED_RESOURCES_UNREQUESTED,
-                &format!("/admissionChecks/{i}/provisioningRequest/managedResources"),
+                &ptr!["admissionChecks", i, "provisioningRequest", "managedResources"],
                 format!(
                     "no pod of the {workloads} workload(s) of ClusterQueue(s) {} requests any of [{}]: Kueue passes check `{}` at once (\"the provisioning request is not needed\") and asks the autoscaler for nothing",
                     queues.join(", "),
@@ -262,7 +263,12 @@ fn classes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
             continue; // RK192
         }
         let class = a.provisioning_request.provisioning_class_name.as_str();
-        let at = format!("/admissionChecks/{i}/provisioningRequest/provisioningClassName");
+        let at = ptr![
+            "admissionChecks",
+            i,
+            "provisioningRequest",
+            "provisioningClassName"
+        ];
         match cloud.provisioning(p, class) {
             Provisioning::Refused(why) => {
                 ctx.report(
@@ -431,7 +437,7 @@ fn report_untolerated(
     let first = blocked[0].1;
     ctx.report(
         &codes::PROVISIONING_TAINT_NOT_TOLERATED,
-        &format!("/flavors/{fi}/tolerations"),
+        &ptr!["flavors", fi, "tolerations"],
         format!(
             "flavor `{}` of ProvisioningRequest check `{}` has only {}s with a taint {} does not tolerate ({}): Kueue writes the request's pod templates with the tolerations of the pod template and the flavors, and the autoscaler simulates those pods without admission (no ExtendedResourceToleration), so it finds no capacity and the workload is never admitted",
             f.name,
@@ -497,10 +503,16 @@ fn pods_ready(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
     if cold_flavors.is_empty() {
         return;
     }
-    let at = if configured.is_some() {
-        "/operators/kueue/configuration/waitForPodsReady/timeout"
+    let at = &if configured.is_some() {
+        ptr![
+            "operators",
+            "kueue",
+            "configuration",
+            "waitForPodsReady",
+            "timeout"
+        ]
     } else {
-        "/operators/kueue"
+        ptr!["operators", "kueue"]
     };
     let secs = |s: f64| {
         if s >= 60.0 && s % 60.0 == 0.0 {

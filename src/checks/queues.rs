@@ -4,6 +4,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::{Pointer, ptr};
 use crate::facts::cohorts::CohortTree;
 use crate::profile::{
     ClusterQueue, FungibilityPolicy, QueueMode, Queues, ReclaimWithinCohort, ResourceGroup,
@@ -30,24 +31,24 @@ fn flavors_and_priority_classes(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     duplicates(
         ctx,
-        "/flavors",
+        &ptr!["flavors"],
         "ResourceFlavor",
         p.flavors.iter().map(|f| f.name.as_str()),
     );
     duplicates(
         ctx,
-        "/priorityClasses",
+        &ptr!["priorityClasses"],
         "WorkloadPriorityClass",
         p.priority_classes.iter().map(|c| c.name.as_str()),
     );
     for (i, f) in p.flavors.iter().enumerate() {
-        tolerations(ctx, &format!("/flavors/{i}/tolerations"), &f.tolerations);
+        tolerations(ctx, &ptr!["flavors", i, "tolerations"], &f.tolerations);
         let mut seen = BTreeSet::new();
         for (j, t) in f.node_taints.iter().enumerate() {
             if !seen.insert((t.key.as_str(), t.effect)) {
                 ctx.report(
                     &codes::TAINT_DUPLICATE,
-                    &format!("/flavors/{i}/nodeTaints/{j}"),
+                    &ptr!["flavors", i, "nodeTaints", j],
                     format!("taint `{}:{}` is listed twice", t.key, t.effect.as_str()),
                     Some("keep one entry per key and effect".into()),
                 );
@@ -62,7 +63,7 @@ fn queue_duplicates(ctx: &mut Ctx<'_>, q: &Queues, cq_names: &[&str]) {
     let p = ctx.profile;
     duplicates(
         ctx,
-        "/queues/clusterQueues",
+        &ptr!["queues", "clusterQueues"],
         "ClusterQueue",
         cq_names.iter().copied(),
     );
@@ -80,7 +81,7 @@ fn queue_duplicates(ctx: &mut Ctx<'_>, q: &Queues, cq_names: &[&str]) {
         .collect();
     duplicates(
         ctx,
-        "/queues/localQueues",
+        &ptr!["queues", "localQueues"],
         "LocalQueue",
         lq_keys.iter().map(String::as_str),
     );
@@ -91,7 +92,7 @@ fn queue_duplicates(ctx: &mut Ctx<'_>, q: &Queues, cq_names: &[&str]) {
 fn quota_holders<'p>(ctx: &mut Ctx<'_>, q: &'p Queues, flavor_names: &[&str]) -> BTreeSet<&'p str> {
     let mut used_flavors = BTreeSet::new();
     for (i, cq) in q.cluster_queues.iter().enumerate() {
-        let base = format!("/queues/clusterQueues/{i}");
+        let base = ptr!["queues", "clusterQueues", i];
         let holder = Holder::ClusterQueue {
             name: cq.name.as_str(),
             has_cohort: cq.cohort_name.is_some(),
@@ -108,12 +109,12 @@ fn quota_holders<'p>(ctx: &mut Ctx<'_>, q: &'p Queues, flavor_names: &[&str]) ->
     }
     duplicates(
         ctx,
-        "/queues/cohorts",
+        &ptr!["queues", "cohorts"],
         "Cohort",
         q.cohorts.iter().map(|c| c.name.as_str()),
     );
     for (i, c) in q.cohorts.iter().enumerate() {
-        let base = format!("/queues/cohorts/{i}");
+        let base = ptr!["queues", "cohorts", i];
         resource_groups(
             ctx,
             &base,
@@ -127,7 +128,7 @@ fn quota_holders<'p>(ctx: &mut Ctx<'_>, q: &'p Queues, flavor_names: &[&str]) ->
 }
 
 /// A ClusterQueue's preemption and flavor fungibility settings that Kueue refuses together.
-fn policies(ctx: &mut Ctx<'_>, base: &str, cq: &ClusterQueue) {
+fn policies(ctx: &mut Ctx<'_>, base: &Pointer, cq: &ClusterQueue) {
     if let Some(pre) = &cq.preemption
         && pre
             .borrow_within_cohort
@@ -137,7 +138,7 @@ fn policies(ctx: &mut Ctx<'_>, base: &str, cq: &ClusterQueue) {
     {
         ctx.report(
             &codes::BORROW_WITHIN_COHORT,
-            &format!("{base}/preemption/borrowWithinCohort"),
+            &ptr!(base; "preemption", "borrowWithinCohort"),
             "borrowWithinCohort is set while reclaimWithinCohort is Never".into(),
             Some("set reclaimWithinCohort to LowerPriority or Any".into()),
         );
@@ -149,7 +150,7 @@ fn policies(ctx: &mut Ctx<'_>, base: &str, cq: &ClusterQueue) {
     {
         ctx.report(
             &codes::FUNGIBILITY,
-            &format!("{base}/flavorFungibility/preference"),
+            &ptr!(base; "flavorFungibility", "preference"),
             "preference is set but whenCanBorrow and whenCanPreempt are not both TryNextFlavor"
                 .into(),
             Some("set both to TryNextFlavor, or remove preference".into()),
@@ -164,7 +165,7 @@ fn unused_flavors(ctx: &mut Ctx<'_>, q: &Queues, used_flavors: &BTreeSet<&str>) 
         if !used_flavors.contains(f.name.as_str()) {
             ctx.report(
                 &codes::UNUSED_FLAVOR,
-                &format!("/flavors/{i}/name"),
+                &ptr!["flavors", i, "name"],
                 if q.cohorts.is_empty() {
                     format!("ResourceFlavor `{}` is used by no ClusterQueue", f.name)
                 } else {
@@ -187,7 +188,7 @@ fn local_queue_targets(ctx: &mut Ctx<'_>, q: &Queues, cq_names: &[&str]) {
         if !cq_names.contains(&lq.cluster_queue.as_str()) {
             ctx.unknown_name(
                 &codes::LOCAL_QUEUE_TARGET,
-                &format!("/queues/localQueues/{i}/clusterQueue"),
+                &ptr!["queues", "localQueues", i, "clusterQueue"],
                 "ClusterQueue",
                 &lq.cluster_queue,
                 cq_names.iter().copied(),
@@ -198,7 +199,7 @@ fn local_queue_targets(ctx: &mut Ctx<'_>, q: &Queues, cq_names: &[&str]) {
         if !targeted.contains(cq.name.as_str()) {
             ctx.report(
                 &codes::UNREACHABLE_CLUSTER_QUEUE,
-                &format!("/queues/clusterQueues/{i}/name"),
+                &ptr!["queues", "clusterQueues", i, "name"],
                 format!("no LocalQueue points at ClusterQueue `{}`", cq.name),
                 Some("add a LocalQueue with `clusterQueue` set to it".into()),
             );
@@ -213,7 +214,7 @@ fn mode(ctx: &mut Ctx<'_>) {
             if q.cluster_queues.len() != 1 {
                 ctx.report(
                     &codes::QUEUE_MODE,
-                    "/queues/clusterQueues",
+                    &ptr!["queues", "clusterQueues"],
                     format!(
                         "single-queue mode has exactly one ClusterQueue; this profile has {}",
                         q.cluster_queues.len()
@@ -225,7 +226,7 @@ fn mode(ctx: &mut Ctx<'_>) {
                 if cq.cohort_name.is_some() {
                     ctx.report(
                         &codes::QUEUE_MODE,
-                        &format!("/queues/clusterQueues/{i}/cohortName"),
+                        &ptr!["queues", "clusterQueues", i, "cohortName"],
                         "single-queue mode has no cohort".into(),
                         Some("remove cohortName, or use `mode: team`".into()),
                     );
@@ -236,7 +237,7 @@ fn mode(ctx: &mut Ctx<'_>) {
             if q.cluster_queues.len() < 2 {
                 ctx.report(
                     &codes::QUEUE_MODE,
-                    "/queues/clusterQueues",
+                    &ptr!["queues", "clusterQueues"],
                     "team mode needs at least two ClusterQueues".into(),
                     Some("add a queue per team, or use `mode: single`".into()),
                 );
@@ -254,7 +255,7 @@ fn mode(ctx: &mut Ctx<'_>) {
                 if cq.cohort_name.is_none() {
                     ctx.report(
                         &codes::QUEUE_MODE,
-                        &format!("/queues/clusterQueues/{i}/name"),
+                        &ptr!["queues", "clusterQueues", i, "name"],
                         format!(
                             "team queue `{}` has no cohortName: it can neither borrow nor lend",
                             cq.name
@@ -266,7 +267,7 @@ fn mode(ctx: &mut Ctx<'_>) {
             if cohorts.iter().flatten().count() > 1 {
                 ctx.report(
                     &codes::QUEUE_MODE,
-                    "/queues/clusterQueues",
+                    &ptr!["queues", "clusterQueues"],
                     format!(
                         "team queues are split across cohort trees (roots): {}",
                         cohorts
@@ -285,7 +286,7 @@ fn mode(ctx: &mut Ctx<'_>) {
 
 pub(super) fn duplicates<'n>(
     ctx: &mut Ctx<'_>,
-    list: &str,
+    list: &Pointer,
     kind: &str,
     names: impl Iterator<Item = &'n str>,
 ) {
@@ -294,7 +295,7 @@ pub(super) fn duplicates<'n>(
         if !seen.insert(name) {
             ctx.report(
                 &codes::DUPLICATE_NAME,
-                &format!("{list}/{i}/name"),
+                &ptr!(list; i, "name"),
                 format!("{kind} `{name}` is defined twice"),
                 Some("names must be unique; rename or remove one".into()),
             );
@@ -303,15 +304,15 @@ pub(super) fn duplicates<'n>(
 }
 
 /// Kueue's CEL rules on tolerations (ResourceFlavor), which Kubernetes applies to pods too.
-pub(super) fn tolerations(ctx: &mut Ctx<'_>, base: &str, list: &[Toleration]) {
+pub(super) fn tolerations(ctx: &mut Ctx<'_>, base: &Pointer, list: &[Toleration]) {
     for (i, t) in list.iter().enumerate() {
-        let p = format!("{base}/{i}");
+        let p = base.at(i);
         if t.operator == TolerationOperator::Exists
             && t.value.as_ref().is_some_and(|v| !v.is_empty())
         {
             ctx.report(
                 &codes::TOLERATION_SHAPE,
-                &format!("{p}/value"),
+                &p.at("value"),
                 "a toleration with operator Exists cannot have a value".into(),
                 Some("remove `value`, or use operator Equal".into()),
             );
@@ -327,7 +328,7 @@ pub(super) fn tolerations(ctx: &mut Ctx<'_>, base: &str, list: &[Toleration]) {
         if t.toleration_seconds.is_some() && t.effect != Some(TaintEffect::NoExecute) {
             ctx.report(
                 &codes::TOLERATION_SHAPE,
-                &format!("{p}/tolerationSeconds"),
+                &p.at("tolerationSeconds"),
                 "tolerationSeconds applies only to effect NoExecute".into(),
                 Some("set `effect: NoExecute`, or remove tolerationSeconds".into()),
             );
@@ -353,7 +354,7 @@ pub(super) enum Holder<'a> {
 /// its lending limit stays within its quota.
 pub(super) fn resource_groups<'p>(
     ctx: &mut Ctx<'_>,
-    base: &str,
+    base: &Pointer,
     groups: &'p [ResourceGroup],
     holder: Holder<'_>,
     flavor_names: &[&str],
@@ -362,24 +363,24 @@ pub(super) fn resource_groups<'p>(
     let mut resources_seen: BTreeMap<&str, usize> = BTreeMap::new();
     let mut flavors_seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (g, group) in groups.iter().enumerate() {
-        let gp = format!("{base}/resourceGroups/{g}");
+        let gp = ptr!(base; "resourceGroups", g);
         for (r, res) in group.covered_resources.iter().enumerate() {
             if let Some(prev) = resources_seen.insert(res.as_str(), g) {
                 ctx.report(
                     &codes::GROUP_OVERLAP,
-                    &format!("{gp}/coveredResources/{r}"),
+                    &ptr!(gp; "coveredResources", r),
                     format!("resource `{res}` is already covered by resource group {prev}"),
                     Some("a resource may appear in one resource group only".into()),
                 );
             }
         }
         for (f, fq) in group.flavors.iter().enumerate() {
-            let fp = format!("{gp}/flavors/{f}");
+            let fp = ptr!(gp; "flavors", f);
             used_flavors.insert(fq.name.as_str());
             if !flavor_names.contains(&fq.name.as_str()) {
                 ctx.unknown_name(
                     &codes::FLAVOR_NOT_FOUND,
-                    &format!("{fp}/name"),
+                    &fp.at("name"),
                     "ResourceFlavor",
                     &fq.name,
                     flavor_names.iter().copied(),
@@ -388,7 +389,7 @@ pub(super) fn resource_groups<'p>(
             if let Some(prev) = flavors_seen.insert(fq.name.as_str(), g) {
                 ctx.report(
                     &codes::GROUP_OVERLAP,
-                    &format!("{fp}/name"),
+                    &fp.at("name"),
                     format!(
                         "flavor `{}` is already used by resource group {prev}",
                         fq.name
@@ -405,7 +406,7 @@ pub(super) fn resource_groups<'p>(
             if listed != covered {
                 ctx.report(
                     &codes::COVERED_RESOURCES,
-                    &format!("{fp}/resources"),
+                    &fp.at("resources"),
                     format!(
                         "flavor `{}` lists [{}] but the group covers [{}]",
                         fq.name,
@@ -422,7 +423,7 @@ pub(super) fn resource_groups<'p>(
                 continue;
             };
             for (r, res) in fq.resources.iter().enumerate() {
-                let rp = format!("{fp}/resources/{r}");
+                let rp = ptr!(fp; "resources", r);
                 if !has_cohort {
                     for (field, present) in [
                         ("borrowingLimit", res.borrowing_limit.is_some()),
@@ -431,7 +432,7 @@ pub(super) fn resource_groups<'p>(
                         if present {
                             ctx.report(
                                 &codes::LIMIT_WITHOUT_COHORT,
-                                &format!("{rp}/{field}"),
+                                &rp.at(field),
                                 format!(
                                     "`{field}` on ClusterQueue `{name}`, which has no cohortName"
                                 ),
@@ -448,7 +449,7 @@ pub(super) fn resource_groups<'p>(
                 {
                     ctx.report(
                         &codes::LENDING_OVER_NOMINAL,
-                        &format!("{rp}/lendingLimit"),
+                        &rp.at("lendingLimit"),
                         format!(
                             "lendingLimit {lend} exceeds nominalQuota {} for `{}`",
                             res.nominal_quota, res.name

@@ -12,11 +12,11 @@
 
 use super::Ctx;
 use crate::base::codes;
-use crate::base::pointer::pointer_push;
 use crate::cloud::GPU_RESOURCE;
 use crate::facts::pods::{Role, pod_sets};
 use crate::profile::{Workload, WorkloadKind};
 // The KubeRay facts the output validation checks objects against: one definition each.
+use crate::base::pointer::{Pointer, ptr};
 use crate::facts::kuberay::{FORBIDDEN_RAY_START_PARAM, max_name_len, replicas_out_of_order};
 
 /// An image reference split into repository, tag and digest.
@@ -136,25 +136,25 @@ fn leading_version(s: &str) -> Option<String> {
 }
 
 /// The image a workload runs and where the profile says it.
-fn image_of<'p>(ctx: &Ctx<'p>, i: usize, w: &'p Workload) -> Option<(&'p str, String)> {
+fn image_of<'p>(ctx: &Ctx<'p>, i: usize, w: &'p Workload) -> Option<(&'p str, Pointer)> {
     if let Some(img) = &w.image {
-        return Some((img.as_str(), format!("/workloads/{i}/image")));
+        return Some((img.as_str(), ptr!["workloads", i, "image"]));
     }
     let ray = ctx.profile.ray.as_ref()?;
-    Some((ray.image.as_str(), "/ray/image".to_string()))
+    Some((ray.image.as_str(), ptr!["ray", "image"]))
 }
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     if let Some(ray) = &p.ray {
-        pinned(ctx, ray.image.as_str(), "/ray/image");
+        pinned(ctx, ray.image.as_str(), &ptr!["ray", "image"]);
         let img = parse_image(&ray.image);
         if let (Some(given), Some(derived)) = (&ray.version, img.ray_version())
             && given.as_str() != derived
         {
             ctx.report(
                 &codes::RAY_VERSION_MISMATCH,
-                "/ray/version",
+                &ptr!["ray", "version"],
                 format!(
                     "ray.version is {given}, but image `{}` contains Ray {derived}",
                     ray.image
@@ -172,28 +172,28 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
         .enumerate()
         .filter(|(_, w)| w.kind.is_ray())
     {
-        let base = format!("/workloads/{i}");
+        let base = ptr!["workloads", i];
         names(ctx, &base, w);
         if let Some(img) = &w.image {
-            pinned(ctx, img.as_str(), &format!("{base}/image"));
+            pinned(ctx, img.as_str(), &base.at("image"));
         }
         versions(ctx, i, w);
         replicas(ctx, &base, w);
         for (ptr, params) in w
             .head
             .iter()
-            .map(|h| (format!("{base}/head"), &h.ray_start_params))
+            .map(|h| (base.at("head"), &h.ray_start_params))
             .chain(
                 w.workers
                     .iter()
                     .enumerate()
-                    .map(|(j, g)| (format!("{base}/workers/{j}"), &g.ray_start_params)),
+                    .map(|(j, g)| (ptr!(base; "workers", j), &g.ray_start_params)),
             )
         {
             if params.contains_key(FORBIDDEN_RAY_START_PARAM) {
                 ctx.report(
                     &codes::RAY_START_LABELS,
-                    &pointer_push(&format!("{ptr}/rayStartParams"), FORBIDDEN_RAY_START_PARAM),
+                    &ptr!(ptr; "rayStartParams", FORBIDDEN_RAY_START_PARAM),
                     "`labels` in rayStartParams is forbidden: KubeRay marks the cluster ValidationFailed".into(),
                     Some("remove it; Ray node labels go in the group's `labels` field of the RayCluster spec".into()),
                 );
@@ -206,7 +206,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
                 if s.role == Role::Submitter || s.request(GPU_RESOURCE).is_zero() {
                     continue;
                 }
-                let where_set = if image_ptr == "/ray/image" {
+                let where_set = if image_ptr.as_str() == "/ray/image" {
                     "ray.image"
                 } else {
                     "its image"
@@ -236,7 +236,7 @@ fn gpu_image_hint(image: &str) -> String {
     }
 }
 
-fn pinned(ctx: &mut Ctx<'_>, image: &str, pointer: &str) {
+fn pinned(ctx: &mut Ctx<'_>, image: &str, pointer: &Pointer) {
     let img = parse_image(image);
     if let Some(why) = img.unpinned() {
         let example = if img.is_rayproject_ray() {
@@ -255,7 +255,7 @@ fn pinned(ctx: &mut Ctx<'_>, image: &str, pointer: &str) {
     }
 }
 
-fn names(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn names(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     let Some(limit) = max_name_len(w.kind.as_str()) else {
         return;
     };
@@ -268,7 +268,7 @@ fn names(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         };
         ctx.report(
             &codes::NAME_TOO_LONG,
-            &format!("{base}/name"),
+            &base.at("name"),
             format!(
                 "{} name `{}` has {len} characters; KubeRay allows at most {limit} ({why})",
                 w.kind.as_str(),
@@ -283,7 +283,7 @@ fn names(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 }
 
 fn versions(ctx: &mut Ctx<'_>, i: usize, w: &Workload) {
-    let base = format!("/workloads/{i}");
+    let base = ptr!["workloads", i];
     let Some((image, _)) = image_of(ctx, i, w) else {
         return;
     };
@@ -292,7 +292,7 @@ fn versions(ctx: &mut Ctx<'_>, i: usize, w: &Workload) {
         (Some(given), Some(derived)) if given.as_str() != derived => {
             ctx.report(
                 &codes::RAY_VERSION_MISMATCH,
-                &format!("{base}/rayVersion"),
+                &base.at("rayVersion"),
                 format!(
                     "rayVersion is {given}, but image `{image}` contains Ray {derived}: KubeRay would run the autoscaler and features of the wrong version"
                 ),
@@ -306,9 +306,9 @@ fn versions(ctx: &mut Ctx<'_>, i: usize, w: &Workload) {
     }
 }
 
-fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn replicas(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     for (j, g) in w.workers.iter().enumerate() {
-        let gp = format!("{base}/workers/{j}");
+        let gp = ptr!(base; "workers", j);
         // Unset bounds default to `replicas`, so only bounds the profile gives can be broken.
         let (min, max) = (g.min_replicas, g.max_replicas);
         if let (Some(min), Some(max)) = (min, max)
@@ -316,7 +316,7 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         {
             ctx.report(
                 &codes::REPLICAS_RANGE,
-                &format!("{gp}/minReplicas"),
+                &gp.at("minReplicas"),
                 format!(
                     "worker group `{}` has minReplicas {min} > maxReplicas {max}: KubeRay marks the cluster ValidationFailed",
                     g.name
@@ -326,7 +326,7 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         } else if let Some(min) = min.filter(|m| g.replicas < *m) {
             ctx.report(
                 &codes::REPLICAS_RANGE,
-                &format!("{gp}/replicas"),
+                &gp.at("replicas"),
                 format!(
                     "worker group `{}` has replicas {} < minReplicas {min}",
                     g.name, g.replicas
@@ -338,7 +338,7 @@ fn replicas(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         } else if let Some(max) = max.filter(|m| g.replicas > *m) {
             ctx.report(
                 &codes::REPLICAS_RANGE,
-                &format!("{gp}/replicas"),
+                &gp.at("replicas"),
                 format!(
                     "worker group `{}` has replicas {} > maxReplicas {max}",
                     g.name, g.replicas

@@ -5,15 +5,16 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::ptr;
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     let found = crate::simulate::standard::unreclaimable(ctx.profile);
     for u in &found {
         let w = &ctx.profile.workloads[u.index];
         let pointer = if w.queue.is_some() {
-            format!("/workloads/{}/queue", u.index)
+            ptr!["workloads", u.index, "queue"]
         } else {
-            format!("/workloads/{}", u.index)
+            ptr!["workloads", u.index]
         };
         let hint = format!(
             "make it fit `{}`'s nominal quota (fewer or smaller pods, or a larger nominalQuota), or give it a higher priority class and let the queue preempt lower priorities while borrowing with `preemption.borrowWithinCohort`",

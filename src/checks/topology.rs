@@ -12,6 +12,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::ptr;
 use crate::cloud::{CLASS_CHECK_CAPACITY, Carried, Cloud, NodeGroup, topology_labels};
 use crate::facts::counted::QuotaView;
 use crate::facts::pods::{PodSet, QueueIndex, Role, pod_sets};
@@ -20,7 +21,7 @@ use std::collections::BTreeMap;
 
 pub(super) fn run(ctx: &mut Ctx<'_>) {
     let names = ctx.profile.topologies.iter().map(|t| t.name.as_str());
-    super::queues::duplicates(ctx, "/topologies", "Topology", names);
+    super::queues::duplicates(ctx, &ptr!["topologies"], "Topology", names);
     levels(ctx);
     flavors(ctx);
     gate(ctx);
@@ -36,7 +37,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
 fn levels(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     for (t, topo) in p.topologies.iter().enumerate() {
-        let at = |j: usize| format!("/topologies/{t}/levels/{j}");
+        let at = |j: usize| ptr!["topologies", t, "levels", j];
         for (j, level) in topo.levels.iter().enumerate() {
             if topo.levels[..j].contains(level) {
                 ctx.report(
@@ -92,7 +93,7 @@ fn flavors(ctx: &mut Ctx<'_>) {
         let Some(name) = &f.topology_name else {
             continue;
         };
-        let at = format!("/flavors/{i}/topologyName");
+        let at = ptr!["flavors", i, "topologyName"];
         if !p.topologies.iter().any(|t| t.name == *name) {
             let names: Vec<&str> = p.topologies.iter().map(|t| t.name.as_str()).collect();
             ctx.unknown_name(
@@ -135,7 +136,7 @@ fn gate(ctx: &mut Ctx<'_>) {
     if k.feature_gates.get("TopologyAwareScheduling") == Some(&false) && uses_tas(p) {
         ctx.report(
             &codes::TOPOLOGY_GATE_OFF,
-            "/operators/kueue/featureGates/TopologyAwareScheduling",
+            &ptr!["operators", "kueue", "featureGates", "TopologyAwareScheduling"],
             "the TopologyAwareScheduling feature gate is off, but the profile uses topology-aware scheduling: Kueue places nothing by topology, and ClusterQueues with topology-aware flavors admit nothing".into(),
             Some("remove the gate (it is on by default in Kueue 0.19), or remove topologies, topologyName and the topology requests".into()),
         );
@@ -162,12 +163,12 @@ fn elastic(ctx: &mut Ctx<'_>) {
         let head = w
             .head
             .iter()
-            .map(|h| (format!("/workloads/{i}/head/topology"), &h.topology));
+            .map(|h| (ptr!["workloads", i, "head", "topology"], &h.topology));
         let workers = w
             .workers
             .iter()
             .enumerate()
-            .map(|(j, g)| (format!("/workloads/{i}/workers/{j}/topology"), &g.topology));
+            .map(|(j, g)| (ptr!["workloads", i, "workers", j, "topology"], &g.topology));
         for (at, t) in head.chain(workers) {
             let Some(t) = t else { continue };
             if gate && matches!(t, TopologyRequest::Unconstrained(_)) {
@@ -312,7 +313,7 @@ fn nodes(ctx: &mut Ctx<'_>, cloud: &dyn Cloud) {
                     Some(_) => {}
                 }
             }
-            let at = format!("/topologies/{t}/levels/{j}");
+            let at = ptr!["topologies", t, "levels", j];
             let carried_by_all: Vec<&str> = backing
                 .iter()
                 .flat_map(|x| x.levels.keys())
@@ -444,9 +445,9 @@ fn taints(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
                     .map(|(pool, t)| format!("`{pool}`: {}:{}", t.key, t.effect.as_str()))
                     .collect();
                 let at = if f.tolerations.is_empty() {
-                    format!("/flavors/{fi}/topologyName")
+                    ptr!["flavors", fi, "topologyName"]
                 } else {
-                    format!("/flavors/{fi}/tolerations")
+                    ptr!["flavors", fi, "tolerations"]
                 };
                 ctx.report(
                     &codes::TAS_TAINT_NOT_TOLERATED,
@@ -583,7 +584,7 @@ fn required_domains(ctx: &mut Ctx<'_>, pools: &[Pool<'_>]) {
             };
             ctx.report(
                 &codes::TOPOLOGY_DOMAIN_TOO_SMALL,
-                &format!("/workloads/{i}/workers/{j}/topology"),
+                &ptr!["workloads", i, "workers", j, "topology"],
                 format!(
                     "{} requires its {} pods in one domain of `{level}`, but no such domain can hold them ({}; node allocatable × the pools' largest size): Kueue never admits the workload",
                     s.describe(),
@@ -635,7 +636,7 @@ fn from_zero(ctx: &mut Ctx<'_>, cloud: &dyn Cloud, pools: &[Pool<'_>]) {
                 let names: Vec<&str> = backing.iter().map(|x| x.group.name).collect();
                 ctx.report(
                     &codes::TAS_FROM_ZERO,
-                    &format!("/queues/clusterQueues/{c}/resourceGroups/{g}/flavors/{k}/name"),
+                    &ptr!["queues", "clusterQueues", c, "resourceGroups", g, "flavors", k, "name"],
                     format!(
                         "ClusterQueue `{}` places flavor `{}` by topology, and its {} ({}) may be at zero nodes: topology-aware scheduling assigns pods only to nodes that exist, so Kueue admits nothing there and no pod asks {}'s autoscaler for a node",
                         cq.name,

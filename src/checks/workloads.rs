@@ -5,6 +5,7 @@
 
 use super::Ctx;
 use crate::base::codes;
+use crate::base::pointer::{Pointer, ptr};
 use crate::input::scripts::{self, MAX_CONFIGMAP_BYTES, ScriptError};
 use crate::profile::{
     Admission, DEFAULT_LOCAL_QUEUE, Framework, MAX_POD_SETS, Resources, Serve, SubmissionMode,
@@ -17,11 +18,11 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     let p = ctx.profile;
     let mut seen: BTreeMap<&str, usize> = BTreeMap::new();
     for (i, w) in p.workloads.iter().enumerate() {
-        let base = format!("/workloads/{i}");
+        let base = ptr!["workloads", i];
         if let Some(first) = seen.insert(w.name.as_str(), i) {
             ctx.report(
                 &codes::DUPLICATE_WORKLOAD,
-                &format!("{base}/name"),
+                &base.at("name"),
                 format!(
                     "workload `{}` is defined twice (first as workloads[{first}])",
                     w.name
@@ -41,7 +42,7 @@ pub(super) fn run(ctx: &mut Ctx<'_>) {
     frameworks(ctx);
 }
 
-fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn admission(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     let p = ctx.profile;
     let ns = w.namespace_in(p);
     if let Some(queue) = &w.queue {
@@ -57,7 +58,7 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
                 .filter(|(_, lns)| *lns == ns)
                 .map(|(n, _)| *n)
                 .collect();
-            let pointer = format!("{base}/queue");
+            let pointer = base.at("queue");
             if let Some((_, other)) = local.iter().find(|(n, _)| *n == queue.as_str()) {
                 ctx.report(
                     &codes::QUEUE_NOT_FOUND,
@@ -93,7 +94,7 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             {
                 ctx.report(
                     &codes::ELASTIC_GATE_OFF,
-                    &format!("{base}/elastic"),
+                    &base.at("elastic"),
                     format!(
                         "workload `{}` is elastic, but operators.kueue.featureGates turns ElasticJobsViaWorkloadSlices off: Kueue's webhook rejects in-tree autoscaling",
                         w.name
@@ -107,7 +108,7 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         }
         Admission::PodByPod => ctx.report(
             &codes::POD_BY_POD,
-            &format!("{base}/name"),
+            &base.at("name"),
             format!(
                 "{} `{}` has no `queue`, and `{}` is not in Kueue's frameworks, but `pod` is and namespace `{ns}` has a LocalQueue `{DEFAULT_LOCAL_QUEUE}`: Kueue's pod webhook queues each of its pods on `{DEFAULT_LOCAL_QUEUE}` and admits them one by one, so a Ray cluster may start with only some of its pods",
                 w.kind.as_str(),
@@ -134,7 +135,7 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             };
             ctx.report(
                 &codes::UNQUEUED,
-                &format!("{base}/name"),
+                &base.at("name"),
                 format!(
                     "workload `{}` has no `queue`, and {why}: Kueue leaves it alone, so it runs outside every quota",
                     w.name
@@ -152,7 +153,7 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     {
         ctx.unknown_name(
             &codes::PRIORITY_NOT_FOUND,
-            &format!("{base}/priorityClass"),
+            &base.at("priorityClass"),
             "WorkloadPriorityClass",
             pc,
             p.priority_classes.iter().map(|c| c.name.as_str()),
@@ -160,7 +161,7 @@ fn admission(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     }
 }
 
-fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn kind_fields(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     wrong_kind_fields(ctx, base, w);
     required_fields(ctx, base, w);
     if let Some(serve) = &w.serve {
@@ -169,7 +170,7 @@ fn kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 }
 
 /// Fields set that belong to another kind of workload (RK127).
-fn wrong_kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn wrong_kind_fields(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     let kind = w.kind.as_str();
     let one_shot = [
         (
@@ -225,7 +226,7 @@ fn wrong_kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             };
             ctx.report(
                 &codes::WRONG_KIND_FIELD,
-                &format!("{base}/{field}"),
+                &base.at(field),
                 format!("`{field}` applies to {owner}; `{}` is a {kind}", w.name),
                 Some(format!("remove `{field}`, or make the workload {owner}")),
             );
@@ -234,12 +235,12 @@ fn wrong_kind_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 }
 
 /// The fields a workload's kind cannot do without: a template, an entrypoint, a `serve`.
-fn required_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn required_fields(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     let kind = w.kind.as_str();
     if w.kind.is_ray() && w.head.is_none() {
         ctx.report(
             &codes::TEMPLATE_REQUIRED,
-            &format!("{base}/kind"),
+            &base.at("kind"),
             format!("{kind} `{}` has no `head`", w.name),
             Some("add `head: {resources: {cpu: \"2\", memory: 8Gi}}`".into()),
         );
@@ -247,7 +248,7 @@ fn required_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     if w.kind == WorkloadKind::Job && w.pod.is_none() {
         ctx.report(
             &codes::TEMPLATE_REQUIRED,
-            &format!("{base}/kind"),
+            &base.at("kind"),
             format!("Job `{}` has no `pod`", w.name),
             Some("add `pod: {requests: {cpu: \"1\", memory: 1Gi}}`".into()),
         );
@@ -260,7 +261,7 @@ fn required_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             {
                 ctx.report(
                     &codes::ENTRYPOINT_REQUIRED,
-                    &format!("{base}/kind"),
+                    &base.at("kind"),
                     format!("RayJob `{}` has no `entrypoint`", w.name),
                     Some(
                         "add the command the job runs, e.g. `entrypoint: python /home/ray/scripts/train.py`"
@@ -271,7 +272,7 @@ fn required_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             if w.submitter.is_some() && mode != SubmissionMode::K8sJobMode {
                 ctx.report(
                     &codes::WRONG_KIND_FIELD,
-                    &format!("{base}/submitter"),
+                    &base.at("submitter"),
                     format!(
                         "`submitter` sizes the submitter pod of K8sJobMode; RayJob `{}` uses {mode:?}",
                         w.name
@@ -284,7 +285,7 @@ fn required_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             if w.serve.is_none() {
                 ctx.report(
                     &codes::SERVE_REQUIRED,
-                    &format!("{base}/kind"),
+                    &base.at("kind"),
                     format!("RayService `{}` has no `serve` section", w.name),
                     Some("add `serve: {applications: [{name, routePrefix, importPath}]}`".into()),
                 );
@@ -295,12 +296,12 @@ fn required_fields(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
 }
 
 /// A `serve` section: on a RayService only, its applications' names and route prefixes unique.
-fn serve_section(ctx: &mut Ctx<'_>, base: &str, w: &Workload, serve: &Serve) {
+fn serve_section(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload, serve: &Serve) {
     let kind = w.kind.as_str();
     if w.kind != WorkloadKind::RayService {
         ctx.report(
             &codes::WRONG_KIND_FIELD,
-            &format!("{base}/serve"),
+            &base.at("serve"),
             format!(
                 "`serve` applies to RayServices only; `{}` is a {kind}",
                 w.name
@@ -311,11 +312,11 @@ fn serve_section(ctx: &mut Ctx<'_>, base: &str, w: &Workload, serve: &Serve) {
     let mut names = BTreeSet::new();
     let mut prefixes = BTreeSet::new();
     for (a, app) in serve.applications.iter().enumerate() {
-        let ap = format!("{base}/serve/applications/{a}");
+        let ap = ptr!(base; "serve", "applications", a);
         if !names.insert(app.name.as_str()) {
             ctx.report(
                 &codes::SERVE_APPS,
-                &format!("{ap}/name"),
+                &ap.at("name"),
                 format!("Serve application `{}` is listed twice", app.name),
                 Some("application names must be unique".into()),
             );
@@ -323,7 +324,7 @@ fn serve_section(ctx: &mut Ctx<'_>, base: &str, w: &Workload, serve: &Serve) {
         if !app.route_prefix.starts_with('/') {
             ctx.report(
                 &codes::SERVE_APPS,
-                &format!("{ap}/routePrefix"),
+                &ap.at("routePrefix"),
                 format!(
                     "route prefix `{}` does not start with `/`",
                     app.route_prefix
@@ -333,7 +334,7 @@ fn serve_section(ctx: &mut Ctx<'_>, base: &str, w: &Workload, serve: &Serve) {
         } else if !prefixes.insert(app.route_prefix.as_str()) {
             ctx.report(
                 &codes::SERVE_APPS,
-                &format!("{ap}/routePrefix"),
+                &ap.at("routePrefix"),
                 format!("route prefix `{}` is used twice", app.route_prefix),
                 Some("each application needs its own route prefix".into()),
             );
@@ -341,7 +342,7 @@ fn serve_section(ctx: &mut Ctx<'_>, base: &str, w: &Workload, serve: &Serve) {
     }
 }
 
-fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn groups(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     // Kueue's limits apply to the objects it manages, i.e. queued ones.
     if w.admission(ctx.profile).is_queued() {
         let max = max_worker_groups(w.has_submitter_pod_set());
@@ -353,7 +354,7 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
             };
             ctx.report(
                 &codes::TOO_MANY_GROUPS,
-                &format!("{base}/workers"),
+                &base.at("workers"),
                 format!(
                     "{} `{}` has {} worker groups; a Kueue Workload holds {MAX_POD_SETS} PodSets ({why}), so at most {max}",
                     w.kind.as_str(),
@@ -374,15 +375,11 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     let pods = w
         .head
         .iter()
-        .map(|h| (format!("{base}/head/resources"), "the head", &h.resources))
-        .chain(
-            job_pod
-                .iter()
-                .map(|r| (format!("{base}/pod"), "the pod", r)),
-        )
+        .map(|h| (ptr!(base; "head", "resources"), "the head", &h.resources))
+        .chain(job_pod.iter().map(|r| (base.at("pod"), "the pod", r)))
         .chain(w.workers.iter().enumerate().map(|(g, group)| {
             (
-                format!("{base}/workers/{g}/resources"),
+                ptr!(base; "workers", g, "resources"),
                 "a worker group",
                 &group.resources,
             )
@@ -408,7 +405,7 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     }
     let mut names = BTreeSet::new();
     for (g, group) in w.workers.iter().enumerate() {
-        let gp = format!("{base}/workers/{g}/name");
+        let gp = ptr!(base; "workers", g, "name");
         if group.name.as_str() == "head" {
             ctx.report(
                 &codes::HEAD_GROUP_NAME,
@@ -431,7 +428,7 @@ fn groups(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     }
 }
 
-fn image(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
+fn image(ctx: &mut Ctx<'_>, base: &Pointer, w: &Workload) {
     let p = ctx.profile;
     let Some(img) = w.image_in(p) else {
         let hint = if w.kind.is_ray() {
@@ -441,7 +438,7 @@ fn image(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
         };
         ctx.report(
             &codes::NO_IMAGE,
-            &format!("{base}/kind"),
+            &base.at("kind"),
             format!("workload `{}` has no image", w.name),
             Some(hint.into()),
         );
@@ -449,9 +446,9 @@ fn image(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     };
     if w.kind.is_ray() && w.ray_version_in(p).is_none() {
         let pointer = if w.image.is_some() {
-            format!("{base}/image")
+            base.at("image")
         } else {
-            "/ray/image".to_owned()
+            ptr!["ray", "image"]
         };
         ctx.report(
             &codes::NO_RAY_VERSION,
@@ -465,11 +462,11 @@ fn image(ctx: &mut Ctx<'_>, base: &str, w: &Workload) {
     }
 }
 
-fn scripts_of(ctx: &mut Ctx<'_>, base: &str, i: usize, w: &Workload) {
+fn scripts_of(ctx: &mut Ctx<'_>, base: &Pointer, i: usize, w: &Workload) {
     if !w.scripts.is_empty() && !w.scripts_mount_path.starts_with('/') {
         ctx.report(
             &codes::MOUNT_PATH,
-            &format!("{base}/scriptsMountPath"),
+            &base.at("scriptsMountPath"),
             format!(
                 "scriptsMountPath `{}` is not an absolute path",
                 w.scripts_mount_path
@@ -480,7 +477,7 @@ fn scripts_of(ctx: &mut Ctx<'_>, base: &str, i: usize, w: &Workload) {
     let mut keys: BTreeMap<&str, usize> = BTreeMap::new();
     let mut read = Vec::new();
     for (s, rel) in w.scripts.iter().enumerate() {
-        let pointer = format!("{base}/scripts/{s}");
+        let pointer = ptr!(base; "scripts", s);
         if let Some(first) = keys.insert(scripts::key(rel), s) {
             ctx.report(
                 &codes::SCRIPT_KEY_CLASH,
@@ -525,7 +522,7 @@ fn scripts_of(ctx: &mut Ctx<'_>, base: &str, i: usize, w: &Workload) {
     if total > MAX_CONFIGMAP_BYTES {
         ctx.report(
             &codes::SCRIPTS_TOO_LARGE,
-            &format!("{base}/scripts"),
+            &base.at("scripts"),
             format!(
                 "the scripts of `{}` take {total} bytes; a ConfigMap holds at most {MAX_CONFIGMAP_BYTES}",
                 w.name
@@ -564,7 +561,7 @@ fn frameworks(ctx: &mut Ctx<'_>) {
         };
         ctx.report(
             &codes::FRAMEWORK_MISSING,
-            "/operators/kueue/frameworks",
+            &ptr!["operators", "kueue", "frameworks"],
             format!(
                 "`{}` is not in Kueue's integration frameworks, but {who}: Kueue would never admit it, so it would stay suspended",
                 fw.as_str(),
@@ -592,7 +589,7 @@ fn integration_clash(ctx: &mut Ctx<'_>) {
         }
         ctx.report(
             &codes::INTEGRATION_CLASH,
-            &format!("/workloads/{i}/name"),
+            &ptr!["workloads", i, "name"],
             format!(
                 "RayService `{}` is queued{}, and Kueue's frameworks have `ray.io/raycluster` without `ray.io/rayservice`: Kueue queues each RayCluster the RayService creates as a job of its own, so an upgrade's new cluster waits for quota while the old one holds it",
                 w.name,

@@ -2,7 +2,7 @@
 //! group, and the RayJob submitter; a Job's one `main`), with what each pod requests, selects
 //! and tolerates. The admission and placement rules both read this one model.
 
-use crate::base::pointer::pointer_push;
+use crate::base::pointer::{Pointer, ptr};
 use crate::profile::{
     ClusterQueue, HeadGroup, Profile, Quantity, SubmissionMode, Toleration, TopologyRequest,
     Workload, WorkloadKind,
@@ -40,9 +40,9 @@ pub(crate) struct PodSet<'a> {
     pub(crate) topology: Option<&'a TopologyRequest>,
     /// JSON pointer of the `resources` map this pod set's requests come from (for the
     /// submitter: its `submitter.resources`, or the workload when the defaults apply).
-    pub(crate) resources_pointer: String,
+    pub(crate) resources_pointer: Pointer,
     /// JSON pointer of the pod set itself (`/workloads/0/head`, `/workloads/0/workers/1`).
-    pub(crate) pointer: String,
+    pub(crate) pointer: Pointer,
 }
 
 impl PodSet<'_> {
@@ -91,8 +91,8 @@ impl PodSet<'_> {
     }
 
     /// Pointer of one requested resource, for diagnostics at that line.
-    pub(crate) fn resource_pointer(&self, resource: &str) -> String {
-        pointer_push(&self.resources_pointer, resource)
+    pub(crate) fn resource_pointer(&self, resource: &str) -> Pointer {
+        self.resources_pointer.at(resource)
     }
 }
 
@@ -122,7 +122,7 @@ pub(crate) fn submission_mode(w: &Workload) -> SubmissionMode {
 /// The pod sets of workload `index`, in Kueue's order: head, worker groups, submitter; a Job's
 /// one. A Ray workload without a head (an error the workload rules report) has none for it.
 pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
-    let base = format!("/workloads/{index}");
+    let base = ptr!["workloads", index];
     if w.kind == WorkloadKind::Job {
         return w.pod.as_ref().map_or_else(Vec::new, |pod| {
             let count = u64::from(w.job_pod_count());
@@ -136,15 +136,16 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
                 node_selector: selector(&pod.node_selector),
                 tolerations: &pod.tolerations,
                 topology: pod.topology.as_ref(),
-                resources_pointer: format!(
-                    "{base}/pod/{}",
+                resources_pointer: ptr!(
+                    base;
+                    "pod",
                     if pod.requests.is_empty() {
                         "limits"
                     } else {
                         "requests"
                     }
                 ),
-                pointer: format!("{base}/pod"),
+                pointer: base.at("pod"),
             }]
         });
     }
@@ -164,8 +165,8 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
             node_selector: selector(&g.node_selector),
             tolerations: &g.tolerations,
             topology: g.topology.as_ref(),
-            resources_pointer: format!("{base}/workers/{j}/resources"),
-            pointer: format!("{base}/workers/{j}"),
+            resources_pointer: ptr!(base; "workers", j, "resources"),
+            pointer: ptr!(base; "workers", j),
         });
     }
     // The submitter pod has no node selector or tolerations of its own (KubeRay's default
@@ -177,13 +178,13 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
                     .iter()
                     .map(|(k, v)| (k.to_string(), *v))
                     .collect(),
-                format!("{base}/submitter/resources"),
+                ptr!(base; "submitter", "resources"),
             )
         } else {
             let mut m = BTreeMap::new();
             add(&mut m, "cpu", q(SUBMITTER_CPU));
             add(&mut m, "memory", q(SUBMITTER_MEMORY));
-            (m, format!("{base}/name"))
+            (m, base.at("name"))
         };
         out.push(PodSet {
             workload: w,
@@ -196,7 +197,7 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
             tolerations: &[],
             topology: None,
             resources_pointer,
-            pointer: format!("{base}/name"),
+            pointer: base.at("name"),
         });
     }
     out
@@ -205,7 +206,7 @@ pub(crate) fn pod_sets(index: usize, w: &Workload) -> Vec<PodSet<'_>> {
 /// The head's pod set: its resources, plus the submitter container of SidecarMode and the
 /// autoscaler sidecar of an elastic workload.
 fn head_pod_set<'a>(index: usize, w: &'a Workload, head: &'a HeadGroup) -> PodSet<'a> {
-    let base = format!("/workloads/{index}");
+    let base = ptr!["workloads", index];
     let mut requests = selector_q(&head.resources);
     if w.kind == WorkloadKind::RayJob && submission_mode(w) == SubmissionMode::SidecarMode {
         add(&mut requests, "cpu", q(SUBMITTER_CPU));
@@ -225,8 +226,8 @@ fn head_pod_set<'a>(index: usize, w: &'a Workload, head: &'a HeadGroup) -> PodSe
         node_selector: selector(&head.node_selector),
         tolerations: &head.tolerations,
         topology: head.topology.as_ref(),
-        resources_pointer: format!("{base}/head/resources"),
-        pointer: format!("{base}/head"),
+        resources_pointer: ptr!(base; "head", "resources"),
+        pointer: base.at("head"),
     }
 }
 

@@ -5,7 +5,7 @@
 
 use crate::base::codes;
 use crate::base::diagnostic::Diagnostic;
-use crate::base::pointer::field_path;
+use crate::base::pointer::{Pointer, field_path, ptr};
 use crate::input::load::{self, Loaded};
 use crate::input::overlay;
 use crate::input::resolve::{self, Resolved};
@@ -33,7 +33,7 @@ pub(crate) struct MemberInput {
     /// `manager`, or the worker's name.
     pub(crate) name: String,
     /// Where the fleet file names this member's profile (a JSON pointer into the fleet file).
-    pub(crate) pointer: String,
+    pub(crate) pointer: Pointer,
     /// What the profile file is: a shipped name's embedded path, or the file's canonical path
     /// (two members with one identity are one profile).
     pub(crate) identity: String,
@@ -78,13 +78,13 @@ pub(crate) fn read(resolved: &Resolved) -> Result<FleetInput, Vec<Diagnostic>> {
     let fleet: Fleet = schema::check_document(&loaded, &doc)?;
     let mut refs = vec![(
         "manager".to_owned(),
-        "/manager/profile".to_owned(),
+        ptr!["manager", "profile"],
         fleet.manager.profile.clone(),
     )];
     refs.extend(fleet.workers.iter().enumerate().map(|(i, w)| {
         (
             w.name.to_string(),
-            format!("/workers/{i}/profile"),
+            ptr!["workers", i, "profile"],
             w.profile.clone(),
         )
     }));

@@ -10,6 +10,7 @@ pub(crate) use snapshot::snapshot;
 
 use crate::base::codes;
 use crate::base::diagnostic::Diagnostic;
+use crate::base::pointer::{Pointer, ptr};
 use crate::compile;
 use crate::input::load::Loaded;
 use crate::input::state::{LiveObject, LiveState};
@@ -462,7 +463,7 @@ pub(crate) fn name_clashes(
         .enumerate()
         .filter(|(_, w)| live.contains(w.name.as_str()))
         .map(|(i, w)| {
-            let pointer = format!("/workloads/{i}/name");
+            let pointer = ptr!["workloads", i, "name"];
             loaded
                 .at_value(
                     Diagnostic::new(
@@ -700,36 +701,36 @@ const DRIFT_KINDS: &[&str] = &[
 ];
 
 /// Where an object of the profile's output is written in the profile.
-fn profile_pointer(profile: &Profile, kind: &str, ns: Option<&str>, name: &str) -> String {
+fn profile_pointer(profile: &Profile, kind: &str, ns: Option<&str>, name: &str) -> Pointer {
     let q = profile.queues.as_ref();
     let found = match kind {
         "ResourceFlavor" => profile
             .flavors
             .iter()
             .position(|f| f.name.as_str() == name)
-            .map(|i| format!("/flavors/{i}")),
+            .map(|i| ptr!["flavors", i]),
         "WorkloadPriorityClass" => profile
             .priority_classes
             .iter()
             .position(|c| c.name.as_str() == name)
-            .map(|i| format!("/priorityClasses/{i}")),
+            .map(|i| ptr!["priorityClasses", i]),
         "ClusterQueue" => q
             .and_then(|q| {
                 q.cluster_queues
                     .iter()
                     .position(|c| c.name.as_str() == name)
             })
-            .map(|i| format!("/queues/clusterQueues/{i}")),
+            .map(|i| ptr!["queues", "clusterQueues", i]),
         "LocalQueue" => q
             .and_then(|q| {
                 q.local_queues
                     .iter()
                     .position(|l| l.name.as_str() == name && Some(l.namespace_in(profile)) == ns)
             })
-            .map(|i| format!("/queues/localQueues/{i}")),
+            .map(|i| ptr!["queues", "localQueues", i]),
         _ => None,
     };
-    found.unwrap_or_else(|| "/queues".into())
+    found.unwrap_or_else(|| ptr!["queues"])
 }
 
 /// Every leaf of a value by JSON pointer.
@@ -836,7 +837,7 @@ pub(crate) fn drift(
             // The profile mirrors Kueue's shape under the object (`resourceGroups/0/...`):
             // point at the same field in the profile when it is there.
             let rel = p.strip_prefix("/spec").unwrap_or(p);
-            let at = format!("{base}{rel}");
+            let at = base.join(&Pointer::from_escaped(rel));
             let at = if loaded.spans.has(&at) {
                 at
             } else {

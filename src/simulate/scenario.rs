@@ -7,6 +7,7 @@ use crate::base::codes;
 use crate::base::codes::Code;
 use crate::base::diagnostic::{Diagnostic, did_you_mean};
 use crate::base::pointer::field_path;
+use crate::base::pointer::ptr;
 use crate::input::load::{self, Loaded};
 use crate::input::schema::{self as schema_check, Document};
 use crate::profile::{ApiVersion, Dns1123Subdomain, Profile, QualifiedName, Quantity};
@@ -180,11 +181,11 @@ pub fn against_profile(profile: &Profile, loaded: &Loaded, scenario: &Scenario) 
     let workloads: Vec<&str> = profile.workloads.iter().map(|w| w.name.as_str()).collect();
     let mut seen = BTreeSet::new();
     for (i, w) in scenario.workloads.iter().enumerate() {
-        let base = format!("/workloads/{i}");
+        let base = ptr!["workloads", i];
         if !seen.insert(w.name.as_str()) {
             report(
                 &codes::SCENARIO_DUPLICATE_WORKLOAD,
-                &format!("{base}/name"),
+                &base.at("name"),
                 format!("a workload named `{}` is already in the scenario", w.name),
                 Some("give each submission its own name".into()),
             );
@@ -192,7 +193,7 @@ pub fn against_profile(profile: &Profile, loaded: &Loaded, scenario: &Scenario) 
         if !queues.contains(&w.queue.as_str()) {
             report(
                 &codes::UNKNOWN_QUEUE,
-                &format!("{base}/queue"),
+                &base.at("queue"),
                 format!(
                     "`{}` names no LocalQueue of the profile in its namespace `{}`",
                     w.queue, profile.namespace
@@ -205,7 +206,7 @@ pub fn against_profile(profile: &Profile, loaded: &Loaded, scenario: &Scenario) 
         {
             report(
                 &codes::UNKNOWN_PRIORITY_CLASS,
-                &format!("{base}/priorityClass"),
+                &base.at("priorityClass"),
                 format!("`{pc}` names no WorkloadPriorityClass of the profile"),
                 Some(hint_for(pc, &classes, "WorkloadPriorityClass")),
             );
@@ -213,7 +214,7 @@ pub fn against_profile(profile: &Profile, loaded: &Loaded, scenario: &Scenario) 
         if w.priority_class.is_some() && w.priority.is_some() {
             report(
                 &codes::PRIORITY_TWICE,
-                &format!("{base}/priority"),
+                &base.at("priority"),
                 "both `priority` and `priorityClass` are given".into(),
                 Some("keep one: the class's value or a plain number".into()),
             );
@@ -230,7 +231,7 @@ pub fn against_profile(profile: &Profile, loaded: &Loaded, scenario: &Scenario) 
             ),
             (None, Some(from)) if !workloads.contains(&from.as_str()) => report(
                 &codes::UNKNOWN_FROM,
-                &format!("{base}/from"),
+                &base.at("from"),
                 format!("`{from}` names no workload of the profile"),
                 Some(hint_for(from, &workloads, "workloads")),
             ),
@@ -242,7 +243,7 @@ pub fn against_profile(profile: &Profile, loaded: &Loaded, scenario: &Scenario) 
                 if !names.insert(ps.name.as_str()) {
                     report(
                         &codes::SCENARIO_DUPLICATE_WORKLOAD,
-                        &format!("{base}/podSets/{j}/name"),
+                        &ptr!(base; "podSets", j, "name"),
                         format!("two pod sets of `{}` are named `{}`", w.name, ps.name),
                         Some("Kueue needs unique pod set names within a workload".into()),
                     );

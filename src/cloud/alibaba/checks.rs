@@ -5,6 +5,7 @@
 use super::{Alibaba, Ipv4Cidr};
 use crate::base::codes;
 use crate::base::diagnostic::Findings;
+use crate::base::pointer::ptr;
 use crate::profile::Profile;
 use std::net::Ipv4Addr;
 
@@ -27,7 +28,7 @@ pub(super) fn run(a: &Alibaba, _p: &Profile, out: &mut Findings) {
     {
         out.report(
             &codes::VSWITCH_OUTSIDE_VPC,
-            "/alibaba/vpc/vswitchCidr",
+            &ptr!["alibaba", "vpc", "vswitchCidr"],
             format!(
                 "vSwitch CIDR {} is not inside VPC CIDR {}: CreateVSwitch refuses it",
                 a.vpc.vswitch_cidr, a.vpc.cidr
@@ -53,7 +54,7 @@ pub(super) fn run(a: &Alibaba, _p: &Profile, out: &mut Findings) {
         {
             out.report(
                 &codes::CIDR_OVERLAP,
-                &format!("/alibaba/cluster/{field}"),
+                &ptr!["alibaba", "cluster", field],
                 format!("`{field}` overlaps {other_name}: pod, service and VPC addresses must not collide"),
                 Some("pick blocks that do not overlap, e.g. 172.20.0.0/16 for pods and 172.21.0.0/20 for services with a 192.168.0.0/16 VPC".into()),
             );
@@ -63,7 +64,7 @@ pub(super) fn run(a: &Alibaba, _p: &Profile, out: &mut Findings) {
         if np.count.is_some() && np.autoscale.is_some() {
             out.report(
                 &codes::COUNT_WITH_AUTOSCALE,
-                &format!("/alibaba/nodePools/{i}/count"),
+                &ptr!["alibaba", "nodePools", i, "count"],
                 format!(
                     "node pool `{}` autoscales; ACK sizes it between min and max and `count` is not sent",
                     np.name

@@ -8,6 +8,7 @@ use super::{
 };
 use crate::base::codes;
 use crate::base::diagnostic::Findings;
+use crate::base::pointer::ptr;
 use crate::profile::Profile;
 
 /// RK472: Kueue v0.19.2 creates `autoscaling.x-k8s.io/v1` ProvisioningRequests (its
@@ -29,7 +30,7 @@ fn provisioning(a: &Aws, p: &Profile, out: &mut Findings) {
     let Some(ca) = &a.autoscaler else {
         out.report(
             &codes::PROVISIONING_NEEDS_AUTOSCALER,
-            &format!("/admissionChecks/{i}/provisioningRequest"),
+            &ptr!["admissionChecks", i, "provisioningRequest"],
             format!(
                 "ProvisioningRequest check `{name}` needs a Cluster Autoscaler that serves ProvisioningRequests, and EKS runs none: the check never becomes Ready"
             ),
@@ -51,7 +52,7 @@ fn provisioning(a: &Aws, p: &Profile, out: &mut Findings) {
         .unwrap_or(AUTOSCALER_CHARTS[0]);
     let (at, what, hint) = match &ca.version {
         Some(pinned) => (
-            "/aws/autoscaler/version",
+            &ptr!["aws", "autoscaler", "version"],
             format!("Cluster Autoscaler chart {pinned} ships a CA older than 1.31.1"),
             format!(
                 "use chart {}.{}.{} (CA {app}) or later, or drop `version` so that raykueue picks the release for the cluster's Kubernetes minor",
@@ -59,7 +60,7 @@ fn provisioning(a: &Aws, p: &Profile, out: &mut Findings) {
             ),
         ),
         None => (
-            "/aws/cluster/kubernetesVersion",
+            &ptr!["aws", "cluster", "kubernetesVersion"],
             format!(
                 "the Cluster Autoscaler of the cluster's Kubernetes minor is CA {}, older than 1.31.1",
                 install.ca.unwrap_or("?")
@@ -96,7 +97,7 @@ fn autoscaler_release_matches(a: &Aws, out: &mut Findings) {
     match (&ca.version, release) {
         (None, None) => out.report(
             &codes::AUTOSCALER_RELEASE_UNKNOWN,
-            "/aws/autoscaler",
+            &ptr!["aws", "autoscaler"],
             match kubernetes {
                 None => "`aws.autoscaler` pins no chart `version`, and the cluster names no `kubernetesVersion`: raykueue picks the Cluster Autoscaler for the cluster's Kubernetes minor, and eksctl's default minor changes with eksctl".to_owned(),
                 Some(v) => format!(
@@ -115,7 +116,7 @@ fn autoscaler_release_matches(a: &Aws, out: &mut Findings) {
             }
             out.report(
                 &codes::AUTOSCALER_OTHER_MINOR,
-                "/aws/autoscaler/version",
+                &ptr!["aws", "autoscaler", "version"],
                 format!(
                     "Cluster Autoscaler chart {pinned} runs CA {app}, while the cluster runs Kubernetes 1.{minor}: the autoscaler simulates the scheduler of its own minor, and its README asks for the newest release of the cluster's"
                 ),
@@ -132,14 +133,14 @@ pub(super) fn run(a: &Aws, p: &Profile, out: &mut Findings) {
     provisioning(a, p, out);
     autoscaler_release_matches(a, out);
     for (i, g) in a.node_pools.iter().enumerate() {
-        let base = format!("/aws/nodePools/{i}");
+        let base = ptr!["aws", "nodePools", i];
         if let Some(r) = &g.autoscale
             && r.min < r.max
             && a.autoscaler.is_none()
         {
             out.report(
                 &codes::NO_AUTOSCALER,
-                &format!("{base}/autoscale"),
+                &base.at("autoscale"),
                 format!(
                     "node group `{}` autoscales {}–{}, but EKS runs no node autoscaler: without one it stays at {} node(s){}",
                     g.name,
@@ -157,7 +158,7 @@ pub(super) fn run(a: &Aws, p: &Profile, out: &mut Findings) {
             };
             out.report(
                 &codes::TAINT_BLOCKS_DEVICE_PLUGIN,
-                &format!("{base}/taints/{j}"),
+                &ptr!(base; "taints", j),
                 format!(
                     "taint `{}` on GPU node group `{}` keeps eksctl's NVIDIA device plugin off its nodes (the DaemonSet tolerates only nvidia.com/gpu:NoSchedule), so they never advertise nvidia.com/gpu and GPU pods never schedule",
                     t.key, g.name

@@ -7,6 +7,7 @@ use super::catalogue::REGIONS;
 use super::{Azure, PoolMode};
 use crate::base::codes;
 use crate::base::diagnostic::{Findings, did_you_mean};
+use crate::base::pointer::ptr;
 use crate::profile::Profile;
 
 pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
@@ -17,7 +18,7 @@ pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
         );
         out.report(
             &codes::UNKNOWN_LOCATION,
-            "/azure/location",
+            &ptr!["azure", "location"],
             format!(
                 "`{}` is not an Azure region raykueue knows; `az group create` fails on a misspelt one",
                 az.location
@@ -28,7 +29,7 @@ pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
     if az.cluster.workload_identity && !az.cluster.oidc_issuer {
         out.report(
             &codes::WORKLOAD_IDENTITY_OIDC,
-            "/azure/cluster/workloadIdentity",
+            &ptr!["azure", "cluster", "workloadIdentity"],
             "workload identity needs the cluster's OIDC issuer: `az aks create --enable-workload-identity` fails without `--enable-oidc-issuer`".into(),
             Some("set `oidcIssuer: true` under `azure.cluster`".into()),
         );
@@ -36,7 +37,7 @@ pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
     if az.storage.is_some() && az.identity.is_none() {
         out.report(
             &codes::STORAGE_WITHOUT_IDENTITY,
-            "/azure/storage",
+            &ptr!["azure", "storage"],
             "the storage role is granted to the managed identity in `azure.identity`, which is not set: Ray pods get no access to the account".into(),
             Some("add `identity: {name: ..., federatedCredential: ...}` under `azure`".into()),
         );
@@ -51,7 +52,7 @@ pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
     {
         out.report(
             &codes::SERVICE_ACCOUNT_IDENTITY,
-            "/serviceAccount/workloadIdentity",
+            &ptr!["serviceAccount", "workloadIdentity"],
             "the service account uses workload identity, but the cluster does not enable it: no token is injected into the pods".into(),
             Some("set `workloadIdentity: true` and `oidcIssuer: true` under `azure.cluster`".into()),
         );
@@ -59,7 +60,7 @@ pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
     if !az.node_pools.is_empty() && !az.node_pools.iter().any(|n| n.mode == PoolMode::System) {
         out.report(
             &codes::NO_SYSTEM_POOL,
-            "/azure/nodePools",
+            &ptr!["azure", "nodePools"],
             "no node pool has mode: System; AKS creates the cluster with a System pool and needs one for its own pods".into(),
             Some("set mode: System on the pool for system pods (e.g. Standard_D4ds_v6, count: 2)".into()),
         );
@@ -68,10 +69,10 @@ pub(super) fn run(az: &Azure, p: &Profile, out: &mut Findings) {
         if np.mode != PoolMode::System {
             continue;
         }
-        let base = format!("/azure/nodePools/{i}");
+        let base = ptr!["azure", "nodePools", i];
         let empty = match (np.count, &np.autoscale) {
-            (_, Some(a)) if a.min == 0 => Some(format!("{base}/autoscale/min")),
-            (Some(0), None) => Some(format!("{base}/count")),
+            (_, Some(a)) if a.min == 0 => Some(ptr!(base; "autoscale", "min")),
+            (Some(0), None) => Some(base.at("count")),
             _ => None,
         };
         if let Some(pointer) = empty {

@@ -6,6 +6,7 @@ use super::section::Capacity;
 use super::{DEFAULT_POOL, Gcp, catalogue};
 use crate::base::codes;
 use crate::base::diagnostic::Findings;
+use crate::base::pointer::ptr;
 use crate::cloud::{CLASS_GKE_QUEUED, Cloud};
 use crate::profile::{Flavor, Profile};
 
@@ -32,7 +33,7 @@ fn queued(g: &Gcp, p: &Profile, out: &mut Findings) {
         if let Some((field, what)) = shape {
             out.report(
                 &codes::QUEUED_POOL_SHAPE,
-                &format!("/gcp/nodePools/{i}/{field}"),
+                &ptr!["gcp", "nodePools", i, field],
                 format!(
                     "queued-provisioning pool `{}` {what}: GKE adds its nodes only for ProvisioningRequests, from zero",
                     n.name
@@ -74,7 +75,7 @@ fn queued(g: &Gcp, p: &Profile, out: &mut Findings) {
                 if all_queued && !queued_check {
                     out.report(
                         &codes::QUEUED_POOL_WITHOUT_CHECK,
-                        &format!("/queues/clusterQueues/{c}/resourceGroups/{gi}/flavors/{k}/name"),
+                        &ptr!["queues", "clusterQueues", c, "resourceGroups", gi, "flavors", k, "name"],
                         format!(
                             "flavor `{}` of ClusterQueue `{}` is backed only by queued-provisioning pools ({}), and no `{CLASS_GKE_QUEUED}` check of the queue applies to it: GKE gives those pools nodes only for ProvisioningRequests, so its pods wait for ever",
                             f.name,
@@ -87,7 +88,7 @@ fn queued(g: &Gcp, p: &Profile, out: &mut Findings) {
                 if queued_check && !any_queued {
                     out.report(
                         &codes::QUEUED_CLASS_WITHOUT_QUEUED_POOL,
-                        &format!("/queues/clusterQueues/{c}/resourceGroups/{gi}/flavors/{k}/name"),
+                        &ptr!["queues", "clusterQueues", c, "resourceGroups", gi, "flavors", k, "name"],
                         format!(
                             "a `{CLASS_GKE_QUEUED}` check of ClusterQueue `{}` applies to flavor `{}`, whose pools ({}) are not queued-provisioning pools: GKE serves that class only from pools created with --enable-queued-provisioning",
                             cq.name,
@@ -106,12 +107,12 @@ fn queued(g: &Gcp, p: &Profile, out: &mut Findings) {
 /// its machine family (`catalogue::RESERVATION_FAMILIES`) and what the pool can take.
 fn capacity(g: &Gcp, out: &mut Findings) {
     for (i, n) in g.node_pools.iter().enumerate() {
-        let at = format!("/gcp/nodePools/{i}");
+        let at = ptr!["gcp", "nodePools", i];
         let family = catalogue::reservation_family(&n.machine_type);
         let refuse = |out: &mut Findings, why: String, hint: &str| {
             out.report(
                 &codes::CAPACITY_UNUSABLE,
-                &format!("{at}/capacity"),
+                &at.at("capacity"),
                 why,
                 Some(hint.to_owned()),
             );
@@ -121,7 +122,7 @@ fn capacity(g: &Gcp, out: &mut Findings) {
                 if let Some((family, false)) = family {
                     out.report(
                         &codes::CAPACITY_UNUSABLE,
-                        &format!("{at}/queuedProvisioning"),
+                        &at.at("queuedProvisioning"),
                         format!(
                             "queued-provisioning pool `{}` is flex-start, and Compute Engine offers `{}` ({family}) only from a reservation",
                             n.name, n.machine_type
@@ -134,7 +135,7 @@ fn capacity(g: &Gcp, out: &mut Findings) {
                 if let Some((family, others)) = family {
                     out.report(
                         &codes::RESERVATION_ONLY,
-                        &format!("{at}/machineType"),
+                        &at.at("machineType"),
                         format!(
                             "node pool `{}` runs `{}` ({family}), which Compute Engine offers only from a reservation{}: on demand, GKE cannot create its nodes",
                             n.name,
@@ -196,7 +197,7 @@ pub(super) fn run(g: &Gcp, p: &Profile, out: &mut Findings) {
     {
         out.report(
             &codes::FIRST_POOL_NAME,
-            "/gcp/nodePools/0/name",
+            &ptr!["gcp", "nodePools", "0", "name"],
             format!(
                 "node pool `{}` is the one `gcloud container clusters create` makes, and GKE names it `{DEFAULT_POOL}`: verify.sh and the operators' node selector would look for a pool that does not exist",
                 first.name
@@ -215,7 +216,7 @@ pub(super) fn run(g: &Gcp, p: &Profile, out: &mut Findings) {
         if a.kind.as_str() != kind {
             out.report(
                 &codes::ACCELERATOR_MISMATCH,
-                &format!("/gcp/nodePools/{i}/accelerator/type"),
+                &ptr!["gcp", "nodePools", i, "accelerator", "type"],
                 format!(
                     "machine type `{}` comes with {count} × `{kind}`, not `{}`: GKE refuses the pool",
                     n.machine_type, a.kind
@@ -225,7 +226,7 @@ pub(super) fn run(g: &Gcp, p: &Profile, out: &mut Findings) {
         } else if a.count != count {
             out.report(
                 &codes::ACCELERATOR_MISMATCH,
-                &format!("/gcp/nodePools/{i}/accelerator/count"),
+                &ptr!["gcp", "nodePools", i, "accelerator", "count"],
                 format!(
                     "machine type `{}` comes with {count} × `{kind}`, not {}: the GPUs of G2, A2 and A3 types are fixed",
                     n.machine_type, a.count
